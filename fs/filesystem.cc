@@ -1,0 +1,260 @@
+#include "fs/filesystem.h"
+
+#include <random>
+
+#include "common/log.h"
+#include "fs/io.h"
+#include "fs/settings_keys.h"
+#include "fs/version.h"
+#include "ost/label.h"
+
+namespace sfs::fs {
+namespace {
+
+// Removes a destroyed file's metadata once all its objects are gone. If an
+// OST fails the destroy, the orphan mark stays and the next mount retries.
+class DestroyOp final : public MultiPartOp {
+ public:
+  DestroyOp(Filesystem* fs, uint64_t ino, std::function<void()> done)
+      : fs_(fs), ino_(ino), done_(std::move(done)) {}
+  layout::Layout layout;
+  std::vector<std::shared_ptr<ost::ObjectHandle>> objects;
+
+ private:
+  void Finish(const Status& status) override {
+    if (status.ok()) {
+      Status purged = fs_->meta().Purge(ino_);
+      if (!purged.ok()) Logger("fs")->error("purge of inode {} failed: {}", ino_, purged.ToString());
+    } else {
+      Logger("fs")->error("destroying objects of inode {} failed, kept as orphan: {}", ino_,
+                          status.ToString());
+    }
+    done_();
+  }
+  Filesystem* const fs_;
+  const uint64_t ino_;
+  std::function<void()> done_;
+};
+
+Result<uint64_t> SettingNumber(meta::MetaStore& meta, const std::string& name) {
+  auto text = meta.GetSetting(name);
+  if (!text.ok()) return Status::Error(EIO, "metadata store lacks setting " + name);
+  try {
+    return static_cast<uint64_t>(std::stoull(*text));
+  } catch (...) {
+    return Status::Error(EIO, "setting " + name + " is not a number: " + *text);
+  }
+}
+
+}  // namespace
+
+Filesystem::Filesystem(const Config& config, nrs::PolicyRegistry registry)
+    : config_(config), registry_(std::move(registry)) {}
+
+Filesystem::~Filesystem() {
+  // Services drain their queues (including destroys) before meta_ closes.
+  osts_.clear();
+}
+
+Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
+                                                     nrs::PolicyRegistry registry) {
+  std::unique_ptr<Filesystem> fs(new Filesystem(config, std::move(registry)));
+  auto meta = meta::MetaStore::Open(config.meta_dir);
+  if (!meta.ok()) return meta.status();
+  fs->meta_ = std::move(meta).value();
+  meta::MetaStore& store = *fs->meta_;
+
+  auto version = SettingNumber(store, kFormatVersionKey);
+  if (!version.ok()) return version.status();
+  if (*version != kFormatVersion) {
+    return Status::Error(EINVAL, "metadata format " + std::to_string(*version) +
+                                     " is not the supported " + std::to_string(kFormatVersion));
+  }
+  auto fs_uuid = store.GetSetting(kFsUuidKey);
+  auto ost_count = SettingNumber(store, kOstCountKey);
+  if (!fs_uuid.ok() || !ost_count.ok()) return Status::Error(EIO, "metadata store lacks the OST list");
+
+  std::vector<uint32_t> indexes;
+  for (uint32_t index = 0; index < *ost_count; ++index) {
+    auto path = store.GetSetting(OstPathKey(index));
+    auto uuid = store.GetSetting(OstUuidKey(index));
+    if (!path.ok() || !uuid.ok()) return Status::Error(EIO, "metadata store lacks OST " + std::to_string(index));
+    const std::string where = "OST " + std::to_string(index) + " at " + *path;
+    auto label = ost::ReadLabel(*path);
+    if (!label.ok()) {
+      return Status::Error(label.err() == ENOENT ? ENOENT : EIO,
+                           where + ": no stripefs label (" + label.status().message() +
+                               "); is the right disk mounted?");
+    }
+    if (label->fs_uuid != *fs_uuid || label->index != index || label->ost_uuid != *uuid) {
+      return Status::Error(EIO, where + " carries the label of another filesystem or OST (fs " +
+                                    label->fs_uuid + " index " + std::to_string(label->index) +
+                                    "), expected fs " + *fs_uuid + " ost " + *uuid);
+    }
+    auto backend = ost::NewPosixBackend(*path);
+    if (!backend.ok()) return Status::Error(backend.err(), where + ": " + backend.status().message());
+    ost::ServiceOptions options;
+    options.index = index;
+    options.threads = config.ost_threads;
+    fs->osts_.push_back(std::make_unique<ost::Service>(options, std::move(backend).value()));
+    indexes.push_back(index);
+  }
+  if (indexes.empty()) return Status::Error(EIO, "filesystem has no OST");
+  fs->placement_ = layout::NewRandomPlacement(indexes, std::random_device{}());
+
+  auto settings = std::make_shared<Settings>();
+  auto count = SettingNumber(store, kStripeCountKey);
+  auto size = SettingNumber(store, kStripeSizeKey);
+  if (!count.ok() || !size.ok()) return Status::Error(EIO, "metadata store lacks the default layout");
+  settings->default_layout.stripe_count = static_cast<uint32_t>(*count);
+  settings->default_layout.stripe_size = *size;
+  if (auto var = store.GetSetting(kJobidVarKey); var.ok()) settings->jobid_var = *var;
+  fs->settings_.store(std::move(settings));
+
+  auto orphans = store.Orphans();
+  if (!orphans.ok()) return orphans.status();
+  if (!orphans->empty()) {
+    Logger("fs")->info("reclaiming {} orphaned files left by an earlier run", orphans->size());
+  }
+  for (uint64_t ino : *orphans) fs->ForgetRemoved(ino);
+  return fs;
+}
+
+Result<layout::Layout> Filesystem::NewLayout(const layout::PlacementContext& context) {
+  const auto settings = this->settings();
+  const layout::LayoutRequest& want = settings->default_layout;
+  auto osts = placement_->ChooseOsts(want.stripe_count, context);
+  if (!osts.ok()) return osts.status();
+  auto first_id = meta_->AllocateObjectIds(static_cast<uint32_t>(osts->size()));
+  if (!first_id.ok()) return first_id.status();
+  layout::Layout layout;
+  layout.stripe_size = want.stripe_size;
+  layout.pool = want.pool;
+  for (size_t i = 0; i < osts->size(); ++i) {
+    layout.objects.push_back({(*osts)[i], *first_id + i});
+  }
+  return layout;
+}
+
+std::vector<std::shared_ptr<ost::ObjectHandle>> Filesystem::Handles(const layout::Layout& layout) {
+  std::vector<std::shared_ptr<ost::ObjectHandle>> handles;
+  handles.reserve(layout.objects.size());
+  for (const auto& object : layout.objects) {
+    handles.push_back(osts_.at(object.ost)->Object(object.object_id));
+  }
+  return handles;
+}
+
+Result<std::shared_ptr<OpenFile>> Filesystem::AcquireOpen(uint64_t ino) {
+  {
+    std::lock_guard<std::mutex> lock(open_mu_);
+    auto it = open_.find(ino);
+    if (it != open_.end()) {
+      it->second->opens++;
+      return it->second;
+    }
+    if (destroying_.count(ino) != 0) return Status::Error(ENOENT, "file is being deleted");
+  }
+  // Loaded outside the lock; a racing opener may win, then ours is dropped.
+  auto inode = meta_->GetInode(ino);
+  if (!inode.ok()) return inode.status();
+  if (inode->nlink == 0) return Status::Error(ENOENT, "file was deleted");
+  auto blob = meta_->GetLayout(ino);
+  if (!blob.ok()) return blob.status();
+  auto decoded = layout::Decode(*blob);
+  if (!decoded.ok()) return decoded.status();
+  auto file = std::make_shared<OpenFile>();
+  file->ino = ino;
+  file->layout = std::move(decoded).value();
+  file->objects = Handles(file->layout);
+  file->size.store(inode->size);
+
+  std::lock_guard<std::mutex> lock(open_mu_);
+  auto [it, inserted] = open_.emplace(ino, file);
+  it->second->opens++;
+  return it->second;
+}
+
+std::shared_ptr<OpenFile> Filesystem::FindOpen(uint64_t ino) {
+  std::lock_guard<std::mutex> lock(open_mu_);
+  auto it = open_.find(ino);
+  return it == open_.end() ? nullptr : it->second;
+}
+
+void Filesystem::ReleaseOpen(const std::shared_ptr<OpenFile>& file) {
+  {
+    std::lock_guard<std::mutex> lock(open_mu_);
+    if (--file->opens > 0) return;
+    open_.erase(file->ino);
+  }
+  auto inode = meta_->GetInode(file->ino);
+  if (inode.ok() && inode->nlink == 0) ForgetRemoved(file->ino);
+}
+
+void Filesystem::ForgetRemoved(uint64_t ino) {
+  {
+    std::lock_guard<std::mutex> lock(open_mu_);
+    if (open_.count(ino) != 0) return;  // the last close destroys it
+    if (!destroying_.insert(ino).second) return;
+  }
+  DestroyObjects(ino);
+}
+
+void Filesystem::DestroyObjects(uint64_t ino) {
+  auto finished = [this, ino] {
+    std::lock_guard<std::mutex> lock(open_mu_);
+    destroying_.erase(ino);
+  };
+  auto blob = meta_->GetLayout(ino);
+  auto decoded = blob.ok() ? layout::Decode(*blob) : Result<layout::Layout>(blob.status());
+  if (!decoded.ok()) {
+    // No objects to remove (or an unreadable layout): drop the metadata.
+    Logger("fs")->warn("inode {} has no readable layout ({}); purging metadata only", ino,
+                       decoded.status().ToString());
+    Status purged = meta_->Purge(ino);
+    if (!purged.ok()) Logger("fs")->error("purge of inode {}: {}", ino, purged.ToString());
+    finished();
+    return;
+  }
+  auto* op = new DestroyOp(this, ino, finished);
+  op->layout = std::move(decoded).value();
+  for (const auto& object : op->layout.objects) {
+    if (object.ost >= osts_.size()) {
+      Logger("fs")->error("inode {} names OST {} which does not exist", ino, object.ost);
+      finished();
+      delete op;
+      return;
+    }
+  }
+  op->objects = Handles(op->layout);
+  nrs::RequestInfo who;  // a destroy is the filesystem's own work: uid 0
+  who.jobid = std::make_shared<const std::string>("stripefs.destroy");
+  auto parts = EveryStripe(Target{&op->layout, &op->objects}, nrs::Op::kDestroy, 0, who, op);
+  op->Launch(*this, std::move(parts));
+}
+
+bool Filesystem::IsSettingName(const std::string& name) { return name == kJobidVarKey; }
+
+Result<std::string> Filesystem::GetSetting(const std::string& name) {
+  if (name == kJobidVarKey) return settings()->jobid_var;
+  return Status::Error(ENODATA, "no setting " + name);
+}
+
+Status Filesystem::SetSetting(const std::string& name, const std::string& value) {
+  if (name != kJobidVarKey) return Status::Error(EINVAL, "unknown setting " + name);
+  if (value.empty() || value.size() > 64 ||
+      value.find_first_of("= \t\n\r") != std::string::npos) {
+    return Status::Error(EINVAL, "jobid_var must be an environment variable name, "
+                                 "'procname_uid' or 'disable', not '" + value + "'");
+  }
+  // Persist first: a setting that was not stored must not take effect.
+  Status stored = meta_->PutSetting(name, value);
+  if (!stored.ok()) return stored;
+  auto next = std::make_shared<Settings>(*settings());
+  next->jobid_var = value;
+  settings_.store(std::move(next));
+  jobids_.Clear();
+  return Status::Ok();
+}
+
+}  // namespace sfs::fs

@@ -1,0 +1,121 @@
+// The mounted filesystem: what every FUSE op reaches through
+// fuse_req_userdata(). Owns the metadata store, one ost::Service per OST,
+// the placement policy and the table of open files. Internal to fs/.
+//
+// Lock order (outermost first): OpenFiles::mu_ -> (meta::MetaStore::mu_,
+// ost::Service::mu_ are leaves). No lock is held across a fuse_reply_*.
+#pragma once
+
+#include <sys/stat.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "common/status.h"
+#include "fs/jobid.h"
+#include "fs/stripefs.h"
+#include "layout/layout.h"
+#include "layout/placement.h"
+#include "meta/meta_store.h"
+#include "nrs/registry.h"
+#include "ost/service.h"
+
+struct fuse_lowlevel_ops;
+
+namespace sfs::fs {
+
+// Settings that can change at run time; published as an immutable snapshot
+// swapped whole, so readers never see half a change.
+struct Settings {
+  std::string jobid_var = "SLURM_JOB_ID";
+  layout::LayoutRequest default_layout;
+};
+
+// An inode with at least one open file handle. Shared by all its handles.
+struct OpenFile {
+  uint64_t ino = 0;
+  layout::Layout layout;
+  std::vector<std::shared_ptr<ost::ObjectHandle>> objects;  // per stripe
+  // The file size as this mount knows it; every size change goes through
+  // this mount, so while the file is open it saves a RocksDB read per read.
+  std::atomic<uint64_t> size{0};
+  int opens = 0;  // GUARDED_BY(OpenFiles::mu_)
+};
+
+// What fi->fh points to.
+struct FileHandle {
+  std::shared_ptr<OpenFile> file;
+  int flags = 0;
+};
+
+class Filesystem {
+ public:
+  struct Config {
+    std::string meta_dir;
+    uint32_t admin_uid = 0;
+    int ost_threads = 2;
+    double attr_timeout = 1.0;
+  };
+  // Opens the store, checks every OST label, starts the OST services and
+  // reclaims orphans left by a crash. ENOENT/EIO with a clear message when an
+  // OST directory is missing or carries another label.
+  static Result<std::unique_ptr<Filesystem>> Open(const Config& config,
+                                                  nrs::PolicyRegistry registry);
+  ~Filesystem();
+
+  meta::MetaStore& meta() { return *meta_; }
+  size_t ost_count() const { return osts_.size(); }
+  ost::Service& ost(uint32_t index) { return *osts_[index]; }
+  const nrs::PolicyRegistry& registry() const { return registry_; }
+  JobIds& jobids() { return jobids_; }
+  std::shared_ptr<const Settings> settings() const { return settings_.load(); }
+  const Config& config() const { return config_; }
+  bool IsAdmin(uint32_t uid) const { return uid == 0 || uid == config_.admin_uid; }
+
+  // Layout for a new regular file created by `context`.
+  Result<layout::Layout> NewLayout(const layout::PlacementContext& context);
+
+  // Open-file table.
+  Result<std::shared_ptr<OpenFile>> AcquireOpen(uint64_t ino);
+  // Drops one open; on the last one of an unlinked file, destroys its objects.
+  void ReleaseOpen(const std::shared_ptr<OpenFile>& file);
+  std::shared_ptr<OpenFile> FindOpen(uint64_t ino);
+  // After a name went away leaving `ino` with no links: destroy the objects
+  // now, or on the last close if the file is still open.
+  void ForgetRemoved(uint64_t ino);
+
+  // Object handles for a layout (fresh ones, for files that are not open).
+  std::vector<std::shared_ptr<ost::ObjectHandle>> Handles(const layout::Layout& layout);
+
+  Status SetSetting(const std::string& name, const std::string& value);
+  Result<std::string> GetSetting(const std::string& name);
+  static bool IsSettingName(const std::string& name);
+
+ private:
+  Filesystem(const Config& config, nrs::PolicyRegistry registry);
+  void DestroyObjects(uint64_t ino);
+
+  const Config config_;
+  const nrs::PolicyRegistry registry_;
+  // Declared before osts_ so it outlives the services: their last requests'
+  // observers (destroy completions) still write to it while they drain.
+  std::unique_ptr<meta::MetaStore> meta_;
+  std::vector<std::unique_ptr<ost::Service>> osts_;
+  std::unique_ptr<layout::Placement> placement_;
+  JobIds jobids_;
+  std::atomic<std::shared_ptr<const Settings>> settings_;
+
+  std::mutex open_mu_;  // guards open_ and destroying_, and OpenFile::opens
+  std::unordered_map<uint64_t, std::shared_ptr<OpenFile>> open_;
+  std::unordered_set<uint64_t> destroying_;
+};
+
+// The FUSE low-level operation table (fs/lowlevel_ops.cc).
+const ::fuse_lowlevel_ops* LowLevelOps();
+
+}  // namespace sfs::fs

@@ -1,0 +1,92 @@
+#include "fs/io.h"
+
+#include "fs/filesystem.h"
+
+namespace sfs::fs {
+
+void MultiPartOp::Launch(Filesystem& fs, std::vector<std::unique_ptr<ost::IoRequest>> parts) {
+  // One reference per part plus the submitter's, so a part finishing before
+  // the next is submitted cannot complete the op early.
+  pending_.store(parts.size() + 1, std::memory_order_relaxed);
+  for (auto& part : parts) {
+    const uint32_t ost = part->info.ost;
+    fs.ost(ost).Submit(std::move(part));
+  }
+  Drop();
+}
+
+void MultiPartOp::PartDone(ost::IoRequest&, const Status& status, size_t) {
+  if (!status.ok()) {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (first_error_.ok()) first_error_ = status;
+  }
+  Drop();
+}
+
+void MultiPartOp::Drop() {
+  if (pending_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+  Status status;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    status = first_error_;
+  }
+  Finish(status);
+  delete this;
+}
+
+namespace {
+
+std::unique_ptr<ost::IoRequest> NewPart(const Target& target, uint32_t stripe, nrs::Op op,
+                                        const nrs::RequestInfo& who,
+                                        ost::IoObserver* observer) {
+  auto request = std::make_unique<ost::IoRequest>();
+  request->info = who;
+  request->info.op = op;
+  request->info.ost = target.layout->objects[stripe].ost;
+  request->info.object_id = target.layout->objects[stripe].object_id;
+  request->object = (*target.objects)[stripe];
+  request->observer = observer;
+  request->tag = stripe;
+  return request;
+}
+
+}  // namespace
+
+std::vector<std::unique_ptr<ost::IoRequest>> ExtentParts(const Target& target, nrs::Op op,
+                                                         uint64_t offset, uint64_t length,
+                                                         char* buffer,
+                                                         const nrs::RequestInfo& who,
+                                                         ost::IoObserver* observer) {
+  std::vector<std::unique_ptr<ost::IoRequest>> parts;
+  for (const layout::StripeExtent& extent : layout::MapExtent(*target.layout, offset, length)) {
+    auto request = NewPart(target, extent.stripe, op, who, observer);
+    request->info.offset = extent.object_offset;
+    request->info.length = extent.length;
+    if (buffer != nullptr) {
+      request->iov.reserve(extent.segments.size());
+      for (const layout::Segment& segment : extent.segments) {
+        request->iov.push_back(iovec{buffer + segment.buffer_offset, segment.length});
+      }
+    }
+    parts.push_back(std::move(request));
+  }
+  return parts;
+}
+
+std::vector<std::unique_ptr<ost::IoRequest>> EveryStripe(const Target& target, nrs::Op op,
+                                                         uint64_t file_size,
+                                                         const nrs::RequestInfo& who,
+                                                         ost::IoObserver* observer) {
+  std::vector<std::unique_ptr<ost::IoRequest>> parts;
+  for (uint32_t stripe = 0; stripe < target.layout->stripe_count(); ++stripe) {
+    auto request = NewPart(target, stripe, op, who, observer);
+    if (op == nrs::Op::kTruncate) {
+      request->truncate_size = layout::ObjectSizeFor(*target.layout, stripe, file_size);
+      request->info.offset = request->truncate_size;
+    }
+    parts.push_back(std::move(request));
+  }
+  return parts;
+}
+
+}  // namespace sfs::fs

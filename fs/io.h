@@ -1,0 +1,65 @@
+// A file operation cut into one OST request per touched stripe. FUSE threads
+// build and submit the parts and return at once; whichever OST service
+// thread finishes the last part runs Finish(), which sends the one FUSE
+// reply, and the op deletes itself.
+#pragma once
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "common/status.h"
+#include "layout/layout.h"
+#include "nrs/request.h"
+#include "ost/service.h"
+
+namespace sfs::fs {
+
+class Filesystem;
+
+class MultiPartOp : public ost::IoObserver {
+ public:
+  // Submits every part (their observer must be this op) and drops the
+  // submitter's own reference; with no parts, finishes on this thread.
+  // The op must not be touched by the caller after Launch.
+  void Launch(Filesystem& fs, std::vector<std::unique_ptr<ost::IoRequest>> parts);
+
+  void PartDone(ost::IoRequest& request, const Status& status, size_t bytes) final;
+
+ protected:
+  virtual ~MultiPartOp() = default;
+  // Runs exactly once, after every part is done; `status` is the first
+  // failure, if any. Sends the reply. The op is deleted when it returns.
+  virtual void Finish(const Status& status) = 0;
+
+ private:
+  void Drop();
+
+  std::atomic<size_t> pending_{0};
+  std::mutex mu_;       // guards first_error_
+  Status first_error_;  // GUARDED_BY(mu_)
+};
+
+// The stripe objects a request runs against.
+struct Target {
+  const layout::Layout* layout;
+  const std::vector<std::shared_ptr<ost::ObjectHandle>>* objects;
+};
+
+// One request per stripe touched by [offset, offset+length). For kRead and
+// kWrite `buffer` holds the file bytes of the extent; for kPunch/kAllocate it
+// is null. `who` carries the caller's identity into every part.
+std::vector<std::unique_ptr<ost::IoRequest>> ExtentParts(const Target& target, nrs::Op op,
+                                                         uint64_t offset, uint64_t length,
+                                                         char* buffer,
+                                                         const nrs::RequestInfo& who,
+                                                         ost::IoObserver* observer);
+
+// One request per stripe: kSync, kDestroy, or kTruncate to `file_size`.
+std::vector<std::unique_ptr<ost::IoRequest>> EveryStripe(const Target& target, nrs::Op op,
+                                                         uint64_t file_size,
+                                                         const nrs::RequestInfo& who,
+                                                         ost::IoObserver* observer);
+
+}  // namespace sfs::fs

@@ -1,0 +1,41 @@
+#include "common/log.h"
+#include "fs/filesystem.h"
+#include "fs/ops.h"
+
+namespace sfs::fs {
+namespace {
+
+constexpr unsigned kMaxTransfer = 1 << 20;
+
+void OpInit(void* userdata, fuse_conn_info* conn) {
+  // 1 MiB writes (libfuse asks the kernel for max_pages to match), so a
+  // 1 MiB application write is one request per stripe, not eight.
+  conn->max_write = kMaxTransfer;
+  conn->max_readahead = kMaxTransfer;
+  if (conn->capable & FUSE_CAP_PARALLEL_DIROPS) conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+  if (conn->capable & FUSE_CAP_ASYNC_DIO) conn->want |= FUSE_CAP_ASYNC_DIO;
+  // Write-through: each write reaches the OST scheduler with the identity
+  // of the process that made it (see docs/design.md).
+  conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+  Logger("fs")->info("FUSE session up: max_write {} proto {}.{}", conn->max_write,
+                     conn->proto_major, conn->proto_minor);
+}
+
+fuse_lowlevel_ops MakeOps() {
+  fuse_lowlevel_ops ops{};
+  ops.init = OpInit;
+  AddNamespaceOps(&ops);
+  AddFileOps(&ops);
+  AddDirOps(&ops);
+  AddXattrOps(&ops);
+  return ops;
+}
+
+}  // namespace
+
+const fuse_lowlevel_ops* LowLevelOps() {
+  static const fuse_lowlevel_ops ops = MakeOps();  // immutable after first use
+  return &ops;
+}
+
+}  // namespace sfs::fs

@@ -1,0 +1,236 @@
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "common/log.h"
+#include "fs/filesystem.h"
+#include "fs/fuse_api.h"
+#include "fs/settings_keys.h"
+#include "fs/stripefs.h"
+
+namespace sfs::fs {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+// /proc/self/mountinfo escapes blanks and backslashes as octal.
+std::string Unescape(const std::string& field) {
+  std::string out;
+  for (size_t i = 0; i < field.size(); ++i) {
+    if (field[i] == '\\' && i + 3 < field.size()) {
+      out.push_back(static_cast<char>(std::stoi(field.substr(i + 1, 3), nullptr, 8)));
+      i += 3;
+    } else {
+      out.push_back(field[i]);
+    }
+  }
+  return out;
+}
+
+bool IsMountPoint(const std::string& path) {
+  std::ifstream mountinfo("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(mountinfo, line)) {
+    std::istringstream fields(line);
+    std::string id, parent, devno, root, mount_point;
+    fields >> id >> parent >> devno >> root >> mount_point;
+    if (Unescape(mount_point) == path) return true;
+  }
+  return false;
+}
+
+bool Inside(const std::string& path, const std::string& dir) {
+  return path == dir || path.compare(0, dir.size() + 1, dir + "/") == 0;
+}
+
+Result<std::string> CheckMountpoint(const std::string& mountpoint) {
+  std::error_code ec;
+  auto canonical = stdfs::canonical(mountpoint, ec);
+  if (ec) return Status::Error(ENOENT, "mount point " + mountpoint + ": " + ec.message());
+  if (!stdfs::is_directory(canonical, ec)) {
+    return Status::Error(ENOTDIR, "mount point " + mountpoint + " is not a directory");
+  }
+  if (IsMountPoint(canonical.string())) {
+    return Status::Error(EBUSY, "mount point " + canonical.string() +
+                                    " is busy: something is already mounted there");
+  }
+  return canonical.string();
+}
+
+// Reports the outcome to the parent waiting in RunMount ("" means mounted).
+void Notify(int fd, const std::string& error) {
+  if (fd < 0) return;
+  const std::string message = error.empty() ? "OK" : error;
+  (void)!write(fd, message.data(), message.size());
+  close(fd);
+}
+
+std::string JoinFuseOptions(const MountOptions& options) {
+  std::string joined = "default_permissions,allow_other,fsname=stripefs,subtype=stripefs";
+  for (const std::string& option : options.fuse_options) {
+    if (option == "allow_other" || option == "default_permissions") continue;
+    joined += "," + option;
+  }
+  return joined;
+}
+
+int Serve(const MountOptions& options, const std::string& mountpoint, int notify_fd) {
+  LogOptions log;
+  log.level = options.log_level;
+  if (log.level.empty()) {
+    const char* env = std::getenv("STRIPEFS_LOG_LEVEL");
+    log.level = env != nullptr ? env : "info";
+  }
+  log.file = options.log_file;
+  if (log.file.empty() && notify_fd >= 0) log.file = options.meta_dir + "/stripefs.log";
+  InitLogging(log);
+  auto logger = Logger("mount");
+  auto fail = [&](const Status& status) {
+    logger->error("mount of {} on {} failed: {}", options.meta_dir, mountpoint, status.ToString());
+    if (notify_fd < 0) fprintf(stderr, "stripefs: %s\n", status.ToString().c_str());
+    Notify(notify_fd, status.ToString());
+    return 1;
+  };
+
+  Filesystem::Config config;
+  config.meta_dir = options.meta_dir;
+  config.admin_uid = options.admin_uid;
+  config.ost_threads = options.ost_threads;
+  config.attr_timeout = options.attr_timeout;
+  auto opened = Filesystem::Open(config, nrs::BuiltinPolicies());
+  if (!opened.ok()) return fail(opened.status());
+  std::unique_ptr<Filesystem> fs = std::move(opened).value();
+  for (uint32_t i = 0; i < fs->ost_count(); ++i) {
+    auto path = fs->meta().GetSetting(OstPathKey(i));
+    if (path.ok() && (Inside(*path, mountpoint) || Inside(mountpoint, *path))) {
+      return fail(Status::Error(EINVAL, "OST " + std::to_string(i) + " at " + *path +
+                                            " overlaps the mount point"));
+    }
+  }
+
+  const std::string fuse_options = JoinFuseOptions(options);
+  const char* argv[] = {"stripefs", "-o", fuse_options.c_str()};
+  fuse_args args = FUSE_ARGS_INIT(3, const_cast<char**>(argv));
+  fuse_session* session = fuse_session_new(&args, LowLevelOps(), sizeof(fuse_lowlevel_ops), fs.get());
+  if (session == nullptr) return fail(Status::Error(EINVAL, "bad FUSE options: " + fuse_options));
+  if (fuse_set_signal_handlers(session) != 0) {
+    fuse_session_destroy(session);
+    return fail(Status::Error(EIO, "cannot install signal handlers"));
+  }
+  if (fuse_session_mount(session, mountpoint.c_str()) != 0) {
+    fuse_remove_signal_handlers(session);
+    fuse_session_destroy(session);
+    return fail(Status::Error(EIO, "FUSE mount on " + mountpoint + " failed (is /dev/fuse usable?)"));
+  }
+  logger->info("mounted {} on {} with {} OSTs", options.meta_dir, mountpoint, fs->ost_count());
+  Notify(notify_fd, "");
+  if (notify_fd >= 0) {
+    int null_fd = open("/dev/null", O_RDWR);
+    if (null_fd >= 0) {
+      dup2(null_fd, 0);
+      dup2(null_fd, 1);
+      dup2(null_fd, 2);
+      if (null_fd > 2) close(null_fd);
+    }
+    (void)!chdir("/");
+  }
+
+  fuse_loop_config* loop = fuse_loop_cfg_create();
+  fuse_loop_cfg_set_max_threads(loop, 16);
+  int rc = fuse_session_loop_mt(session, loop);
+  fuse_loop_cfg_destroy(loop);
+  fuse_session_unmount(session);
+  fuse_remove_signal_handlers(session);
+  fuse_session_destroy(session);
+  fs.reset();  // drains the OST queues, then closes the store
+  logger->info("unmounted {}", mountpoint);
+  return rc == 0 ? 0 : 1;
+}
+
+}  // namespace
+
+Status ParseMountOption(const std::string& word, MountOptions* options) {
+  std::stringstream items(word);
+  std::string item;
+  while (std::getline(items, item, ',')) {
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    const std::string key = item.substr(0, eq);
+    const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
+    try {
+      if (key == "log_level") {
+        options->log_level = value;
+      } else if (key == "log_file") {
+        options->log_file = value;
+      } else if (key == "admin_uid") {
+        options->admin_uid = static_cast<uint32_t>(std::stoul(value));
+      } else if (key == "ost_threads") {
+        options->ost_threads = std::stoi(value);
+        if (options->ost_threads < 1 || options->ost_threads > 64) throw std::out_of_range(key);
+      } else if (key == "attr_timeout") {
+        options->attr_timeout = std::stod(value);
+        if (options->attr_timeout < 0) throw std::out_of_range(key);
+      } else {
+        options->fuse_options.push_back(item);
+      }
+    } catch (const std::exception&) {
+      return Status::Error(EINVAL, "bad mount option value: " + item);
+    }
+  }
+  return Status::Ok();
+}
+
+int RunMount(const MountOptions& options) {
+  auto mountpoint = CheckMountpoint(options.mountpoint);
+  if (!mountpoint.ok()) {
+    fprintf(stderr, "stripefs: %s\n", mountpoint.status().ToString().c_str());
+    return 1;
+  }
+  // The daemon runs in "/", so every path it keeps must be absolute.
+  std::error_code ec;
+  MountOptions absolute = options;
+  absolute.meta_dir = stdfs::absolute(options.meta_dir, ec).lexically_normal().string();
+  if (!absolute.log_file.empty()) {
+    absolute.log_file = stdfs::absolute(options.log_file, ec).lexically_normal().string();
+  }
+  if (options.foreground) return Serve(absolute, *mountpoint, -1);
+
+  // Fork before anything starts a thread or opens RocksDB; the parent waits
+  // to hear whether the mount came up, so errors still reach the terminal.
+  int pipe_fds[2];
+  if (pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    perror("stripefs: pipe");
+    return 1;
+  }
+  pid_t child = fork();
+  if (child < 0) {
+    perror("stripefs: fork");
+    return 1;
+  }
+  if (child == 0) {
+    close(pipe_fds[0]);
+    setsid();
+    _exit(Serve(absolute, *mountpoint, pipe_fds[1]));
+  }
+  close(pipe_fds[1]);
+  std::string message;
+  char buf[512];
+  ssize_t n;
+  while ((n = read(pipe_fds[0], buf, sizeof(buf))) > 0) message.append(buf, static_cast<size_t>(n));
+  close(pipe_fds[0]);
+  if (message == "OK") return 0;
+  if (message.empty()) message = "the mount daemon exited before mounting";
+  fprintf(stderr, "stripefs: %s\n", message.c_str());
+  waitpid(child, nullptr, 0);
+  return 1;
+}
+
+}  // namespace sfs::fs

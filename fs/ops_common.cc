@@ -1,0 +1,112 @@
+#include "fs/ops_common.h"
+
+#include <cstring>
+
+#include "common/log.h"
+
+namespace sfs::fs {
+
+nrs::RequestInfo Caller(fuse_req_t req, Filesystem& fs) {
+  const fuse_ctx* ctx = fuse_req_ctx(req);
+  nrs::RequestInfo info;
+  info.uid = ctx->uid;
+  info.gid = ctx->gid;
+  info.pid = static_cast<uint32_t>(ctx->pid);
+  info.jobid = fs.jobids().Resolve(ctx->pid, ctx->uid, fs.settings()->jobid_var);
+  info.arrival = nrs::Clock::now();
+  return info;
+}
+
+void FillStat(const meta::Inode& inode, struct stat* st) {
+  std::memset(st, 0, sizeof(*st));
+  st->st_ino = inode.ino;
+  st->st_mode = inode.mode;
+  st->st_nlink = inode.nlink;
+  st->st_uid = inode.uid;
+  st->st_gid = inode.gid;
+  st->st_rdev = inode.rdev;
+  st->st_size = static_cast<off_t>(inode.size);
+  st->st_blksize = 1 << 20;
+  // Allocation is spread over OSTs; report the apparent size (see docs).
+  st->st_blocks = static_cast<blkcnt_t>((inode.size + 511) / 512);
+  st->st_atim = timespec{inode.atime.sec, inode.atime.nsec};
+  st->st_mtim = timespec{inode.mtime.sec, inode.mtime.nsec};
+  st->st_ctim = timespec{inode.ctime.sec, inode.ctime.nsec};
+}
+
+void ReplyError(fuse_req_t req, const Status& status, const char* op) {
+  const int err = status.ok() ? EIO : status.err();
+  auto log = Logger("fs");
+  switch (err) {
+    case ENOENT: case EEXIST: case ENODATA: case ENOTEMPTY: case EACCES: case ERANGE:
+      log->debug("{}: {}", op, status.ToString());
+      break;
+    case EIO: case ENOSPC: case EROFS: case EFBIG:
+      log->error("{}: {}", op, status.ToString());
+      break;
+    default:
+      log->warn("{}: {}", op, status.ToString());
+  }
+  fuse_reply_err(req, err);
+}
+
+void FillEntry(const meta::Inode& inode, double timeout, fuse_entry_param* entry) {
+  std::memset(entry, 0, sizeof(*entry));
+  entry->ino = inode.ino;
+  entry->generation = 1;  // inode numbers are never reused
+  entry->attr_timeout = timeout;
+  entry->entry_timeout = timeout;
+  FillStat(inode, &entry->attr);
+}
+
+void ReplyEntry(fuse_req_t req, const Result<meta::Inode>& inode, const char* op) {
+  if (!inode.ok()) return ReplyError(req, inode.status(), op);
+  fuse_entry_param entry;
+  FillEntry(*inode, Fs(req).config().attr_timeout, &entry);
+  fuse_reply_entry(req, &entry);
+}
+
+void ReplyAttr(fuse_req_t req, const Result<meta::Inode>& inode, const char* op) {
+  if (!inode.ok()) return ReplyError(req, inode.status(), op);
+  struct stat st;
+  FillStat(*inode, &st);
+  fuse_reply_attr(req, &st, Fs(req).config().attr_timeout);
+}
+
+Result<meta::Inode> MakeNode(fuse_req_t req, fuse_ino_t parent, const char* name,
+                               mode_t mode, dev_t rdev, const char* symlink_target) {
+  Filesystem& fs = Fs(req);
+  SFS_RETURN_IF_ERROR(CheckName(name));
+  const fuse_ctx* ctx = fuse_req_ctx(req);
+  auto dir = fs.meta().GetInode(parent);
+  if (!dir.ok()) return dir.status();
+  meta::NewNode node;
+  node.mode = mode;
+  node.uid = ctx->uid;
+  node.gid = ctx->gid;
+  node.rdev = rdev;
+  // BSD group semantics under a set-group-ID directory, as on ext4.
+  if (dir->mode & S_ISGID) {
+    node.gid = dir->gid;
+    if (S_ISDIR(mode)) node.mode |= S_ISGID;
+  }
+  if (symlink_target != nullptr) node.symlink = symlink_target;
+  if (S_ISREG(mode)) {
+    layout::PlacementContext who{ctx->uid, ctx->gid, {}, {}};
+    who.jobid = *fs.jobids().Resolve(ctx->pid, ctx->uid, fs.settings()->jobid_var);
+    auto layout = fs.NewLayout(who);
+    if (!layout.ok()) return layout.status();
+    node.layout = layout::Encode(*layout);
+  }
+  return fs.meta().Create(parent, name, node);
+}
+
+Status CheckName(const char* name) {
+  if (std::strlen(name) > meta::kMaxNameLen) {
+    return Status::Error(ENAMETOOLONG, "name longer than 255 bytes: " +
+                                           std::string(name, 40) + "...");
+  }
+  return Status::Ok();
+}
+
+}  // namespace sfs::fs

@@ -1,0 +1,41 @@
+// Helpers shared by the FUSE op files. Each op is a Do<Op>() returning a
+// Status or Result and a thin adapter that sends exactly one reply
+// (libfuse's passthrough_hp.cc pattern). No lock is held while replying.
+#pragma once
+
+#include <sys/stat.h>
+
+#include "common/status.h"
+#include "fs/filesystem.h"
+#include "fs/fuse_api.h"
+#include "meta/meta_store.h"
+#include "nrs/request.h"
+
+namespace sfs::fs {
+
+inline Filesystem& Fs(fuse_req_t req) {
+  return *static_cast<Filesystem*>(fuse_req_userdata(req));
+}
+
+// Who is asking, for OST requests: uid, gid, pid, job id, arrival now.
+nrs::RequestInfo Caller(fuse_req_t req, Filesystem& fs);
+
+void FillStat(const meta::Inode& inode, struct stat* st);
+
+// Logs a failure in one line (debug for the everyday ENOENT/EEXIST kind,
+// warn for bad input, error for I/O failures) and replies with its errno.
+void ReplyError(fuse_req_t req, const Status& status, const char* op);
+
+void FillEntry(const meta::Inode& inode, double timeout, fuse_entry_param* entry);
+void ReplyEntry(fuse_req_t req, const Result<meta::Inode>& inode, const char* op);
+void ReplyAttr(fuse_req_t req, const Result<meta::Inode>& inode, const char* op);
+
+// Creates a node of any type in `parent` for the caller: set-group-ID
+// directories pass on their group, regular files get a new layout.
+Result<meta::Inode> MakeNode(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
+                             dev_t rdev, const char* symlink_target);
+
+// Names over NAME_MAX never reach the store.
+Status CheckName(const char* name);
+
+}  // namespace sfs::fs

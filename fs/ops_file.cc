@@ -1,0 +1,296 @@
+// Regular-file data ops. Each read, write, truncate, punch or fsync becomes
+// one OST request per touched stripe; the FUSE thread returns as soon as
+// they are queued and the last part to finish sends the reply.
+#include <fcntl.h>
+#include <linux/falloc.h>
+
+#include <cstring>
+#include <memory>
+
+#include "common/log.h"
+#include "fs/io.h"
+#include "fs/ops.h"
+#include "fs/ops_common.h"
+
+namespace sfs::fs {
+namespace {
+
+FileHandle* Handle(fuse_file_info* fi) { return reinterpret_cast<FileHandle*>(fi->fh); }
+
+Target TargetOf(const OpenFile& file) { return Target{&file.layout, &file.objects}; }
+
+// Raises the cached size to `end` unless it is already larger.
+void GrowSize(OpenFile& file, uint64_t end) {
+  uint64_t seen = file.size.load(std::memory_order_relaxed);
+  while (seen < end && !file.size.compare_exchange_weak(seen, end)) {
+  }
+}
+
+class ReadOp final : public MultiPartOp {
+ public:
+  ReadOp(fuse_req_t req, size_t length) : req_(req), length_(length), buffer_(new char[length]) {}
+  char* buffer() { return buffer_.get(); }
+
+ private:
+  void Finish(const Status& status) override {
+    if (!status.ok()) return ReplyError(req_, status, "read");
+    fuse_reply_buf(req_, buffer_.get(), length_);
+  }
+  fuse_req_t req_;
+  size_t length_;
+  std::unique_ptr<char[]> buffer_;
+};
+
+class WriteOp final : public MultiPartOp {
+ public:
+  WriteOp(fuse_req_t req, std::shared_ptr<OpenFile> file, uint64_t offset, const char* data,
+          size_t length, bool kill_suid)
+      : req_(req), file_(std::move(file)), offset_(offset), length_(length),
+        kill_suid_(kill_suid), buffer_(new char[length]) {
+    // FUSE's buffer is reused when the callback returns; the OST threads
+    // need their own copy.
+    std::memcpy(buffer_.get(), data, length);
+  }
+  char* buffer() { return buffer_.get(); }
+
+ private:
+  void Finish(const Status& status) override {
+    if (!status.ok()) return ReplyError(req_, status, "write");
+    // Size and mtime are recorded after the data is in the objects, so a
+    // crash in between never exposes bytes that were not written.
+    auto noted = Fs(req_).meta().NoteWrite(file_->ino, offset_ + length_, kill_suid_);
+    if (!noted.ok()) return ReplyError(req_, noted.status(), "write");
+    GrowSize(*file_, offset_ + length_);
+    fuse_reply_write(req_, length_);
+  }
+  fuse_req_t req_;
+  std::shared_ptr<OpenFile> file_;
+  uint64_t offset_;
+  size_t length_;
+  bool kill_suid_;
+  std::unique_ptr<char[]> buffer_;
+};
+
+class SyncOp final : public MultiPartOp {
+ public:
+  explicit SyncOp(fuse_req_t req) : req_(req) {}
+
+ private:
+  void Finish(const Status& status) override {
+    if (!status.ok()) return ReplyError(req_, status, "fsync");
+    Status synced = Fs(req_).meta().Sync();
+    if (!synced.ok()) return ReplyError(req_, synced, "fsync");
+    fuse_reply_err(req_, 0);
+  }
+  fuse_req_t req_;
+};
+
+// Truncate (setattr with a size): objects first, then the inode.
+class TruncateOp final : public MultiPartOp {
+ public:
+  TruncateOp(fuse_req_t req, uint64_t ino, meta::AttrChange change,
+             std::shared_ptr<OpenFile> file)
+      : req_(req), ino_(ino), change_(std::move(change)), file_(std::move(file)) {}
+  // For a file that is not open: its own layout and handles.
+  layout::Layout layout;
+  std::vector<std::shared_ptr<ost::ObjectHandle>> objects;
+
+ private:
+  void Finish(const Status& status) override {
+    if (!status.ok()) return ReplyError(req_, status, "truncate");
+    auto inode = Fs(req_).meta().SetAttr(ino_, change_);
+    if (inode.ok() && file_) file_->size.store(inode->size);
+    ReplyAttr(req_, inode, "truncate");
+  }
+  fuse_req_t req_;
+  uint64_t ino_;
+  meta::AttrChange change_;
+  std::shared_ptr<OpenFile> file_;
+};
+
+// fallocate: punch or preallocate; a preallocation may grow the file.
+class FallocateOp final : public MultiPartOp {
+ public:
+  FallocateOp(fuse_req_t req, std::shared_ptr<OpenFile> file, uint64_t new_end)
+      : req_(req), file_(std::move(file)), new_end_(new_end) {}
+
+ private:
+  void Finish(const Status& status) override {
+    if (!status.ok()) return ReplyError(req_, status, "fallocate");
+    if (new_end_ > file_->size.load()) {
+      meta::AttrChange change;
+      change.size = new_end_;
+      auto inode = Fs(req_).meta().SetAttr(file_->ino, change);
+      if (!inode.ok()) return ReplyError(req_, inode.status(), "fallocate");
+      GrowSize(*file_, new_end_);
+    }
+    fuse_reply_err(req_, 0);
+  }
+  fuse_req_t req_;
+  std::shared_ptr<OpenFile> file_;
+  uint64_t new_end_;
+};
+
+void OpenReply(fuse_req_t req, fuse_file_info* fi, std::shared_ptr<OpenFile> file) {
+  fi->fh = reinterpret_cast<uint64_t>(new FileHandle{std::move(file), fi->flags});
+  // Every change to the data goes through this mount, so cached pages stay
+  // valid across opens.
+  fi->keep_cache = 1;
+  if (fi->flags & O_DIRECT) fi->direct_io = 1;
+}
+
+void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
+              fuse_file_info* fi) {
+  Filesystem& fs = Fs(req);
+  auto inode = MakeNode(req, parent, name, S_IFREG | (mode & 07777), 0, nullptr);
+  if (!inode.ok()) return ReplyError(req, inode.status(), "create");
+  auto file = fs.AcquireOpen(inode->ino);
+  if (!file.ok()) return ReplyError(req, file.status(), "create");
+  OpenReply(req, fi, std::move(file).value());
+  fuse_entry_param entry;
+  FillEntry(*inode, fs.config().attr_timeout, &entry);
+  fuse_reply_create(req, &entry, fi);
+}
+
+void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  auto file = Fs(req).AcquireOpen(ino);
+  if (!file.ok()) return ReplyError(req, file.status(), "open");
+  OpenReply(req, fi, std::move(file).value());
+  fuse_reply_open(req, fi);
+}
+
+void OpRelease(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  std::unique_ptr<FileHandle> handle(Handle(fi));
+  Fs(req).ReleaseOpen(handle->file);
+  fuse_reply_err(req, 0);
+}
+
+// Data is with the OSTs once a write is answered; close has nothing to add.
+void OpFlush(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }
+
+void OpRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+  Filesystem& fs = Fs(req);
+  OpenFile& file = *Handle(fi)->file;
+  const uint64_t file_size = file.size.load();
+  const uint64_t offset = static_cast<uint64_t>(off);
+  if (offset >= file_size || size == 0) {
+    fuse_reply_buf(req, nullptr, 0);
+    return;
+  }
+  const size_t length = static_cast<size_t>(std::min<uint64_t>(size, file_size - offset));
+  auto* op = new ReadOp(req, length);
+  auto parts = ExtentParts(TargetOf(file), nrs::Op::kRead, offset, length, op->buffer(),
+                           Caller(req, fs), op);
+  op->Launch(fs, std::move(parts));
+}
+
+void OpWrite(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t off,
+             fuse_file_info* fi) {
+  Filesystem& fs = Fs(req);
+  auto& file = Handle(fi)->file;
+  const bool kill_suid = fuse_req_ctx(req)->uid != 0;
+  auto* op = new WriteOp(req, file, static_cast<uint64_t>(off), data, size, kill_suid);
+  auto parts = ExtentParts(TargetOf(*file), nrs::Op::kWrite, static_cast<uint64_t>(off), size,
+                           op->buffer(), Caller(req, fs), op);
+  op->Launch(fs, std::move(parts));
+}
+
+void OpFsync(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
+  Filesystem& fs = Fs(req);
+  OpenFile& file = *Handle(fi)->file;
+  auto* op = new SyncOp(req);
+  auto parts = EveryStripe(TargetOf(file), nrs::Op::kSync, 0, Caller(req, fs), op);
+  for (auto& part : parts) part->data_only = datasync != 0;
+  op->Launch(fs, std::move(parts));
+}
+
+void OpFallocate(fuse_req_t req, fuse_ino_t, int mode, off_t off, off_t length,
+                 fuse_file_info* fi) {
+  Filesystem& fs = Fs(req);
+  auto& file = Handle(fi)->file;
+  const uint64_t offset = static_cast<uint64_t>(off);
+  const uint64_t len = static_cast<uint64_t>(length);
+  nrs::Op op_kind;
+  uint64_t new_end = 0;
+  if (mode == (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)) {
+    op_kind = nrs::Op::kPunch;
+  } else if (mode == 0 || mode == FALLOC_FL_KEEP_SIZE) {
+    op_kind = nrs::Op::kAllocate;
+    if (mode == 0) new_end = offset + len;
+  } else {
+    return ReplyError(req, Status::Error(EOPNOTSUPP, "fallocate mode " + std::to_string(mode)),
+                      "fallocate");
+  }
+  auto* op = new FallocateOp(req, file, new_end);
+  auto parts = ExtentParts(TargetOf(*file), op_kind, offset, len, nullptr, Caller(req, fs), op);
+  // Object sizes follow the file size through truncate, never through
+  // preallocation, so objects always keep their size here.
+  for (auto& part : parts) part->keep_size = true;
+  op->Launch(fs, std::move(parts));
+}
+
+meta::AttrChange ChangeFrom(const struct stat* attr, int to_set) {
+  meta::AttrChange change;
+  if (to_set & FUSE_SET_ATTR_MODE) change.mode = attr->st_mode & 07777;
+  if (to_set & FUSE_SET_ATTR_UID) change.uid = attr->st_uid;
+  if (to_set & FUSE_SET_ATTR_GID) change.gid = attr->st_gid;
+  if (to_set & FUSE_SET_ATTR_SIZE) change.size = static_cast<uint64_t>(attr->st_size);
+  const meta::Timestamp now = meta::Timestamp::Now();
+  if (to_set & FUSE_SET_ATTR_ATIME_NOW) {
+    change.atime = now;
+  } else if (to_set & FUSE_SET_ATTR_ATIME) {
+    change.atime = meta::Timestamp{attr->st_atim.tv_sec, attr->st_atim.tv_nsec};
+  }
+  if (to_set & FUSE_SET_ATTR_MTIME_NOW) {
+    change.mtime = now;
+  } else if (to_set & FUSE_SET_ATTR_MTIME) {
+    change.mtime = meta::Timestamp{attr->st_mtim.tv_sec, attr->st_mtim.tv_nsec};
+  }
+  return change;
+}
+
+void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
+               fuse_file_info* fi) {
+  Filesystem& fs = Fs(req);
+  meta::AttrChange change = ChangeFrom(attr, to_set);
+  if (!change.size.has_value()) return ReplyAttr(req, fs.meta().SetAttr(ino, change), "setattr");
+
+  auto inode = fs.meta().GetInode(ino);
+  if (!inode.ok()) return ReplyError(req, inode.status(), "truncate");
+  if (!S_ISREG(inode->mode)) return ReplyAttr(req, fs.meta().SetAttr(ino, change), "truncate");
+
+  std::shared_ptr<OpenFile> file = fi != nullptr ? Handle(fi)->file : fs.FindOpen(ino);
+  auto* op = new TruncateOp(req, ino, change, file);
+  Target target{nullptr, nullptr};
+  if (file) {
+    target = TargetOf(*file);
+  } else {
+    auto blob = fs.meta().GetLayout(ino);
+    auto decoded = blob.ok() ? layout::Decode(*blob) : Result<layout::Layout>(blob.status());
+    if (!decoded.ok()) {
+      delete op;
+      return ReplyError(req, decoded.status(), "truncate");
+    }
+    op->layout = std::move(decoded).value();
+    op->objects = fs.Handles(op->layout);
+    target = Target{&op->layout, &op->objects};
+  }
+  auto parts = EveryStripe(target, nrs::Op::kTruncate, *change.size, Caller(req, fs), op);
+  op->Launch(fs, std::move(parts));
+}
+
+}  // namespace
+
+void AddFileOps(fuse_lowlevel_ops* ops) {
+  ops->create = OpCreate;
+  ops->open = OpOpen;
+  ops->release = OpRelease;
+  ops->flush = OpFlush;
+  ops->read = OpRead;
+  ops->write = OpWrite;
+  ops->fsync = OpFsync;
+  ops->fallocate = OpFallocate;
+  ops->setattr = OpSetattr;
+}
+
+}  // namespace sfs::fs

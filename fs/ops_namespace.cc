@@ -1,0 +1,138 @@
+// Names and inodes: lookup, getattr, mknod/mkdir/symlink/link, unlink,
+// rmdir, rename, readlink, statfs.
+#include <sys/statvfs.h>
+
+#include <cstring>
+
+#include "fs/ops.h"
+#include "fs/ops_common.h"
+
+namespace sfs::fs {
+namespace {
+
+void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  Status valid = CheckName(name);
+  if (!valid.ok()) return ReplyError(req, valid, "lookup");
+  auto inode = Fs(req).meta().Lookup(parent, name);
+  if (!inode.ok() && inode.err() == ENOENT) {
+    // A negative entry the kernel may cache, sparing repeated lookups.
+    fuse_entry_param entry;
+    std::memset(&entry, 0, sizeof(entry));
+    entry.entry_timeout = Fs(req).config().attr_timeout;
+    fuse_reply_entry(req, &entry);
+    return;
+  }
+  ReplyEntry(req, inode, "lookup");
+}
+
+// Inode numbers are never reused and inodes are kept by link count and open
+// files, not by kernel lookups, so there is nothing to count.
+void OpForget(fuse_req_t req, fuse_ino_t, uint64_t) { fuse_reply_none(req); }
+void OpForgetMulti(fuse_req_t req, size_t, fuse_forget_data*) { fuse_reply_none(req); }
+
+void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+  ReplyAttr(req, Fs(req).meta().GetInode(ino), "getattr");
+}
+
+void OpMknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
+  ReplyEntry(req, MakeNode(req, parent, name, mode, rdev, nullptr), "mknod");
+}
+
+void OpMkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
+  ReplyEntry(req, MakeNode(req, parent, name, S_IFDIR | (mode & 07777), 0, nullptr), "mkdir");
+}
+
+void OpSymlink(fuse_req_t req, const char* target, fuse_ino_t parent, const char* name) {
+  if (std::strlen(target) >= PATH_MAX) {
+    return ReplyError(req, Status::Error(ENAMETOOLONG, "symlink target too long"), "symlink");
+  }
+  ReplyEntry(req, MakeNode(req, parent, name, S_IFLNK | 0777, 0, target), "symlink");
+}
+
+void OpLink(fuse_req_t req, fuse_ino_t ino, fuse_ino_t new_parent, const char* new_name) {
+  Status valid = CheckName(new_name);
+  if (!valid.ok()) return ReplyError(req, valid, "link");
+  ReplyEntry(req, Fs(req).meta().Link(ino, new_parent, new_name), "link");
+}
+
+void OpReadlink(fuse_req_t req, fuse_ino_t ino) {
+  auto inode = Fs(req).meta().GetInode(ino);
+  if (!inode.ok()) return ReplyError(req, inode.status(), "readlink");
+  if (!S_ISLNK(inode->mode)) return ReplyError(req, Status::Error(EINVAL, "not a symlink"), "readlink");
+  fuse_reply_readlink(req, inode->symlink.c_str());
+}
+
+void OpUnlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  Filesystem& fs = Fs(req);
+  auto removed = fs.meta().Unlink(parent, name);
+  if (!removed.ok()) return ReplyError(req, removed.status(), "unlink");
+  if (removed->orphaned) fs.ForgetRemoved(removed->ino);
+  fuse_reply_err(req, 0);
+}
+
+void OpRmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  Status status = Fs(req).meta().Rmdir(parent, name);
+  if (!status.ok()) return ReplyError(req, status, "rmdir");
+  fuse_reply_err(req, 0);
+}
+
+void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t new_parent,
+              const char* new_name, unsigned int flags) {
+  Filesystem& fs = Fs(req);
+  Status valid = CheckName(new_name);
+  if (!valid.ok()) return ReplyError(req, valid, "rename");
+  meta::RenameMode mode = meta::RenameMode::kReplace;
+  if (flags == RENAME_NOREPLACE) {
+    mode = meta::RenameMode::kNoReplace;
+  } else if (flags == RENAME_EXCHANGE) {
+    mode = meta::RenameMode::kExchange;
+  } else if (flags != 0) {
+    return ReplyError(req, Status::Error(EINVAL, "unsupported rename flags " + std::to_string(flags)),
+                      "rename");
+  }
+  auto replaced = fs.meta().Rename(parent, name, new_parent, new_name, mode);
+  if (!replaced.ok()) return ReplyError(req, replaced.status(), "rename");
+  if (replaced->has_value() && (*replaced)->orphaned) fs.ForgetRemoved((*replaced)->ino);
+  fuse_reply_err(req, 0);
+}
+
+void OpStatfs(fuse_req_t req, fuse_ino_t) {
+  Filesystem& fs = Fs(req);
+  struct statvfs total;
+  std::memset(&total, 0, sizeof(total));
+  total.f_bsize = 4096;
+  total.f_frsize = 4096;
+  total.f_namemax = meta::kMaxNameLen;
+  for (uint32_t i = 0; i < fs.ost_count(); ++i) {
+    auto space = fs.ost(i).backend().Space();
+    if (!space.ok()) continue;  // a failed OST contributes nothing
+    const uint64_t scale = space->block_size;
+    total.f_blocks += space->total_blocks * scale / total.f_frsize;
+    total.f_bfree += space->free_blocks * scale / total.f_frsize;
+    total.f_bavail += space->avail_blocks * scale / total.f_frsize;
+    total.f_files += space->total_files;
+    total.f_ffree += space->free_files;
+  }
+  total.f_favail = total.f_ffree;
+  fuse_reply_statfs(req, &total);
+}
+
+}  // namespace
+
+void AddNamespaceOps(fuse_lowlevel_ops* ops) {
+  ops->lookup = OpLookup;
+  ops->forget = OpForget;
+  ops->forget_multi = OpForgetMulti;
+  ops->getattr = OpGetattr;
+  ops->mknod = OpMknod;
+  ops->mkdir = OpMkdir;
+  ops->symlink = OpSymlink;
+  ops->link = OpLink;
+  ops->readlink = OpReadlink;
+  ops->unlink = OpUnlink;
+  ops->rmdir = OpRmdir;
+  ops->rename = OpRename;
+  ops->statfs = OpStatfs;
+}
+
+}  // namespace sfs::fs

@@ -1,0 +1,129 @@
+// Extended attributes. user.* names are stored in the metadata store;
+// user.stripefs.* is reserved: "layout" on a file shows its layout, and on
+// the mount root each run-time setting (jobid_var) is read and, by root or
+// admin_uid only, written. Other namespaces are not supported.
+#include <cstring>
+#include <string>
+
+#include "fs/ops.h"
+#include "fs/ops_common.h"
+
+namespace sfs::fs {
+namespace {
+
+constexpr std::string_view kUserPrefix = "user.";
+constexpr std::string_view kReservedPrefix = "user.stripefs.";
+constexpr std::string_view kLayoutName = "layout";
+
+bool StartsWith(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+Result<std::string> GetReserved(Filesystem& fs, fuse_ino_t ino, const std::string& key) {
+  if (key == kLayoutName) {
+    auto inode = fs.meta().GetInode(ino);
+    if (!inode.ok()) return inode.status();
+    if (!S_ISREG(inode->mode)) return Status::Error(ENODATA, "only regular files have a layout");
+    auto blob = fs.meta().GetLayout(ino);
+    if (!blob.ok()) return blob.status();
+    auto decoded = layout::Decode(*blob);
+    if (!decoded.ok()) return decoded.status();
+    return layout::Describe(*decoded);
+  }
+  if (ino == meta::kRootIno && Filesystem::IsSettingName(key)) return fs.GetSetting(key);
+  return Status::Error(ENODATA, "unknown stripefs attribute user.stripefs." + key);
+}
+
+Status SetReserved(fuse_req_t req, fuse_ino_t ino, const std::string& key,
+                   const std::string& value) {
+  Filesystem& fs = Fs(req);
+  if (key == kLayoutName) {
+    return Status::Error(EINVAL, "user.stripefs.layout is read-only in this version");
+  }
+  if (ino != meta::kRootIno || !Filesystem::IsSettingName(key)) {
+    return Status::Error(EINVAL, "unknown stripefs attribute user.stripefs." + key +
+                                     (ino != meta::kRootIno ? " (settings live on the mount root)" : ""));
+  }
+  const uid_t uid = fuse_req_ctx(req)->uid;
+  if (!fs.IsAdmin(uid)) {
+    return Status::Error(EPERM, "uid " + std::to_string(uid) + " may not change setting " + key);
+  }
+  return fs.SetSetting(key, value);
+}
+
+// getxattr/listxattr reply rules: size 0 asks for the length.
+void ReplyValue(fuse_req_t req, const std::string& value, size_t size, const char* op) {
+  if (size == 0) {
+    fuse_reply_xattr(req, value.size());
+  } else if (value.size() > size) {
+    ReplyError(req, Status::Error(ERANGE, "buffer too small"), op);
+  } else {
+    fuse_reply_buf(req, value.data(), value.size());
+  }
+}
+
+void OpSetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value,
+                size_t size, int flags) {
+  const std::string full(name);
+  const std::string data(value, size);
+  Status status;
+  if (StartsWith(full, kReservedPrefix)) {
+    status = SetReserved(req, ino, full.substr(kReservedPrefix.size()), data);
+  } else if (StartsWith(full, kUserPrefix)) {
+    status = Fs(req).meta().SetXattr(ino, full, data, flags);
+  } else {
+    status = Status::Error(EOPNOTSUPP, "only user.* attributes are supported, not " + full);
+  }
+  if (!status.ok()) return ReplyError(req, status, "setxattr");
+  fuse_reply_err(req, 0);
+}
+
+void OpGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
+  const std::string full(name);
+  Result<std::string> value = Status::Error(ENODATA, "no attribute " + full);
+  if (StartsWith(full, kReservedPrefix)) {
+    value = GetReserved(Fs(req), ino, full.substr(kReservedPrefix.size()));
+  } else if (StartsWith(full, kUserPrefix)) {
+    value = Fs(req).meta().GetXattr(ino, full);
+  }
+  if (!value.ok()) return ReplyError(req, value.status(), "getxattr");
+  ReplyValue(req, *value, size, "getxattr");
+}
+
+void OpListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
+  // Reserved names are not listed, so cp -a and tar --xattrs do not try to
+  // copy a layout onto the new file.
+  auto names = Fs(req).meta().ListXattr(ino);
+  if (!names.ok()) return ReplyError(req, names.status(), "listxattr");
+  std::string joined;
+  for (const std::string& name : *names) {
+    joined += name;
+    joined.push_back('\0');
+  }
+  ReplyValue(req, joined, size, "listxattr");
+}
+
+void OpRemovexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
+  const std::string full(name);
+  Status status;
+  if (StartsWith(full, kReservedPrefix)) {
+    status = Status::Error(EINVAL, "stripefs attribute " + full + " cannot be removed");
+  } else if (StartsWith(full, kUserPrefix)) {
+    status = Fs(req).meta().RemoveXattr(ino, full);
+  } else {
+    status = Status::Error(EOPNOTSUPP, "only user.* attributes are supported, not " + full);
+  }
+  if (!status.ok()) return ReplyError(req, status, "removexattr");
+  fuse_reply_err(req, 0);
+}
+
+}  // namespace
+
+void AddXattrOps(fuse_lowlevel_ops* ops) {
+  ops->setxattr = OpSetxattr;
+  ops->getxattr = OpGetxattr;
+  ops->listxattr = OpListxattr;
+  ops->removexattr = OpRemovexattr;
+}
+
+}  // namespace sfs::fs

@@ -1,0 +1,20 @@
+// Names of the records mkfs writes into the metadata store's settings space
+// (S/ keys) and of the run-time settings.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+namespace sfs::fs {
+
+inline constexpr const char* kFormatVersionKey = "format_version";
+inline constexpr const char* kFsUuidKey = "fs_uuid";
+inline constexpr const char* kOstCountKey = "ost_count";
+inline constexpr const char* kStripeCountKey = "stripe_count";
+inline constexpr const char* kStripeSizeKey = "stripe_size";
+inline constexpr const char* kJobidVarKey = "jobid_var";
+
+inline std::string OstPathKey(uint32_t index) { return "ost." + std::to_string(index) + ".path"; }
+inline std::string OstUuidKey(uint32_t index) { return "ost." + std::to_string(index) + ".uuid"; }
+
+}  // namespace sfs::fs

@@ -1,0 +1,50 @@
+// The public entry points of the filesystem: format a new filesystem and
+// mount one. tools/stripefs/main.cc is a thin command-line wrapper over these.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace sfs::fs {
+
+struct MkfsOptions {
+  std::string meta_dir;
+  std::vector<std::string> ost_dirs;  // index = position
+  uint32_t stripe_count = 1;          // default layout of new files
+  uint64_t stripe_size = 1 << 20;
+  bool force = false;  // reuse directories that hold a previous filesystem
+};
+
+// Creates the metadata store and labels every OST directory (creating the
+// directories if missing). Refuses: a path given twice or nested in another,
+// a directory holding another filesystem or other data (EEXIST) unless
+// `force`, an impossible layout (EINVAL).
+Status Mkfs(const MkfsOptions& options);
+
+struct MountOptions {
+  std::string meta_dir;
+  std::string mountpoint;
+  bool foreground = false;
+  // Options for FUSE's -o (after ours are taken out): allow_other and
+  // default_permissions are always added.
+  std::vector<std::string> fuse_options;
+  std::string log_level;  // empty: $STRIPEFS_LOG_LEVEL, else "info"
+  std::string log_file;   // empty: stderr in foreground, meta_dir/stripefs.log otherwise
+  uint32_t admin_uid = 0;  // besides root, who may change admin settings
+  int ost_threads = 2;     // service threads per OST
+  double attr_timeout = 1.0;
+};
+
+// Parses "-o a,b=c" words into `options`: our own keys (log_level, log_file,
+// admin_uid, ost_threads, attr_timeout) are consumed, the rest kept for FUSE.
+Status ParseMountOption(const std::string& word, MountOptions* options);
+
+// Mounts and serves until unmounted. Without `foreground` it forks first and
+// the calling process returns once the mount is up (0) or failed (its error
+// printed). Returns a process exit code.
+int RunMount(const MountOptions& options);
+
+}  // namespace sfs::fs

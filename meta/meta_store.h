@@ -1,0 +1,161 @@
+// The metadata store: namespace, inodes, layouts (as opaque blobs owned by
+// the layout module), extended attributes and filesystem settings, all as
+// RocksDB keys (schema in docs/design.md and meta/keys.h). Every mutating
+// call is one atomic WriteBatch; none of them syncs except Sync() and the
+// identifier high-water marks.
+//
+// Thread safety: every method is safe from any thread. Mutations are
+// serialized by one mutex (mu_) so their read-check-write is atomic; reads go
+// to RocksDB without it and see whole batches only. mu_ is a leaf lock.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace sfs::meta {
+
+inline constexpr uint64_t kRootIno = 1;
+inline constexpr size_t kMaxNameLen = 255;
+inline constexpr size_t kMaxXattrValue = 65536;
+
+struct Timestamp {
+  int64_t sec = 0;
+  int64_t nsec = 0;
+  static Timestamp Now();  // CLOCK_REALTIME
+};
+
+struct Inode {
+  uint64_t ino = 0;
+  uint32_t mode = 0;  // type and permission bits
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  uint32_t nlink = 0;
+  uint64_t size = 0;
+  uint64_t rdev = 0;
+  uint64_t parent = 0;  // directories only: for ".."
+  Timestamp atime, mtime, ctime;
+  std::string symlink;  // symlinks only: the target
+};
+
+struct DirEntry {
+  std::string name;
+  uint64_t ino = 0;
+  uint32_t mode = 0;  // type bits (S_IFMT) of the child
+};
+
+// What a new node is. For regular files `layout` is the layout blob stored
+// with it in the same batch (may be empty for other types).
+struct NewNode {
+  uint32_t mode = 0;
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  uint64_t rdev = 0;
+  std::string symlink;
+  std::string layout;
+};
+
+// Fields to change; unset ones stay. ctime is always set to `now`.
+struct AttrChange {
+  std::optional<uint32_t> mode;  // permission bits only; type is kept
+  std::optional<uint32_t> uid;
+  std::optional<uint32_t> gid;
+  std::optional<uint64_t> size;
+  std::optional<Timestamp> atime;
+  std::optional<Timestamp> mtime;
+};
+
+// When a name goes away and the inode's link count reaches zero, the inode is
+// kept as an orphan (key O/) until the caller destroys its objects and calls
+// Purge; at mount, orphans left by a crash are purged the same way.
+struct Removed {
+  uint64_t ino = 0;
+  uint32_t mode = 0;
+  uint32_t nlink_left = 0;
+  bool orphaned = false;  // nlink reached 0 on a regular file
+};
+
+enum class RenameMode { kReplace, kNoReplace, kExchange };
+
+// Settings are plain string key/values in the S/ space, and so are the
+// records mkfs writes (fs_uuid, the OST list, the default layout).
+class MetaStore {
+ public:
+  virtual ~MetaStore() = default;
+
+  // Creates a store holding only the root directory (uid/gid 0, mode 0755)
+  // and `settings`, in `dir` (created if missing). EEXIST if `dir` already
+  // holds a store.
+  static Result<std::unique_ptr<MetaStore>> Format(const std::string& dir,
+                                                   const std::map<std::string, std::string>& settings);
+  // ENOENT if `dir` holds no store.
+  static Result<std::unique_ptr<MetaStore>> Open(const std::string& dir);
+  // Removes every store file in `dir` (mkfs --force).
+  static Status Destroy(const std::string& dir);
+
+  // --- settings ---
+  virtual Result<std::string> GetSetting(const std::string& name) = 0;  // ENOENT if unset
+  virtual Result<std::map<std::string, std::string>> AllSettings() = 0;
+  virtual Status PutSetting(const std::string& name, const std::string& value) = 0;
+
+  // --- namespace ---
+  virtual Result<Inode> GetInode(uint64_t ino) = 0;  // ENOENT
+  virtual Result<Inode> Lookup(uint64_t parent, const std::string& name) = 0;  // ENOENT
+  // Allocates an inode number from the current range. EEXIST if the name is
+  // taken, ENOTDIR if parent is not a directory, ENAMETOOLONG. Sets parent's
+  // mtime/ctime (and nlink for a new directory).
+  virtual Result<Inode> Create(uint64_t parent, const std::string& name,
+                               const NewNode& node) = 0;
+  // Hard link. EEXIST, EPERM for directories.
+  virtual Result<Inode> Link(uint64_t ino, uint64_t new_parent, const std::string& new_name) = 0;
+  // ENOENT, EISDIR for a directory.
+  virtual Result<Removed> Unlink(uint64_t parent, const std::string& name) = 0;
+  // ENOENT, ENOTDIR, ENOTEMPTY.
+  virtual Status Rmdir(uint64_t parent, const std::string& name) = 0;
+  // POSIX rename with RENAME_NOREPLACE / RENAME_EXCHANGE. Returns the inode
+  // the rename replaced, if any (its link count dropped by one).
+  virtual Result<std::optional<Removed>> Rename(uint64_t parent, const std::string& name,
+                                                uint64_t new_parent,
+                                                const std::string& new_name,
+                                                RenameMode mode) = 0;
+  virtual Result<Inode> SetAttr(uint64_t ino, const AttrChange& change) = 0;
+  // After a write ending at `end`: size = max(size, end), mtime = ctime = now.
+  // Clears set-user-ID (and set-group-ID if group-executable) when
+  // `kill_suid` as POSIX requires for writes by non-owners.
+  virtual Result<Inode> NoteWrite(uint64_t ino, uint64_t end, bool kill_suid) = 0;
+  // A consistent snapshot of the directory, in name order.
+  virtual Result<std::vector<DirEntry>> ReadDir(uint64_t ino) = 0;
+
+  // --- layouts (blobs encoded by layout/) ---
+  virtual Result<std::string> GetLayout(uint64_t ino) = 0;  // ENOENT
+  virtual Status PutLayout(uint64_t ino, const std::string& blob) = 0;
+
+  // --- extended attributes (user.* names, full name as key) ---
+  virtual Result<std::string> GetXattr(uint64_t ino, const std::string& name) = 0;  // ENODATA
+  virtual Result<std::vector<std::string>> ListXattr(uint64_t ino) = 0;
+  // flags: XATTR_CREATE (EEXIST) / XATTR_REPLACE (ENODATA). Sets ctime.
+  virtual Status SetXattr(uint64_t ino, const std::string& name, const std::string& value,
+                          int flags) = 0;
+  virtual Status RemoveXattr(uint64_t ino, const std::string& name) = 0;  // ENODATA
+
+  // --- orphans (unlinked regular files whose objects still exist) ---
+  virtual Result<std::vector<uint64_t>> Orphans() = 0;
+  // Deletes the inode, its layout, xattrs and orphan mark in one batch.
+  virtual Status Purge(uint64_t ino) = 0;
+
+  // --- identifiers: handed out from ranges whose high-water mark is
+  // persisted (synced) before any id of the range is used, so an id is never
+  // reused after a crash. Object ids are global across OSTs.
+  virtual Result<uint64_t> AllocateObjectIds(uint32_t count) = 0;  // first of `count`
+
+  // Makes everything written so far durable (syncs the WAL).
+  virtual Status Sync() = 0;
+};
+}  // namespace sfs::meta

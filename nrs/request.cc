@@ -1,0 +1,18 @@
+#include "nrs/request.h"
+
+namespace sfs::nrs {
+
+const char* OpName(Op op) {
+  switch (op) {
+    case Op::kRead: return "read";
+    case Op::kWrite: return "write";
+    case Op::kTruncate: return "truncate";
+    case Op::kPunch: return "punch";
+    case Op::kAllocate: return "allocate";
+    case Op::kSync: return "fsync";
+    case Op::kDestroy: return "destroy";
+  }
+  return "unknown";
+}
+
+}  // namespace sfs::nrs

@@ -1,0 +1,64 @@
+// What the request scheduler knows about one data I/O request. nrs never
+// looks inside the data: it classifies and orders requests by these fields.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace sfs::nrs {
+
+using Clock = std::chrono::steady_clock;
+using TimePoint = Clock::time_point;
+
+enum class Op : uint8_t {
+  kRead,
+  kWrite,
+  kTruncate,  // set the object size
+  kPunch,     // deallocate a range, size unchanged
+  kAllocate,  // preallocate a range (fallocate mode 0 or KEEP_SIZE)
+  kSync,      // fsync / fdatasync of the object
+  kDestroy,   // remove the object (after unlink)
+};
+const char* OpName(Op op);
+
+struct RequestInfo {
+  Op op = Op::kRead;
+  uint32_t ost = 0;
+  uint64_t object_id = 0;
+  uint64_t offset = 0;  // object offset
+  uint64_t length = 0;  // bytes moved (0 for sync/destroy/truncate)
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  uint32_t pid = 0;
+  // Shared with the job id cache so a request does not copy the string.
+  std::shared_ptr<const std::string> jobid;
+  TimePoint arrival{};
+};
+
+class Policy;
+
+// Base of every queued request. The scheduler borrows a Request* from Enqueue
+// until it hands it back from Dequeue; ownership stays with the caller.
+class Request {
+ public:
+  Request() = default;
+  Request(const Request&) = delete;
+  Request& operator=(const Request&) = delete;
+  virtual ~Request() = default;
+
+  RequestInfo info;
+
+  // Scheduler bookkeeping; policies must not touch these.
+  struct SchedulerState {
+    void* stats = nullptr;        // the PolicyStats slot that queued it
+    TimePoint dequeued{};         // when service started
+  } sched;
+
+  // One pointer-sized slot a policy may use while it holds the request
+  // (e.g. an intrusive list position). Reset to nullptr on dequeue.
+  void* policy_data = nullptr;
+};
+
+}  // namespace sfs::nrs

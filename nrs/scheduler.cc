@@ -1,0 +1,206 @@
+#include "nrs/scheduler.h"
+
+#include <cassert>
+#include <chrono>
+#include <optional>
+#include <set>
+#include <utility>
+
+namespace sfs::nrs {
+
+// One running policy and its counters. Requests point at `stats` (through
+// sched.stats), so a slot is only destroyed when nothing is queued in it and
+// nothing it handed out is still being served.
+struct Scheduler::Slot {
+  std::unique_ptr<Policy> policy;
+  PolicyStats stats;
+  PolicyState state = PolicyState::kStarted;
+
+  bool Idle() const { return stats.queued == 0 && stats.active == 0; }
+};
+
+namespace {
+
+uint64_t NanosBetween(TimePoint from, TimePoint to) {
+  // A caller's clock may put arrival after dequeue (or leave it unset far in
+  // the past); a negative span would wrap, so it counts as zero.
+  if (to <= from) return 0;
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count());
+}
+
+PolicyStatus StatusOfSlot(const Policy& policy, const PolicyStats& stats, PolicyState state) {
+  PolicyStatus status;
+  status.name = std::string(policy.Name());
+  status.state = state;
+  status.description = policy.Describe();
+  status.stats = stats;
+  return status;
+}
+
+}  // namespace
+
+const char* PolicyStateName(PolicyState state) {
+  switch (state) {
+    case PolicyState::kStopped: return "stopped";
+    case PolicyState::kStarting: return "starting";
+    case PolicyState::kStarted: return "started";
+    case PolicyState::kStopping: return "stopping";
+  }
+  return "unknown";
+}
+
+Scheduler::Scheduler() : fallback_(std::make_unique<Slot>()) {
+  fallback_->policy = NewFifoPolicy();
+}
+
+Scheduler::~Scheduler() = default;
+
+void Scheduler::Enqueue(Request* request, TimePoint now) {
+  Slot* slot = fallback_.get();
+  if (primary_ != nullptr && primary_->policy->Enqueue(request, now)) {
+    slot = primary_.get();
+  } else {
+    fallback_->policy->Enqueue(request, now);  // FIFO never refuses
+  }
+  request->sched.stats = &slot->stats;
+  slot->stats.queued++;
+}
+
+Pick Scheduler::DequeueFrom(Slot& slot, TimePoint now) {
+  if (slot.stats.queued == 0) return Pick::Empty();
+  Pick pick = slot.policy->Dequeue(now);
+  if (pick.request == nullptr) return pick;
+  Request* request = pick.request;
+  slot.stats.queued--;
+  slot.stats.active++;
+  request->sched.dequeued = now;
+  request->policy_data = nullptr;
+  return Pick::Of(request);
+}
+
+Pick Scheduler::Dequeue(TimePoint now) {
+  std::optional<TimePoint> earliest;
+  auto try_slot = [&](Slot& slot) -> Request* {
+    Pick pick = DequeueFrom(slot, now);
+    if (pick.request == nullptr && pick.not_before.has_value() &&
+        (!earliest.has_value() || *pick.not_before < *earliest)) {
+      earliest = pick.not_before;
+    }
+    return pick.request;
+  };
+
+  // A throttled policy must not hold back the others, so "until" only
+  // remembers its time and the search goes on.
+  for (auto& slot : stopping_) {
+    if (Request* r = try_slot(*slot)) return Pick::Of(r);
+  }
+  if (primary_ != nullptr) {
+    if (Request* r = try_slot(*primary_)) return Pick::Of(r);
+  }
+  if (Request* r = try_slot(*fallback_)) return Pick::Of(r);
+  return earliest.has_value() ? Pick::Until(*earliest) : Pick::Empty();
+}
+
+Scheduler::Slot* Scheduler::SlotOf(const Request& request) {
+  if (request.sched.stats == &fallback_->stats) return fallback_.get();
+  if (primary_ != nullptr && request.sched.stats == &primary_->stats) return primary_.get();
+  for (auto& slot : stopping_) {
+    if (request.sched.stats == &slot->stats) return slot.get();
+  }
+  return nullptr;
+}
+
+void Scheduler::Complete(Request* request, TimePoint now) {
+  Slot* slot = SlotOf(*request);
+  assert(slot != nullptr && "Complete() of a request not handed out by this scheduler");
+  if (slot == nullptr) return;
+  assert(slot->stats.active > 0);
+
+  PolicyStats& stats = slot->stats;
+  stats.active--;
+  stats.completed++;
+  stats.bytes += request->info.length;
+  // Wait is added here, not at dequeue, so wait_ns / completed is an exact
+  // mean over completed requests, as PolicyStats promises.
+  stats.wait_ns += NanosBetween(request->info.arrival, request->sched.dequeued);
+  stats.service_ns += NanosBetween(request->sched.dequeued, now);
+  slot->policy->Served(request, now);
+  // The caller may reuse the request; a stale pointer must not match a slot.
+  request->sched.stats = nullptr;
+  ReapStopped();
+}
+
+void Scheduler::ReapStopped() {
+  std::erase_if(stopping_, [](const std::unique_ptr<Slot>& slot) { return slot->Idle(); });
+}
+
+void Scheduler::RetirePrimary() {
+  if (primary_ == nullptr) return;
+  if (primary_->Idle()) {
+    primary_.reset();
+    return;
+  }
+  primary_->state = PolicyState::kStopping;
+  stopping_.push_back(std::move(primary_));
+}
+
+void Scheduler::StartPrimary(std::unique_ptr<Policy> policy) {
+  auto slot = std::make_unique<Slot>();
+  slot->policy = std::move(policy);
+  // kStarting would only be visible between these lines, under the caller's
+  // lock, so the slot is published as started directly.
+  slot->state = PolicyState::kStarted;
+  RetirePrimary();
+  primary_ = std::move(slot);
+}
+
+void Scheduler::StopPrimary() { RetirePrimary(); }
+
+std::string Scheduler::PrimaryName() const {
+  if (primary_ == nullptr) return std::string(fallback_->policy->Name());
+  return std::string(primary_->policy->Name());
+}
+
+size_t Scheduler::Queued() const {
+  uint64_t total = fallback_->stats.queued;
+  if (primary_ != nullptr) total += primary_->stats.queued;
+  for (const auto& slot : stopping_) total += slot->stats.queued;
+  return total;
+}
+
+size_t Scheduler::Active() const {
+  uint64_t total = fallback_->stats.active;
+  if (primary_ != nullptr) total += primary_->stats.active;
+  for (const auto& slot : stopping_) total += slot->stats.active;
+  return total;
+}
+
+std::vector<PolicyStatus> Scheduler::Status(const std::vector<std::string>& registered) const {
+  std::vector<PolicyStatus> out;
+  std::set<std::string, std::less<>> running;
+
+  out.push_back(StatusOfSlot(*fallback_->policy, fallback_->stats, fallback_->state));
+  out.back().fallback = true;
+  running.insert(out.back().name);
+  if (primary_ != nullptr) {
+    out.push_back(StatusOfSlot(*primary_->policy, primary_->stats, primary_->state));
+    out.back().primary = true;
+    running.insert(out.back().name);
+  }
+  for (const auto& slot : stopping_) {
+    out.push_back(StatusOfSlot(*slot->policy, slot->stats, slot->state));
+    running.insert(out.back().name);
+  }
+  for (const std::string& name : registered) {
+    if (running.count(name) != 0) continue;
+    PolicyStatus stopped;
+    stopped.name = name;
+    stopped.state = PolicyState::kStopped;
+    out.push_back(std::move(stopped));
+    running.insert(name);  // a name listed twice is still one policy
+  }
+  return out;
+}
+
+}  // namespace sfs::nrs

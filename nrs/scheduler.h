@@ -1,0 +1,99 @@
+// One NRS head (seed 000 core framework; seed 002 local request scheduler):
+// a FIFO fallback policy that always runs, at most one primary policy, and
+// policies being stopped that still hold requests.
+//
+// States, as in Lustre's nrs.c: a registered policy that is not running is
+// "stopped" (seed 000: AVAILABLE); the fallback FIFO is always "started";
+// the primary is "started"; a replaced primary is "stopping" until it is
+// empty, then it is destroyed. "starting" is the instant between building a
+// policy and publishing it; it is never observable because StartPrimary runs
+// under the caller's lock.
+//
+// Dequeue order: stopping policies first (oldest first) so a switch drains
+// what was queued before it, then the primary, then the fallback. Nothing is
+// lost or served twice: every Request* given to Enqueue comes back from
+// exactly one Dequeue.
+//
+// Thread safety: NOT thread-safe; the owner (ost::Service) serializes every
+// call with its own mutex.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "nrs/policy.h"
+
+namespace sfs::nrs {
+
+// Counters of one policy on one head. Times are sums in nanoseconds so
+// means can be derived; everything is cumulative since the policy started.
+struct PolicyStats {
+  uint64_t queued = 0;      // held now
+  uint64_t active = 0;      // handed out, not yet Complete()d
+  uint64_t completed = 0;
+  uint64_t bytes = 0;       // sum of info.length of completed requests
+  uint64_t wait_ns = 0;     // arrival -> dequeue, completed requests
+  uint64_t service_ns = 0;  // dequeue -> complete
+};
+
+enum class PolicyState { kStopped, kStarting, kStarted, kStopping };
+const char* PolicyStateName(PolicyState state);
+
+struct PolicyStatus {
+  std::string name;
+  PolicyState state = PolicyState::kStopped;
+  bool fallback = false;  // the always-on FIFO
+  bool primary = false;
+  std::string description;  // Policy::Describe()
+  PolicyStats stats;
+};
+
+class Scheduler {
+ public:
+  Scheduler();
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Never blocks, never fails: the primary takes it or the fallback does.
+  void Enqueue(Request* request, TimePoint now);
+
+  // Next request to serve, or nothing / nothing-until (see Pick).
+  Pick Dequeue(TimePoint now);
+
+  // REQUIRES: `request` came from Dequeue and is not yet completed.
+  void Complete(Request* request, TimePoint now);
+
+  // Makes `policy` the primary. The old primary (if any) becomes stopping
+  // and is drained by Dequeue. Replacing FIFO-with-FIFO is allowed.
+  void StartPrimary(std::unique_ptr<Policy> policy);
+  // Back to the fallback alone; the old primary drains as above.
+  void StopPrimary();
+
+  // Name of the primary policy, or "fifo" when only the fallback runs.
+  std::string PrimaryName() const;
+  size_t Queued() const;  // across all policies
+  size_t Active() const;  // dequeued, not completed
+
+  // Every policy that is started or stopping, plus `registered` names that
+  // are not running, reported as stopped.
+  std::vector<PolicyStatus> Status(const std::vector<std::string>& registered) const;
+
+ private:
+  struct Slot;
+  Pick DequeueFrom(Slot& slot, TimePoint now);
+  void ReapStopped();
+  // The slot whose stats `request` was queued against, or null.
+  Slot* SlotOf(const Request& request);
+  // Retires the primary: stopping if it still holds requests, else destroyed.
+  void RetirePrimary();
+
+  std::unique_ptr<Slot> fallback_;
+  std::unique_ptr<Slot> primary_;               // may be null
+  std::vector<std::unique_ptr<Slot>> stopping_;  // oldest first
+};
+
+}  // namespace sfs::nrs

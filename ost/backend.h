@@ -1,0 +1,88 @@
+// Object storage behind an Env-like interface (LevelDB's Env): a POSIX
+// implementation over one OST directory, an in-memory one for unit tests, and
+// a fault-injecting wrapper for failure tests.
+//
+// Thread safety: Backend and ObjectFile implementations are safe to call
+// from any number of threads at once (positional I/O only, no shared offset).
+#pragma once
+
+#include <sys/uio.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+
+namespace sfs::ost {
+
+class ObjectFile {
+ public:
+  ObjectFile() = default;
+  ObjectFile(const ObjectFile&) = delete;
+  ObjectFile& operator=(const ObjectFile&) = delete;
+  virtual ~ObjectFile() = default;
+
+  // Reads up to the iovecs' total at `offset`; returns bytes read, which is
+  // short only at the object's end (the caller zero-fills holes past it).
+  virtual Result<size_t> ReadV(const iovec* iov, int count, uint64_t offset) = 0;
+  // Writes all of the iovecs at `offset` or fails (ENOSPC, EIO, ...).
+  virtual Status WriteV(const iovec* iov, int count, uint64_t offset) = 0;
+  virtual Status Sync(bool data_only) = 0;
+  virtual Status Truncate(uint64_t size) = 0;
+  // Deallocates [offset, offset+length); reads of it return zeros after.
+  virtual Status Punch(uint64_t offset, uint64_t length) = 0;
+  // Preallocates; extends the object size unless keep_size.
+  virtual Status Allocate(uint64_t offset, uint64_t length, bool keep_size) = 0;
+  virtual Result<uint64_t> Size() = 0;
+};
+
+struct SpaceInfo {
+  uint64_t block_size = 4096;
+  uint64_t total_blocks = 0;
+  uint64_t free_blocks = 0;   // root's view
+  uint64_t avail_blocks = 0;  // unprivileged view
+  uint64_t total_files = 0;
+  uint64_t free_files = 0;
+};
+
+class Backend {
+ public:
+  Backend() = default;
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+  virtual ~Backend() = default;
+
+  // Opens object `id`. With create=false a missing object is ENOENT (the
+  // caller treats it as a hole); with create=true it is created empty.
+  virtual Result<std::unique_ptr<ObjectFile>> Open(uint64_t id, bool create) = 0;
+  // Removes the object; a missing object is not an error.
+  virtual Status Remove(uint64_t id) = 0;
+  virtual Result<SpaceInfo> Space() = 0;
+  // For log lines: the directory, or "mem".
+  virtual std::string Describe() const = 0;
+};
+
+// Objects live under `dir`/objects/XX/<id in hex>, XX being the low byte of
+// the id, so no directory grows past 1/256 of the objects. `dir` is opened
+// once with O_DIRECTORY and every access is an *at() call relative to it.
+// ENOENT/ENOTDIR if `dir` is not an existing directory.
+Result<std::unique_ptr<Backend>> NewPosixBackend(const std::string& dir);
+
+// Plain memory; for unit tests.
+std::unique_ptr<Backend> NewMemBackend(uint64_t capacity_bytes = 1ull << 30);
+
+// Wraps another backend; while a fault is set, every call of that kind fails
+// with the given errno. Returned handle is shared so tests keep control.
+class FaultInjector {
+ public:
+  virtual ~FaultInjector() = default;
+  virtual void FailWrites(int err) = 0;  // 0 clears
+  virtual void FailReads(int err) = 0;
+  virtual void FailOpens(int err) = 0;
+  virtual void FailSyncs(int err) = 0;
+};
+std::unique_ptr<Backend> NewFaultBackend(std::unique_ptr<Backend> inner,
+                                         std::shared_ptr<FaultInjector>* control);
+
+}  // namespace sfs::ost

@@ -1,0 +1,120 @@
+// One object storage target: its backend, its NRS scheduler and its Boost.Asio
+// service threads (seed 002's local request scheduler with service threads
+// that ask it for the next request).
+//
+// Data path: Submit() enqueues into the scheduler under mu_ and posts one
+// "serve" token to the io_context; a service thread running a token dequeues
+// whatever the policy allows next, runs it against the object file and calls
+// the request's observer. Tokens equal requests, so nothing is served twice
+// and nothing waits without a token. When the policy answers "nothing until
+// t", the token waits on an Asio steady_timer: no busy polling and no
+// sleeping service thread.
+//
+// Thread safety: all public methods are safe from any thread. Lock order:
+// Service::mu_ is a leaf lock; observers are called with no lock held.
+#pragma once
+
+#include <sys/uio.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "nrs/policy.h"
+#include "nrs/request.h"
+#include "nrs/scheduler.h"
+#include "ost/backend.h"
+
+namespace sfs::ost {
+
+// A lazily opened object shared by every request on it while its file is
+// open. The first request that needs the file opens it (on a service thread,
+// never on a FUSE thread); the handle closes it when the last owner drops it.
+class ObjectHandle {
+ public:
+  ObjectHandle(Backend* backend, uint64_t object_id)
+      : backend_(backend), object_id_(object_id) {}
+  uint64_t object_id() const { return object_id_; }
+  // Returns the open file, opening it now if needed. With create=false a
+  // missing object is ENOENT and nothing is cached.
+  Result<ObjectFile*> Get(bool create);
+
+ private:
+  Backend* const backend_;  // borrowed; the Service outlives its handles
+  const uint64_t object_id_;
+  std::mutex mu_;                      // guards file_
+  std::unique_ptr<ObjectFile> file_;   // GUARDED_BY(mu_)
+};
+
+class IoRequest;
+
+// Told when one request has finished. Called on a service thread, no lock
+// held; may send a FUSE reply. Must not block on I/O.
+class IoObserver {
+ public:
+  virtual ~IoObserver() = default;
+  // `bytes` is what a read or write moved.
+  virtual void PartDone(IoRequest& request, const Status& status, size_t bytes) = 0;
+};
+
+class IoRequest : public nrs::Request {
+ public:
+  std::shared_ptr<ObjectHandle> object;
+  // Read or write buffers, in object order; they cover info.length bytes.
+  // Borrowed from the observer, which keeps them alive until PartDone.
+  std::vector<iovec> iov;
+  uint64_t truncate_size = 0;   // kTruncate
+  bool keep_size = false;       // kAllocate
+  bool data_only = false;       // kSync: fdatasync
+  IoObserver* observer = nullptr;  // borrowed; outlives the request
+  uint64_t tag = 0;  // free for the observer (e.g. stripe index)
+};
+
+struct ServiceOptions {
+  uint32_t index = 0;
+  int threads = 2;
+};
+
+// Live per-OST counters beside the scheduler's per-policy ones.
+struct ServiceCounters {
+  uint64_t errors = 0;
+  uint64_t last_error = 0;  // errno of the most recent failure
+};
+
+class Service {
+ public:
+  // Starts `options.threads` service threads.
+  Service(const ServiceOptions& options, std::unique_ptr<Backend> backend);
+  // Serves every request already submitted, then joins the threads.
+  ~Service();
+  Service(const Service&) = delete;
+  Service& operator=(const Service&) = delete;
+
+  uint32_t index() const { return index_; }
+  Backend& backend() { return *backend_; }
+
+  std::shared_ptr<ObjectHandle> Object(uint64_t object_id);
+
+  // Hands the request to the scheduler and returns at once. `arrival` in
+  // request->info is set here if it was left at its default.
+  void Submit(std::unique_ptr<IoRequest> request);
+
+  // Switch the primary policy while I/O runs (see nrs::Scheduler).
+  void StartPolicy(std::unique_ptr<nrs::Policy> policy);
+  void StopPolicy();
+  std::vector<nrs::PolicyStatus> PolicyStatus(
+      const std::vector<std::string>& registered) const;
+  ServiceCounters Counters() const;
+
+ private:
+  struct Impl;
+  const uint32_t index_;
+  std::unique_ptr<Backend> backend_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace sfs::ost

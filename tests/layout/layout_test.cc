@@ -1,0 +1,172 @@
+#include "layout/layout.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <set>
+
+#include "layout/placement.h"
+
+namespace sfs::layout {
+namespace {
+
+Layout MakeLayout(uint32_t count, uint64_t stripe_size) {
+  Layout layout;
+  layout.stripe_size = stripe_size;
+  for (uint32_t i = 0; i < count; ++i) layout.objects.push_back({i, 100 + i});
+  return layout;
+}
+
+// Reference mapping of one byte, straight from the definition.
+std::pair<uint32_t, uint64_t> MapByte(const Layout& l, uint64_t off) {
+  uint64_t chunk = off / l.stripe_size;
+  return {static_cast<uint32_t>(chunk % l.stripe_count()),
+          (chunk / l.stripe_count()) * l.stripe_size + off % l.stripe_size};
+}
+
+TEST(MapExtentTest, EveryByteLandsWhereTheDefinitionSays) {
+  const Layout layout = MakeLayout(3, 64 * 1024);
+  // Extents around stripe and row boundaries.
+  const uint64_t s = layout.stripe_size;
+  for (uint64_t offset : std::initializer_list<uint64_t>{0, 1, s - 1, s, s + 1, 3 * s - 1, 3 * s, 7 * s + 5}) {
+    for (uint64_t length : std::initializer_list<uint64_t>{1, 2, s - 1, s, s + 1, 3 * s, 10 * s + 3}) {
+      auto parts = MapExtent(layout, offset, length);
+      uint64_t total = 0;
+      std::set<uint64_t> seen_buffer;
+      for (const auto& part : parts) {
+        uint64_t object_pos = part.object_offset;
+        uint64_t seg_total = 0;
+        for (const auto& seg : part.segments) {
+          for (uint64_t b = 0; b < seg.length; b += (seg.length > 64 ? 61 : 1)) {
+            auto [stripe, obj] = MapByte(layout, offset + seg.buffer_offset + b);
+            ASSERT_EQ(stripe, part.stripe);
+            ASSERT_EQ(obj, object_pos + b);
+          }
+          object_pos += seg.length;
+          seg_total += seg.length;
+          ASSERT_TRUE(seen_buffer.insert(seg.buffer_offset).second);
+        }
+        ASSERT_EQ(seg_total, part.length);
+        total += part.length;
+      }
+      ASSERT_EQ(total, length) << offset << "+" << length;
+    }
+  }
+}
+
+TEST(MapExtentTest, OnePartPerTouchedStripeInStripeOrder) {
+  const Layout layout = MakeLayout(4, 1 << 20);
+  auto parts = MapExtent(layout, (1 << 20) - 10, 20);  // crosses stripe 0 -> 1
+  ASSERT_EQ(parts.size(), 2u);
+  EXPECT_EQ(parts[0].stripe, 0u);
+  EXPECT_EQ(parts[0].object_offset, (1u << 20) - 10);
+  EXPECT_EQ(parts[0].length, 10u);
+  EXPECT_EQ(parts[1].stripe, 1u);
+  EXPECT_EQ(parts[1].object_offset, 0u);
+  EXPECT_EQ(parts[1].length, 10u);
+
+  // 8 MiB over 4 stripes: each stripe once, 2 MiB contiguous in the object
+  // but gathered from two buffer segments.
+  parts = MapExtent(layout, 0, 8 << 20);
+  ASSERT_EQ(parts.size(), 4u);
+  for (uint32_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(parts[i].stripe, i);
+    EXPECT_EQ(parts[i].object_offset, 0u);
+    EXPECT_EQ(parts[i].length, 2u << 20);
+    ASSERT_EQ(parts[i].segments.size(), 2u);
+    EXPECT_EQ(parts[i].segments[0].buffer_offset, uint64_t{i} << 20);
+    EXPECT_EQ(parts[i].segments[1].buffer_offset, uint64_t{i + 4} << 20);
+  }
+  EXPECT_TRUE(MapExtent(layout, 5, 0).empty());
+}
+
+TEST(MapExtentTest, SingleStripeMergesIntoOneSegment) {
+  const Layout layout = MakeLayout(1, 64 * 1024);
+  auto parts = MapExtent(layout, 100, 1 << 20);
+  ASSERT_EQ(parts.size(), 1u);
+  EXPECT_EQ(parts[0].object_offset, 100u);
+  ASSERT_EQ(parts[0].segments.size(), 1u);
+  EXPECT_EQ(parts[0].segments[0].length, 1u << 20);
+}
+
+TEST(ObjectSizeTest, MatchesByteCount) {
+  const Layout layout = MakeLayout(3, 64 * 1024);
+  const uint64_t s = layout.stripe_size;
+  for (uint64_t file_size : std::initializer_list<uint64_t>{0, 1, s - 1, s, s + 1, 2 * s + 7, 3 * s, 3 * s + 1, 9 * s + s / 2}) {
+    // Object size is one past the highest object byte of that stripe.
+    std::map<uint32_t, uint64_t> expect;
+    for (uint64_t b = file_size > 3 * s + 3 ? file_size - 3 * s - 3 : 0; b < file_size; ++b) {
+      auto [stripe, obj] = MapByte(layout, b);
+      expect[stripe] = std::max(expect[stripe], obj + 1);
+    }
+    for (uint32_t stripe = 0; stripe < 3; ++stripe) {
+      EXPECT_EQ(ObjectSizeFor(layout, stripe, file_size), expect[stripe])
+          << "size " << file_size << " stripe " << stripe;
+    }
+  }
+}
+
+TEST(LayoutCodecTest, RoundTripAndCorruption) {
+  Layout layout = MakeLayout(5, 2 << 20);
+  layout.pool = "fast";
+  auto decoded = Decode(Encode(layout));
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(decoded->stripe_size, layout.stripe_size);
+  EXPECT_EQ(decoded->pool, "fast");
+  ASSERT_EQ(decoded->stripe_count(), 5u);
+  EXPECT_EQ(decoded->objects[4].ost, 4u);
+  EXPECT_EQ(decoded->objects[4].object_id, 104u);
+  std::string blob = Encode(layout);
+  EXPECT_EQ(Decode(blob.substr(0, blob.size() - 1)).err(), EIO);
+  EXPECT_EQ(Decode(blob + "x").err(), EIO);
+  EXPECT_EQ(Decode("").err(), EIO);
+}
+
+TEST(LayoutDescribeTest, ListsEveryStripe) {
+  Layout layout = MakeLayout(2, 1 << 20);
+  EXPECT_EQ(Describe(layout),
+            "stripe_count=2 stripe_size=1048576 pool= stripe0=ost0:0x64 stripe1=ost1:0x65");
+}
+
+TEST(ValidateTest, StripeSizeAndCount) {
+  EXPECT_TRUE(Validate({4, 1 << 20, ""}).ok());
+  EXPECT_EQ(Validate({4, 1000, ""}).err(), EINVAL);
+  EXPECT_EQ(Validate({4, 0, ""}).err(), EINVAL);
+  EXPECT_EQ(Validate({0, 1 << 20, ""}).err(), EINVAL);
+  EXPECT_EQ(Validate({kMaxStripeCount + 1, 1 << 20, ""}).err(), EINVAL);
+}
+
+TEST(ParseSizeTest, UnitsAndErrors) {
+  EXPECT_EQ(*ParseSize("1M"), 1u << 20);
+  EXPECT_EQ(*ParseSize("64k"), 65536u);
+  EXPECT_EQ(*ParseSize("2GiB"), 2ull << 30);
+  EXPECT_EQ(*ParseSize("4096"), 4096u);
+  for (const char* bad : {"", "M", "1X", "1MM", "-1", "99999999999999999999", "17179869184T"}) {
+    EXPECT_EQ(ParseSize(bad).err(), EINVAL) << bad;
+  }
+}
+
+TEST(RandomPlacementTest, DistinctOstsAndCoverage) {
+  auto placement = NewRandomPlacement({0, 1, 2, 3}, 42);
+  std::map<uint32_t, int> first_counts;
+  for (int i = 0; i < 4000; ++i) {
+    auto chosen = placement->ChooseOsts(3, {});
+    ASSERT_TRUE(chosen.ok());
+    ASSERT_EQ(chosen->size(), 3u);
+    std::set<uint32_t> distinct(chosen->begin(), chosen->end());
+    ASSERT_EQ(distinct.size(), 3u);
+    first_counts[(*chosen)[0]]++;
+  }
+  // Uniform: each OST is first about 1000 times; a loose bound (fixed seed).
+  for (uint32_t ost = 0; ost < 4; ++ost) {
+    EXPECT_GT(first_counts[ost], 850);
+    EXPECT_LT(first_counts[ost], 1150);
+  }
+  auto capped = placement->ChooseOsts(9, {});
+  ASSERT_TRUE(capped.ok());
+  EXPECT_EQ(capped->size(), 4u);
+  EXPECT_EQ(NewRandomPlacement({}, 1)->ChooseOsts(1, {}).err(), ENOSPC);
+}
+
+}  // namespace
+}  // namespace sfs::layout

@@ -1,0 +1,228 @@
+#include "nrs/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "tests/nrs/test_policies.h"
+#include "tests/nrs/test_requests.h"
+
+namespace sfs::nrs {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::At;
+using testing::EvenLifoPolicy;
+using testing::FallbackOf;
+using testing::HoldPolicy;
+using testing::MakeRequests;
+using testing::PrimaryOf;
+using testing::T0;
+
+TEST(SchedulerTest, FallbackOnlyWhenNoPrimary) {
+  Scheduler sched;
+  EXPECT_EQ(sched.PrimaryName(), "fifo");
+  Pick pick = sched.Dequeue(T0());
+  EXPECT_EQ(pick.request, nullptr);
+  EXPECT_FALSE(pick.not_before.has_value());
+
+  auto status = sched.Status({});
+  ASSERT_EQ(status.size(), 1u);
+  EXPECT_EQ(status[0].name, "fifo");
+  EXPECT_EQ(status[0].state, PolicyState::kStarted);
+  EXPECT_TRUE(status[0].fallback);
+  EXPECT_FALSE(status[0].primary);
+
+  auto requests = MakeRequests(3);
+  for (auto& r : requests) sched.Enqueue(r.get(), T0());
+  EXPECT_EQ(sched.Queued(), 3u);
+  for (auto& r : requests) EXPECT_EQ(sched.Dequeue(T0()).request, r.get());
+  EXPECT_EQ(sched.Active(), 3u);
+  EXPECT_EQ(sched.Queued(), 0u);
+}
+
+TEST(SchedulerTest, RefusedRequestsGoToFallbackAndAllComeOutOnce) {
+  Scheduler sched;
+  int served = 0;
+  sched.StartPrimary(std::make_unique<EvenLifoPolicy>(&served));
+  EXPECT_EQ(sched.PrimaryName(), "evenlifo");
+
+  auto requests = MakeRequests(10);
+  for (auto& r : requests) sched.Enqueue(r.get(), T0());
+  auto status = sched.Status({});
+  EXPECT_EQ(PrimaryOf(status).stats.queued, 5u);
+  EXPECT_EQ(PrimaryOf(status).description, "parity=even");
+  EXPECT_EQ(FallbackOf(status).stats.queued, 5u);
+
+  // Primary (newest first) before fallback (arrival order).
+  std::vector<uint64_t> order;
+  for (int i = 0; i < 10; i++) {
+    Pick pick = sched.Dequeue(T0());
+    ASSERT_NE(pick.request, nullptr);
+    order.push_back(pick.request->info.object_id);
+    sched.Complete(pick.request, T0());
+  }
+  EXPECT_EQ(order, (std::vector<uint64_t>{8, 6, 4, 2, 0, 1, 3, 5, 7, 9}));
+  EXPECT_EQ(sched.Dequeue(T0()).request, nullptr);
+  EXPECT_EQ(served, 5);  // only the primary's own requests
+
+  status = sched.Status({});
+  EXPECT_EQ(PrimaryOf(status).stats.completed, 5u);
+  EXPECT_EQ(FallbackOf(status).stats.completed, 5u);
+  EXPECT_EQ(sched.Queued(), 0u);
+  EXPECT_EQ(sched.Active(), 0u);
+}
+
+TEST(SchedulerTest, StatsAreExactWithFakeClock) {
+  Scheduler sched;
+  auto requests = MakeRequests(3);
+  Request* r0 = requests[0].get();
+  Request* r1 = requests[1].get();
+  Request* r2 = requests[2].get();
+  r0->info.arrival = At(0ms);
+  r0->info.length = 100;
+  r1->info.arrival = At(1ms);
+  r1->info.length = 200;
+  r2->info.arrival = At(2ms);
+  r2->info.length = 4096;
+  sched.Enqueue(r0, At(0ms));
+  sched.Enqueue(r1, At(1ms));
+  sched.Enqueue(r2, At(2ms));
+
+  PolicyStats s = FallbackOf(sched.Status({})).stats;
+  EXPECT_EQ(s.queued, 3u);
+  EXPECT_EQ(s.active, 0u);
+
+  ASSERT_EQ(sched.Dequeue(At(10ms)).request, r0);
+  EXPECT_EQ(r0->sched.dequeued, At(10ms));
+  s = FallbackOf(sched.Status({})).stats;
+  EXPECT_EQ(s.queued, 2u);
+  EXPECT_EQ(s.active, 1u);
+  EXPECT_EQ(s.completed, 0u);
+
+  sched.Complete(r0, At(15ms));
+  s = FallbackOf(sched.Status({})).stats;
+  EXPECT_EQ(s.active, 0u);
+  EXPECT_EQ(s.completed, 1u);
+  EXPECT_EQ(s.bytes, 100u);
+  EXPECT_EQ(s.wait_ns, 10'000'000u);
+  EXPECT_EQ(s.service_ns, 5'000'000u);
+
+  ASSERT_EQ(sched.Dequeue(At(20ms)).request, r1);  // waited 19 ms
+  ASSERT_EQ(sched.Dequeue(At(21ms)).request, r2);  // waited 19 ms
+  EXPECT_EQ(sched.Active(), 2u);
+  sched.Complete(r2, At(30ms));  // served 9 ms
+  sched.Complete(r1, At(40ms));  // served 20 ms
+
+  s = FallbackOf(sched.Status({})).stats;
+  EXPECT_EQ(s.queued, 0u);
+  EXPECT_EQ(s.active, 0u);
+  EXPECT_EQ(s.completed, 3u);
+  EXPECT_EQ(s.bytes, 4396u);
+  EXPECT_EQ(s.wait_ns, 48'000'000u);
+  EXPECT_EQ(s.service_ns, 34'000'000u);
+}
+
+TEST(SchedulerTest, UntilOnlyWhenNothingElseIsReady) {
+  Scheduler sched;
+  auto requests = MakeRequests(2);
+  Request* free_request = requests[0].get();
+  Request* held = requests[1].get();
+  sched.Enqueue(free_request, T0());  // no primary yet: fallback
+  sched.StartPrimary(std::make_unique<HoldPolicy>(At(5s)));
+  sched.Enqueue(held, T0());
+
+  // The primary is throttled, but the fallback's request is not held back.
+  Pick pick = sched.Dequeue(T0());
+  EXPECT_EQ(pick.request, free_request);
+
+  pick = sched.Dequeue(T0());
+  EXPECT_EQ(pick.request, nullptr);
+  ASSERT_TRUE(pick.not_before.has_value());
+  EXPECT_EQ(*pick.not_before, At(5s));
+  pick = sched.Dequeue(At(4s));
+  EXPECT_EQ(pick.request, nullptr);
+  EXPECT_EQ(pick.not_before, At(5s));
+
+  ASSERT_NE(held->policy_data, nullptr);
+  pick = sched.Dequeue(At(5s));
+  EXPECT_EQ(pick.request, held);
+  EXPECT_EQ(held->policy_data, nullptr);
+
+  pick = sched.Dequeue(At(5s));
+  EXPECT_EQ(pick.request, nullptr);
+  EXPECT_FALSE(pick.not_before.has_value());
+}
+
+TEST(SchedulerTest, EarliestUntilWinsAcrossPolicies) {
+  Scheduler sched;
+  auto requests = MakeRequests(2);
+  sched.StartPrimary(std::make_unique<HoldPolicy>(At(9s)));
+  sched.Enqueue(requests[0].get(), T0());
+  sched.StartPrimary(std::make_unique<HoldPolicy>(At(3s)));  // old one stops
+  sched.Enqueue(requests[1].get(), T0());
+
+  Pick pick = sched.Dequeue(T0());
+  EXPECT_EQ(pick.request, nullptr);
+  EXPECT_EQ(pick.not_before, At(3s));
+  // The stopping policy is asked first but is still held; the primary is not.
+  EXPECT_EQ(sched.Dequeue(At(3s)).request, requests[1].get());
+  pick = sched.Dequeue(At(3s));
+  EXPECT_EQ(pick.request, nullptr);
+  EXPECT_EQ(pick.not_before, At(9s));
+  EXPECT_EQ(sched.Dequeue(At(9s)).request, requests[0].get());
+}
+
+TEST(SchedulerTest, CompleteReachesThePolicyThatServedIt) {
+  Scheduler sched;
+  int served_a = 0;
+  int served_b = 0;
+  auto requests = MakeRequests(1);
+  sched.StartPrimary(std::make_unique<EvenLifoPolicy>(&served_a));
+  sched.Enqueue(requests[0].get(), T0());
+  ASSERT_EQ(sched.Dequeue(T0()).request, requests[0].get());
+
+  // A is empty but still serving one request, so it must stay alive.
+  sched.StartPrimary(std::make_unique<EvenLifoPolicy>(&served_b));
+  auto stopping = testing::Entries(sched.Status({}), "evenlifo", PolicyState::kStopping);
+  ASSERT_EQ(stopping.size(), 1u);
+  EXPECT_EQ(stopping[0].stats.active, 1u);
+  EXPECT_EQ(stopping[0].stats.queued, 0u);
+
+  sched.Complete(requests[0].get(), At(1s));
+  EXPECT_EQ(served_a, 1);
+  EXPECT_EQ(served_b, 0);
+  EXPECT_TRUE(testing::Entries(sched.Status({}), "evenlifo", PolicyState::kStopping).empty());
+  EXPECT_EQ(PrimaryOf(sched.Status({})).stats.completed, 0u);
+}
+
+TEST(SchedulerTest, StatusListsRegisteredNamesNotRunningAsStopped) {
+  Scheduler sched;
+  sched.StartPrimary(NewFifoPolicy());
+  auto status = sched.Status({"fifo", "tbf", "hold", "tbf"});
+  ASSERT_EQ(status.size(), 4u);
+  EXPECT_EQ(status[0].name, "fifo");
+  EXPECT_TRUE(status[0].fallback);
+  EXPECT_EQ(status[0].state, PolicyState::kStarted);
+  EXPECT_EQ(status[1].name, "fifo");
+  EXPECT_TRUE(status[1].primary);
+  EXPECT_FALSE(status[1].fallback);
+  EXPECT_EQ(status[1].state, PolicyState::kStarted);
+  EXPECT_EQ(status[2].name, "tbf");
+  EXPECT_EQ(status[2].state, PolicyState::kStopped);
+  EXPECT_FALSE(status[2].primary || status[2].fallback);
+  EXPECT_EQ(status[3].name, "hold");
+  EXPECT_EQ(status[3].state, PolicyState::kStopped);
+}
+
+TEST(SchedulerTest, PolicyStateNames) {
+  EXPECT_STREQ(PolicyStateName(PolicyState::kStopped), "stopped");
+  EXPECT_STREQ(PolicyStateName(PolicyState::kStarting), "starting");
+  EXPECT_STREQ(PolicyStateName(PolicyState::kStarted), "started");
+  EXPECT_STREQ(PolicyStateName(PolicyState::kStopping), "stopping");
+}
+
+}  // namespace
+}  // namespace sfs::nrs

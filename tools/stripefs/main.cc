@@ -1,0 +1,128 @@
+// stripefs: the command-line front end. A thin wrapper over fs/stripefs.h.
+//   stripefs mkfs --meta DIR --ost DIR [--ost DIR ...] [--stripe-count N] [--stripe-size S] [--force]
+//   stripefs mount META MOUNTPOINT [-f] [-o opt[,opt...]]
+//   stripefs umount MOUNTPOINT
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "fs/stripefs.h"
+#include "fs/version.h"
+#include "layout/layout.h"
+
+namespace {
+
+void Usage() {
+  fprintf(stderr,
+          "usage:\n"
+          "  stripefs mkfs --meta DIR --ost DIR [--ost DIR ...] [--stripe-count N]\n"
+          "                [--stripe-size SIZE] [--force]\n"
+          "  stripefs mount META_DIR MOUNTPOINT [-f] [-o option[,option...]]\n"
+          "      options: log_level=LEVEL log_file=PATH admin_uid=UID ost_threads=N\n"
+          "               attr_timeout=SECONDS, and any FUSE mount option\n"
+          "  stripefs umount MOUNTPOINT\n"
+          "  stripefs --version\n");
+}
+
+int Fail(const std::string& message) {
+  fprintf(stderr, "stripefs: %s\n", message.c_str());
+  return 1;
+}
+
+int Mkfs(const std::vector<std::string>& args) {
+  sfs::fs::MkfsOptions options;
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    auto value = [&]() -> const std::string* {
+      return i + 1 < args.size() ? &args[++i] : nullptr;
+    };
+    if (arg == "--force") {
+      options.force = true;
+      continue;
+    }
+    const std::string* v = value();
+    if (v == nullptr) return Fail("missing value after " + arg);
+    if (arg == "--meta") {
+      options.meta_dir = *v;
+    } else if (arg == "--ost") {
+      options.ost_dirs.push_back(*v);
+    } else if (arg == "--stripe-count" || arg == "-c") {
+      try {
+        options.stripe_count = static_cast<uint32_t>(std::stoul(*v));
+      } catch (...) {
+        return Fail("bad stripe count '" + *v + "'");
+      }
+    } else if (arg == "--stripe-size" || arg == "-S") {
+      auto size = sfs::layout::ParseSize(*v);
+      if (!size.ok()) return Fail(size.status().message());
+      options.stripe_size = *size;
+    } else {
+      Usage();
+      return Fail("unknown mkfs argument " + arg);
+    }
+  }
+  sfs::Status status = sfs::fs::Mkfs(options);
+  if (!status.ok()) return Fail(status.ToString());
+  printf("stripefs: formatted %s with %zu OSTs (default stripe_count=%u stripe_size=%llu)\n",
+         options.meta_dir.c_str(), options.ost_dirs.size(), options.stripe_count,
+         static_cast<unsigned long long>(options.stripe_size));
+  return 0;
+}
+
+int Mount(const std::vector<std::string>& args) {
+  sfs::fs::MountOptions options;
+  std::vector<std::string> positional;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i] == "-f") {
+      options.foreground = true;
+    } else if (args[i] == "-o") {
+      if (i + 1 >= args.size()) return Fail("missing value after -o");
+      sfs::Status status = sfs::fs::ParseMountOption(args[++i], &options);
+      if (!status.ok()) return Fail(status.ToString());
+    } else if (args[i].rfind("-o", 0) == 0) {
+      sfs::Status status = sfs::fs::ParseMountOption(args[i].substr(2), &options);
+      if (!status.ok()) return Fail(status.ToString());
+    } else {
+      positional.push_back(args[i]);
+    }
+  }
+  if (positional.size() != 2) {
+    Usage();
+    return 1;
+  }
+  options.meta_dir = positional[0];
+  options.mountpoint = positional[1];
+  return sfs::fs::RunMount(options);
+}
+
+int Umount(const std::vector<std::string>& args) {
+  if (args.size() != 1) {
+    Usage();
+    return 1;
+  }
+  execlp("fusermount3", "fusermount3", "-u", args[0].c_str(), static_cast<char*>(nullptr));
+  return Fail(std::string("cannot run fusermount3: ") + strerror(errno));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    Usage();
+    return 1;
+  }
+  const std::string command = argv[1];
+  std::vector<std::string> args(argv + 2, argv + argc);
+  if (command == "mkfs") return Mkfs(args);
+  if (command == "mount") return Mount(args);
+  if (command == "umount" || command == "unmount") return Umount(args);
+  if (command == "--version" || command == "version") {
+    puts(sfs::fs::VersionString());
+    return 0;
+  }
+  Usage();
+  return 1;
+}
