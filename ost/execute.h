@@ -1,0 +1,29 @@
+// Internal to ost/: running one IoRequest against its object, and the single
+// place where backend errors are turned into what a caller may see.
+#pragma once
+
+#include <cstddef>
+
+#include "common/status.h"
+#include "ost/backend.h"
+#include "ost/service.h"
+
+namespace sfs::ost {
+
+struct Outcome {
+  Status status;     // the backend's own error, unmapped
+  size_t bytes = 0;  // moved by a read or write
+};
+
+// Runs `request` (info.op) on request.object. Reads of a missing object or
+// past its end are zero-filled holes; sync/punch/truncate-to-0 of a missing
+// object succeed, since there is nothing to do.
+// REQUIRES: request.object is set and its backend is `backend`.
+Outcome Execute(IoRequest& request, Backend& backend);
+
+// The errno a caller sees for a backend errno: running out of space (or
+// quota, which an OST cannot attribute to a user) stays ENOSPC; everything
+// else is the OST failing, EIO. The original errno goes to the log only.
+int CallerErrno(int backend_errno);
+
+}  // namespace sfs::ost

@@ -1,0 +1,216 @@
+// The POSIX backend: one directory opened once, every object reached with an
+// *at() call relative to it, so a rename or remount of the path under us can
+// never redirect I/O to another directory.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <vector>
+
+#include "ost/backend.h"
+
+namespace sfs::ost {
+namespace {
+
+// "objects/XX" and "objects/XX/<16 hex digits>" for an id.
+std::string FanOutDir(uint64_t id) { return fmt::format("objects/{:02x}", id & 0xff); }
+std::string ObjectPath(uint64_t id) { return fmt::format("objects/{:02x}/{:016x}", id & 0xff, id); }
+
+// Drops `done` bytes from the front of an iovec array, in place. Returns the
+// new start; entries before it are used up.
+iovec* Advance(iovec* iov, int* count, size_t done) {
+  while (*count > 0 && done >= iov->iov_len) {
+    done -= iov->iov_len;
+    ++iov;
+    --*count;
+  }
+  if (*count > 0) {
+    iov->iov_base = static_cast<char*>(iov->iov_base) + done;
+    iov->iov_len -= done;
+  }
+  return iov;
+}
+
+size_t Total(const iovec* iov, int count) {
+  size_t total = 0;
+  for (int i = 0; i < count; ++i) total += iov[i].iov_len;
+  return total;
+}
+
+class PosixObjectFile : public ObjectFile {
+ public:
+  PosixObjectFile(int fd, const std::string& dir, uint64_t id) : fd_(fd), dir_(dir), id_(id) {}
+  ~PosixObjectFile() override { close(fd_); }
+
+  Result<size_t> ReadV(const iovec* iov, int count, uint64_t offset) override {
+    std::vector<iovec> left(iov, iov + count);  // advanced as reads land
+    iovec* next = left.data();
+    int n = count;
+    size_t wanted = Total(iov, count);
+    size_t done = 0;
+    while (done < wanted) {
+      ssize_t got = preadv(fd_, next, std::min(n, IOV_MAX), offset + done);
+      if (got < 0) {
+        if (errno == EINTR) continue;
+        return Fail("preadv", offset + done);
+      }
+      if (got == 0) break;
+      done += got;
+      // Regular files only return short at end of file (or IOV_MAX capping).
+      size_t asked = Total(next, std::min(n, IOV_MAX));
+      next = Advance(next, &n, got);
+      if (static_cast<size_t>(got) < asked) break;
+    }
+    return done;
+  }
+
+  Status WriteV(const iovec* iov, int count, uint64_t offset) override {
+    std::vector<iovec> left(iov, iov + count);
+    iovec* next = left.data();
+    int n = count;
+    size_t wanted = Total(iov, count);
+    size_t done = 0;
+    while (done < wanted) {
+      ssize_t put = pwritev(fd_, next, std::min(n, IOV_MAX), offset + done);
+      if (put < 0) {
+        if (errno == EINTR) continue;
+        return Fail("pwritev", offset + done);
+      }
+      // A zero-byte write of a nonzero buffer would loop forever; treat the
+      // device as full, which is what it means in practice.
+      if (put == 0) return ErrnoStatus(ENOSPC, Where("pwritev", offset + done));
+      done += put;
+      next = Advance(next, &n, put);
+    }
+    return Status::Ok();
+  }
+
+  Status Sync(bool data_only) override {
+    int rc = data_only ? fdatasync(fd_) : fsync(fd_);
+    if (rc != 0) return Fail(data_only ? "fdatasync" : "fsync", 0);
+    return Status::Ok();
+  }
+
+  Status Truncate(uint64_t size) override {
+    if (ftruncate(fd_, size) != 0) return Fail("ftruncate", size);
+    return Status::Ok();
+  }
+
+  Status Punch(uint64_t offset, uint64_t length) override {
+    if (length == 0) return Status::Ok();  // fallocate rejects empty ranges
+    if (fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, offset, length) != 0) {
+      return Fail("punch", offset);
+    }
+    return Status::Ok();
+  }
+
+  Status Allocate(uint64_t offset, uint64_t length, bool keep_size) override {
+    if (length == 0) return Status::Ok();
+    if (fallocate(fd_, keep_size ? FALLOC_FL_KEEP_SIZE : 0, offset, length) != 0) {
+      return Fail("fallocate", offset);
+    }
+    return Status::Ok();
+  }
+
+  Result<uint64_t> Size() override {
+    struct stat st;
+    if (fstat(fd_, &st) != 0) return Fail("fstat", 0);
+    return static_cast<uint64_t>(st.st_size);
+  }
+
+ private:
+  std::string Where(const char* what, uint64_t offset) const {
+    return fmt::format("ost {}: {} object {:#x} at {}", dir_, what, id_, offset);
+  }
+  Status Fail(const char* what, uint64_t offset) const {
+    int err = errno;
+    return ErrnoStatus(err, Where(what, offset));
+  }
+
+  const int fd_;
+  const std::string dir_;  // for messages
+  const uint64_t id_;
+};
+
+class PosixBackend : public Backend {
+ public:
+  PosixBackend(int dir_fd, std::string dir) : dir_fd_(dir_fd), dir_(std::move(dir)) {}
+  ~PosixBackend() override { close(dir_fd_); }
+
+  Result<std::unique_ptr<ObjectFile>> Open(uint64_t id, bool create) override {
+    const std::string path = ObjectPath(id);
+    int flags = O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0);
+    int fd = openat(dir_fd_, path.c_str(), flags, 0644);
+    if (fd < 0 && errno == ENOENT && create) {
+      // Fan-out directories are made on first use, not at mkfs, so an OST
+      // holding few objects stays small.
+      Status made = MakeDirs(id);
+      if (!made.ok()) return made;
+      fd = openat(dir_fd_, path.c_str(), flags, 0644);
+    }
+    if (fd < 0) {
+      int err = errno;
+      return ErrnoStatus(err, fmt::format("ost {}: open object {:#x}", dir_, id));
+    }
+    return std::unique_ptr<ObjectFile>(new PosixObjectFile(fd, dir_, id));
+  }
+
+  Status Remove(uint64_t id) override {
+    if (unlinkat(dir_fd_, ObjectPath(id).c_str(), 0) != 0 && errno != ENOENT) {
+      int err = errno;
+      return ErrnoStatus(err, fmt::format("ost {}: unlink object {:#x}", dir_, id));
+    }
+    return Status::Ok();
+  }
+
+  Result<SpaceInfo> Space() override {
+    struct statvfs vfs;
+    if (fstatvfs(dir_fd_, &vfs) != 0) {
+      int err = errno;
+      return ErrnoStatus(err, fmt::format("ost {}: statvfs", dir_));
+    }
+    SpaceInfo info;
+    info.block_size = vfs.f_frsize ? vfs.f_frsize : vfs.f_bsize;
+    info.total_blocks = vfs.f_blocks;
+    info.free_blocks = vfs.f_bfree;
+    info.avail_blocks = vfs.f_bavail;
+    info.total_files = vfs.f_files;
+    info.free_files = vfs.f_ffree;
+    return info;
+  }
+
+  std::string Describe() const override { return dir_; }
+
+ private:
+  // Another thread may be creating the same directories: EEXIST is success.
+  Status MakeDirs(uint64_t id) {
+    for (const std::string& d : {std::string("objects"), FanOutDir(id)}) {
+      if (mkdirat(dir_fd_, d.c_str(), 0755) != 0 && errno != EEXIST) {
+        int err = errno;
+        return ErrnoStatus(err, fmt::format("ost {}: mkdir {}", dir_, d));
+      }
+    }
+    return Status::Ok();
+  }
+
+  const int dir_fd_;
+  const std::string dir_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Backend>> NewPosixBackend(const std::string& dir) {
+  int fd = open(dir.c_str(), O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    int err = errno;
+    return ErrnoStatus(err, fmt::format("ost {}: open directory", dir));
+  }
+  return std::unique_ptr<Backend>(new PosixBackend(fd, dir));
+}
+
+}  // namespace sfs::ost

@@ -1,0 +1,194 @@
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fstream>
+
+#include "ost/backend.h"
+#include "tests/ost/test_util.h"
+
+namespace sfs::ost {
+namespace {
+
+using testing::Iov;
+using testing::Pattern;
+using testing::TempDir;
+
+class PosixBackendTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto made = NewPosixBackend(dir_.path());
+    ASSERT_TRUE(made.ok()) << made.status().ToString();
+    backend_ = std::move(made).value();
+  }
+
+  std::unique_ptr<ObjectFile> OpenOrDie(uint64_t id, bool create = true) {
+    auto opened = backend_->Open(id, create);
+    EXPECT_TRUE(opened.ok()) << opened.status().ToString();
+    return opened.ok() ? std::move(opened).value() : nullptr;
+  }
+
+  std::string Read(ObjectFile& f, uint64_t offset, size_t n) {
+    std::string buf(n, 'x');
+    iovec iov{buf.data(), n};
+    auto got = f.ReadV(&iov, 1, offset);
+    EXPECT_TRUE(got.ok()) << got.status().ToString();
+    buf.resize(got.ok() ? *got : 0);
+    return buf;
+  }
+
+  void Write(ObjectFile& f, uint64_t offset, std::string data) {
+    iovec iov{data.data(), data.size()};
+    Status s = f.WriteV(&iov, 1, offset);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+  }
+
+  TempDir dir_;
+  std::unique_ptr<Backend> backend_;
+};
+
+TEST_F(PosixBackendTest, RoundTripWithManyIovecs) {
+  auto f = OpenOrDie(0x1234);
+  std::string data = Pattern(1, 10000);
+  std::string copy = data;
+  auto out = Iov(copy, 333);
+  ASSERT_TRUE(f->WriteV(out.data(), out.size(), 8192).ok());
+
+  std::string back(10000, 'x');
+  auto in = Iov(back, 1000);
+  auto got = f->ReadV(in.data(), in.size(), 8192);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_EQ(*got, 10000u);
+  EXPECT_EQ(back, data);
+  auto size = f->Size();
+  ASSERT_TRUE(size.ok());
+  EXPECT_EQ(*size, 8192u + 10000u);
+}
+
+TEST_F(PosixBackendTest, ReadPastEndIsShort) {
+  auto f = OpenOrDie(7);
+  Write(*f, 0, "hello");
+  std::string buf(100, 'x');
+  auto in = Iov(buf, 3);
+  auto got = f->ReadV(in.data(), in.size(), 2);
+  ASSERT_TRUE(got.ok());
+  EXPECT_EQ(*got, 3u);
+  EXPECT_EQ(buf.substr(0, 3), "llo");
+  EXPECT_EQ(Read(*f, 1000, 10), "");
+}
+
+TEST_F(PosixBackendTest, MissingObjectIsEnoentWithoutCreate) {
+  auto opened = backend_->Open(99, /*create=*/false);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_EQ(opened.err(), ENOENT);
+  // And that open made nothing.
+  struct stat st;
+  EXPECT_NE(stat((dir_.path() + "/objects").c_str(), &st), 0);
+}
+
+TEST_F(PosixBackendTest, ObjectsFanOutByLowByte) {
+  OpenOrDie(0xabcdef12);
+  OpenOrDie(0x100000012);
+  struct stat st;
+  EXPECT_EQ(stat((dir_.path() + "/objects/12/00000000abcdef12").c_str(), &st), 0);
+  EXPECT_TRUE(S_ISREG(st.st_mode));
+  EXPECT_EQ(stat((dir_.path() + "/objects/12/0000000100000012").c_str(), &st), 0);
+  auto reopened = backend_->Open(0xabcdef12, /*create=*/false);
+  EXPECT_TRUE(reopened.ok());
+}
+
+TEST_F(PosixBackendTest, TruncateUpAndDown) {
+  auto f = OpenOrDie(3);
+  Write(*f, 0, "abcdefgh");
+  ASSERT_TRUE(f->Truncate(4).ok());
+  EXPECT_EQ(*f->Size(), 4u);
+  EXPECT_EQ(Read(*f, 0, 100), "abcd");
+  ASSERT_TRUE(f->Truncate(10).ok());
+  EXPECT_EQ(*f->Size(), 10u);
+  EXPECT_EQ(Read(*f, 0, 100), std::string("abcd") + std::string(6, '\0'));
+}
+
+TEST_F(PosixBackendTest, PunchZeroesAndKeepsSize) {
+  auto f = OpenOrDie(4);
+  std::string data = Pattern(4, 3 * 4096);
+  Write(*f, 0, data);
+  Status s = f->Punch(4096, 4096);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(*f->Size(), 3u * 4096);
+  std::string back = Read(*f, 0, 3 * 4096);
+  EXPECT_EQ(back.substr(0, 4096), data.substr(0, 4096));
+  EXPECT_EQ(back.substr(4096, 4096), std::string(4096, '\0'));
+  EXPECT_EQ(back.substr(8192), data.substr(8192));
+  EXPECT_TRUE(f->Punch(0, 0).ok());
+}
+
+TEST_F(PosixBackendTest, AllocateExtendsUnlessKeepSize) {
+  auto f = OpenOrDie(5);
+  Status s = f->Allocate(0, 65536, /*keep_size=*/true);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(*f->Size(), 0u);
+  s = f->Allocate(0, 65536, /*keep_size=*/false);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(*f->Size(), 65536u);
+  EXPECT_EQ(Read(*f, 100, 10), std::string(10, '\0'));
+}
+
+TEST_F(PosixBackendTest, SyncBothKinds) {
+  auto f = OpenOrDie(6);
+  Write(*f, 0, "x");
+  EXPECT_TRUE(f->Sync(true).ok());
+  EXPECT_TRUE(f->Sync(false).ok());
+}
+
+TEST_F(PosixBackendTest, RemoveAndRemoveMissing) {
+  {
+    auto f = OpenOrDie(8);
+    Write(*f, 0, "gone soon");
+  }
+  ASSERT_TRUE(backend_->Remove(8).ok());
+  struct stat st;
+  EXPECT_NE(stat((dir_.path() + "/objects/08/0000000000000008").c_str(), &st), 0);
+  EXPECT_EQ(backend_->Open(8, false).err(), ENOENT);
+  EXPECT_TRUE(backend_->Remove(8).ok());
+  EXPECT_TRUE(backend_->Remove(0xfeed).ok());  // never existed, nor its fan-out dir
+}
+
+TEST_F(PosixBackendTest, SpaceAndDescribe) {
+  auto space = backend_->Space();
+  ASSERT_TRUE(space.ok()) << space.status().ToString();
+  EXPECT_GT(space->block_size, 0u);
+  EXPECT_GT(space->total_blocks, 0u);
+  EXPECT_LE(space->avail_blocks, space->total_blocks);
+  EXPECT_EQ(backend_->Describe(), dir_.path());
+}
+
+TEST_F(PosixBackendTest, ErrorsNameTheDirectoryAndObject) {
+  auto f = OpenOrDie(0x2a);
+  Status s = f->Truncate(static_cast<uint64_t>(-1));  // negative off_t: EINVAL
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find(dir_.path()), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("0x2a"), std::string::npos) << s.message();
+}
+
+TEST(PosixBackendOpenTest, MissingDirectoryIsEnoent) {
+  TempDir dir;
+  std::string missing = dir.path() + "/nope";
+  auto made = NewPosixBackend(missing);
+  ASSERT_FALSE(made.ok());
+  EXPECT_EQ(made.err(), ENOENT);
+  EXPECT_NE(made.status().message().find(missing), std::string::npos);
+}
+
+TEST(PosixBackendOpenTest, FileIsEnotdir) {
+  TempDir dir;
+  std::string file = dir.path() + "/plain";
+  std::ofstream(file) << "not a directory";
+  auto made = NewPosixBackend(file);
+  ASSERT_FALSE(made.ok());
+  EXPECT_EQ(made.err(), ENOTDIR);
+  EXPECT_NE(made.status().message().find(file), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sfs::ost
