@@ -1,0 +1,166 @@
+#include "meta/keys.h"
+
+#include <sys/stat.h>
+
+namespace sfs::meta {
+namespace {
+
+// Little-endian by shifts rather than memcpy so the on-disk record does not
+// depend on the host's byte order.
+void PutLE(std::string* out, uint64_t v, int bytes) {
+  for (int i = 0; i < bytes; ++i) out->push_back(static_cast<char>((v >> (8 * i)) & 0xff));
+}
+
+uint64_t GetLE(std::string_view in, size_t* pos, int bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < bytes; ++i) {
+    v |= uint64_t{static_cast<unsigned char>(in[*pos + i])} << (8 * i);
+  }
+  *pos += bytes;
+  return v;
+}
+
+void PutTime(std::string* out, const Timestamp& t) {
+  PutLE(out, static_cast<uint64_t>(t.sec), 8);
+  PutLE(out, static_cast<uint64_t>(t.nsec), 4);
+}
+
+Timestamp GetTime(std::string_view in, size_t* pos) {
+  Timestamp t;
+  t.sec = static_cast<int64_t>(GetLE(in, pos, 8));
+  t.nsec = static_cast<int64_t>(GetLE(in, pos, 4));
+  return t;
+}
+
+std::string PrefixedIno(char prefix, uint64_t ino) {
+  std::string key(1, prefix);
+  key += EncodeU64BE(ino);
+  return key;
+}
+
+}  // namespace
+
+std::string EncodeU64BE(uint64_t v) {
+  std::string out(8, '\0');
+  for (int i = 7; i >= 0; --i) {
+    out[i] = static_cast<char>(v & 0xff);
+    v >>= 8;
+  }
+  return out;
+}
+
+uint64_t DecodeU64BE(std::string_view bytes) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<unsigned char>(bytes[i]);
+  return v;
+}
+
+Result<uint64_t> DecodeCounter(std::string_view value) {
+  if (value.size() != 8) return Status::Error(EIO, "meta: bad counter record");
+  return DecodeU64BE(value);
+}
+
+std::string SettingKey(std::string_view name) {
+  std::string key(1, kSettingPrefix);
+  key += name;
+  return key;
+}
+
+std::string InodeKey(uint64_t ino) { return PrefixedIno(kInodePrefix, ino); }
+std::string DirentPrefix(uint64_t parent) { return PrefixedIno(kDirentPrefix, parent); }
+std::string LayoutKey(uint64_t ino) { return PrefixedIno(kLayoutPrefix, ino); }
+std::string XattrPrefix(uint64_t ino) { return PrefixedIno(kXattrPrefix, ino); }
+std::string OrphanKey(uint64_t ino) { return PrefixedIno(kOrphanPrefix, ino); }
+
+std::string DirentKey(uint64_t parent, std::string_view name) {
+  std::string key = DirentPrefix(parent);
+  key += name;
+  return key;
+}
+
+std::string XattrKey(uint64_t ino, std::string_view name) {
+  std::string key = XattrPrefix(ino);
+  key += name;
+  return key;
+}
+
+std::string PrefixSuccessor(std::string_view prefix) {
+  std::string s(prefix);
+  while (!s.empty()) {
+    auto last = static_cast<unsigned char>(s.back());
+    if (last != 0xff) {
+      s.back() = static_cast<char>(last + 1);
+      return s;
+    }
+    s.pop_back();
+  }
+  return s;
+}
+
+std::string_view KeySuffix(std::string_view key, size_t prefix_len) {
+  return key.substr(prefix_len);
+}
+
+Result<uint64_t> DecodeInoKey(std::string_view key) {
+  if (key.size() != 9) return Status::Error(EIO, "meta: bad inode-number key");
+  return DecodeU64BE(key.substr(1));
+}
+
+std::string EncodeInode(const Inode& inode) {
+  std::string out;
+  out.reserve(kInodeRecordFixedSize + inode.symlink.size());
+  out.push_back(static_cast<char>(kInodeRecordVersion));
+  PutLE(&out, inode.mode, 4);
+  PutLE(&out, inode.uid, 4);
+  PutLE(&out, inode.gid, 4);
+  PutLE(&out, inode.nlink, 4);
+  PutLE(&out, inode.size, 8);
+  PutLE(&out, inode.rdev, 8);
+  PutLE(&out, inode.parent, 8);
+  PutTime(&out, inode.atime);
+  PutTime(&out, inode.mtime);
+  PutTime(&out, inode.ctime);
+  out += inode.symlink;
+  return out;
+}
+
+Result<Inode> DecodeInode(uint64_t ino, std::string_view value) {
+  if (value.size() < kInodeRecordFixedSize) {
+    return Status::Error(EIO, "meta: short inode record for " + std::to_string(ino));
+  }
+  if (static_cast<uint8_t>(value[0]) != kInodeRecordVersion) {
+    return Status::Error(EIO, "meta: unknown inode record version for " + std::to_string(ino));
+  }
+  Inode inode;
+  inode.ino = ino;
+  size_t pos = 1;
+  inode.mode = static_cast<uint32_t>(GetLE(value, &pos, 4));
+  inode.uid = static_cast<uint32_t>(GetLE(value, &pos, 4));
+  inode.gid = static_cast<uint32_t>(GetLE(value, &pos, 4));
+  inode.nlink = static_cast<uint32_t>(GetLE(value, &pos, 4));
+  inode.size = GetLE(value, &pos, 8);
+  inode.rdev = GetLE(value, &pos, 8);
+  inode.parent = GetLE(value, &pos, 8);
+  inode.atime = GetTime(value, &pos);
+  inode.mtime = GetTime(value, &pos);
+  inode.ctime = GetTime(value, &pos);
+  inode.symlink.assign(value.substr(pos));
+  return inode;
+}
+
+std::string EncodeDirent(uint64_t ino, uint32_t mode) {
+  std::string out = EncodeU64BE(ino);
+  uint32_t type = mode & S_IFMT;
+  for (int i = 3; i >= 0; --i) out.push_back(static_cast<char>((type >> (8 * i)) & 0xff));
+  return out;
+}
+
+Result<DirentValue> DecodeDirent(std::string_view value) {
+  if (value.size() != kDirentValueSize) return Status::Error(EIO, "meta: bad dirent record");
+  DirentValue d;
+  d.ino = DecodeU64BE(value);
+  for (int i = 8; i < 12; ++i) d.type = (d.type << 8) | static_cast<unsigned char>(value[i]);
+  return d;
+}
+
+}  // namespace sfs::meta

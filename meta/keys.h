@@ -1,0 +1,90 @@
+// Internal to meta/: the RocksDB key schema and the value encodings.
+//
+// One column family (default). Every key starts with a one-letter prefix so
+// each kind of record is a contiguous key range; integers inside keys are
+// 8-byte big-endian so that keys sort numerically and a prefix scan over
+// D<parent> or X<ino> visits one directory or one inode only.
+//
+//   key                      value
+//   S<name>                  setting value (string; mkfs records, tunables)
+//   C/next_ino               inode-number high-water mark (8 BE)
+//   C/next_obj               object-id high-water mark (8 BE)
+//   I<ino:8>                 inode record (below)
+//   D<parent:8><name>        dirent: child ino (8 BE) + type bits S_IFMT (4 BE)
+//   L<ino:8>                 layout blob (opaque, encoded by layout/)
+//   X<ino:8><name>           xattr value (full name, e.g. "user.foo")
+//   O<ino:8>                 orphan mark (empty): nlink 0, objects not yet freed
+//
+// A high-water mark is the first identifier never handed out: every id below
+// it may be in use, none at or above it is. It is raised (synced) before any
+// id of a new range is used, so after a crash allocation restarts above it.
+//
+// Inode record, version 1, fixed fields little-endian (the inode number is
+// the key, not part of the value):
+//   u8 version=1 | u32 mode | u32 uid | u32 gid | u32 nlink | u64 size |
+//   u64 rdev | u64 parent | {i64 sec, u32 nsec} atime, mtime, ctime |
+//   symlink target bytes (the rest of the value)
+// A record that is short or carries another version decodes as EIO, so a
+// newer format is never misread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "meta/meta_store.h"
+
+namespace sfs::meta {
+
+inline constexpr char kSettingPrefix = 'S';
+inline constexpr char kInodePrefix = 'I';
+inline constexpr char kDirentPrefix = 'D';
+inline constexpr char kLayoutPrefix = 'L';
+inline constexpr char kXattrPrefix = 'X';
+inline constexpr char kOrphanPrefix = 'O';
+inline constexpr std::string_view kNextInoKey = "C/next_ino";
+inline constexpr std::string_view kNextObjKey = "C/next_obj";
+
+inline constexpr uint8_t kInodeRecordVersion = 1;
+inline constexpr size_t kInodeRecordFixedSize = 1 + 4 * 4 + 8 * 3 + 3 * 12;
+inline constexpr size_t kDirentValueSize = 12;
+
+// Big-endian integers for keys and counters.
+std::string EncodeU64BE(uint64_t v);
+// REQUIRES: bytes.size() >= 8; reads the first 8.
+uint64_t DecodeU64BE(std::string_view bytes);
+// EIO unless the value is exactly 8 bytes.
+Result<uint64_t> DecodeCounter(std::string_view value);
+
+std::string SettingKey(std::string_view name);
+std::string InodeKey(uint64_t ino);
+std::string DirentKey(uint64_t parent, std::string_view name);
+std::string DirentPrefix(uint64_t parent);
+std::string LayoutKey(uint64_t ino);
+std::string XattrKey(uint64_t ino, std::string_view name);
+std::string XattrPrefix(uint64_t ino);
+std::string OrphanKey(uint64_t ino);
+
+// The smallest key greater than every key starting with `prefix`, or "" when
+// there is none (prefix all 0xff): the exclusive upper bound of a scan.
+std::string PrefixSuccessor(std::string_view prefix);
+
+// The part of `key` after a prefix of `prefix_len` bytes (the name in D/X/S
+// keys). REQUIRES: key.size() >= prefix_len.
+std::string_view KeySuffix(std::string_view key, size_t prefix_len);
+// The ino in an I/L/O key. EIO if the key is not prefix + 8 bytes.
+Result<uint64_t> DecodeInoKey(std::string_view key);
+
+std::string EncodeInode(const Inode& inode);
+// `ino` comes from the key. EIO on a short record or an unknown version.
+Result<Inode> DecodeInode(uint64_t ino, std::string_view value);
+
+struct DirentValue {
+  uint64_t ino = 0;
+  uint32_t type = 0;  // mode & S_IFMT of the child
+};
+std::string EncodeDirent(uint64_t ino, uint32_t mode);
+Result<DirentValue> DecodeDirent(std::string_view value);
+
+}  // namespace sfs::meta

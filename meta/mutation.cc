@@ -1,0 +1,106 @@
+#include "meta/mutation.h"
+
+#include <sys/stat.h>
+
+#include <vector>
+
+#include "meta/db_reads.h"
+#include "meta/rocks_status.h"
+
+namespace sfs::meta {
+
+Result<Inode*> Mutation::Load(uint64_t ino) {
+  if (deleted_.count(ino)) {
+    return Status::Error(ENOENT, "meta: inode " + std::to_string(ino) + " deleted");
+  }
+  auto it = inodes_.find(ino);
+  if (it != inodes_.end()) return &it->second;
+  auto inode = ReadInode(db_, rocksdb::ReadOptions(), ino);
+  SFS_RETURN_IF_ERROR(inode);
+  return &inodes_.emplace(ino, std::move(*inode)).first->second;
+}
+
+Result<Inode*> Mutation::LoadDir(uint64_t ino) {
+  auto inode = Load(ino);
+  SFS_RETURN_IF_ERROR(inode);
+  if (!S_ISDIR((*inode)->mode)) {
+    return Status::Error(ENOTDIR, "meta: inode " + std::to_string(ino) + " is not a directory");
+  }
+  return inode;
+}
+
+Inode* Mutation::Add(const Inode& inode) {
+  deleted_.erase(inode.ino);
+  Inode* slot = &inodes_[inode.ino];
+  *slot = inode;
+  return slot;
+}
+
+Result<std::optional<DirentValue>> Mutation::FindDirent(uint64_t parent, std::string_view name) {
+  return ReadDirent(db_, rocksdb::ReadOptions(), parent, name);
+}
+
+Result<bool> Mutation::HasChildren(uint64_t dir) {
+  bool any = false;
+  Status s = ScanPrefix(db_, rocksdb::ReadOptions(), DirentPrefix(dir),
+                        [&](std::string_view, std::string_view) {
+                          any = true;
+                          return false;
+                        });
+  SFS_RETURN_IF_ERROR(s);
+  return any;
+}
+
+void Mutation::PutDirent(uint64_t parent, std::string_view name, uint64_t ino, uint32_t mode) {
+  batch_.Put(DirentKey(parent, name), EncodeDirent(ino, mode));
+}
+
+void Mutation::DeleteDirent(uint64_t parent, std::string_view name) {
+  batch_.Delete(DirentKey(parent, name));
+}
+
+Status Mutation::DeleteInode(uint64_t ino) {
+  std::vector<std::string> xattr_keys;
+  Status s = ScanPrefix(db_, rocksdb::ReadOptions(), XattrPrefix(ino),
+                        [&](std::string_view key, std::string_view) {
+                          xattr_keys.emplace_back(key);
+                          return true;
+                        });
+  SFS_RETURN_IF_ERROR(s);
+  for (const auto& key : xattr_keys) batch_.Delete(key);
+  batch_.Delete(InodeKey(ino));
+  batch_.Delete(LayoutKey(ino));
+  batch_.Delete(OrphanKey(ino));
+  inodes_.erase(ino);
+  deleted_.insert(ino);
+  return Status::Ok();
+}
+
+void Mutation::MarkOrphan(uint64_t ino) { batch_.Put(OrphanKey(ino), rocksdb::Slice()); }
+
+Result<Removed> Mutation::DropLink(Inode* inode) {
+  Removed removed;
+  removed.ino = inode->ino;
+  removed.mode = inode->mode;
+  // A dirent without a link count would be damage; never wrap below zero.
+  if (inode->nlink > 0) --inode->nlink;
+  inode->ctime = now_;
+  removed.nlink_left = inode->nlink;
+  if (inode->nlink == 0) {
+    if (S_ISREG(inode->mode)) {
+      // The file's objects outlive the name: the caller frees them and Purges.
+      MarkOrphan(inode->ino);
+      removed.orphaned = true;
+    } else {
+      SFS_RETURN_IF_ERROR(DeleteInode(inode->ino));
+    }
+  }
+  return removed;
+}
+
+Status Mutation::Commit(std::string_view context) {
+  for (const auto& [ino, inode] : inodes_) batch_.Put(InodeKey(ino), EncodeInode(inode));
+  return FromRocks(db_->Write(rocksdb::WriteOptions(), &batch_), context);
+}
+
+}  // namespace sfs::meta

@@ -1,0 +1,73 @@
+// Internal to meta/: one namespace mutation being assembled into a single
+// WriteBatch. Inodes are loaded once and edited in place, so an operation that
+// reaches the same inode in two roles (a rename within one directory, an
+// exchange of two hard links' parents) sees its own edits and writes the
+// inode once. Nothing reaches the database until Commit.
+//
+// REQUIRES: the caller holds the store's mutation mutex from the first Load
+// to Commit, so the reads it checks against cannot change underneath it.
+#pragma once
+
+#include <rocksdb/db.h>
+#include <rocksdb/write_batch.h>
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "meta/keys.h"
+#include "meta/meta_store.h"
+
+namespace sfs::meta {
+
+class Mutation {
+ public:
+  explicit Mutation(rocksdb::DB* db) : db_(db), now_(Timestamp::Now()) {}
+  Mutation(const Mutation&) = delete;
+  Mutation& operator=(const Mutation&) = delete;
+
+  // The inode as edited so far; the pointer stays valid until Commit. ENOENT
+  // if it does not exist or this mutation deleted it.
+  Result<Inode*> Load(uint64_t ino);
+  // As Load, plus ENOTDIR if the inode is not a directory.
+  Result<Inode*> LoadDir(uint64_t ino);
+  // Adds a new inode to be written.
+  Inode* Add(const Inode& inode);
+
+  Result<std::optional<DirentValue>> FindDirent(uint64_t parent, std::string_view name);
+  Result<bool> HasChildren(uint64_t dir);
+  void PutDirent(uint64_t parent, std::string_view name, uint64_t ino, uint32_t mode);
+  void DeleteDirent(uint64_t parent, std::string_view name);
+
+  // Deletes the inode with its layout, xattrs and orphan mark; pointers from
+  // Load to it dangle afterwards.
+  Status DeleteInode(uint64_t ino);
+  void MarkOrphan(uint64_t ino);
+  // Drops one link of a non-directory whose name is gone, as unlink does
+  // (ctime = now): at zero a regular file becomes an orphan, anything else
+  // is deleted (and `inode` then dangles).
+  Result<Removed> DropLink(Inode* inode);
+
+  // A directory whose entries changed: mtime = ctime = now.
+  void TouchDir(Inode* dir) const { dir->mtime = dir->ctime = now_; }
+
+  rocksdb::WriteBatch* batch() { return &batch_; }
+  // One clock reading for the whole mutation, so the times it sets agree.
+  const Timestamp& now() const { return now_; }
+
+  // Writes every loaded or added inode and the batch, atomically, unsynced.
+  Status Commit(std::string_view context);
+
+ private:
+  rocksdb::DB* db_;
+  const Timestamp now_;
+  rocksdb::WriteBatch batch_;
+  std::map<uint64_t, Inode> inodes_;
+  std::set<uint64_t> deleted_;
+};
+
+}  // namespace sfs::meta

@@ -1,0 +1,179 @@
+#include "meta/rocks_meta_store.h"
+
+#include <rocksdb/options.h>
+#include <rocksdb/write_batch.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <system_error>
+
+#include "meta/db_reads.h"
+#include "meta/keys.h"
+#include "meta/rocks_status.h"
+
+namespace sfs::meta {
+namespace {
+
+bool HasStore(const std::string& dir) {
+  std::error_code ec;
+  return std::filesystem::exists(std::filesystem::path(dir) / "CURRENT", ec);
+}
+
+Result<std::unique_ptr<rocksdb::DB>> OpenDb(const std::string& dir, bool create) {
+  rocksdb::Options options;
+  options.create_if_missing = create;
+  options.error_if_exists = create;
+  rocksdb::DB* raw = nullptr;
+  rocksdb::Status s = rocksdb::DB::Open(options, dir, &raw);
+  if (!s.ok()) return FromRocks(s, "meta: open " + dir);
+  return std::unique_ptr<rocksdb::DB>(raw);
+}
+
+}  // namespace
+
+Result<std::unique_ptr<MetaStore>> MetaStore::Format(
+    const std::string& dir, const std::map<std::string, std::string>& settings) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) return ErrnoStatus(ec.value(), "meta: mkdir " + dir);
+  if (HasStore(dir)) return Status::Error(EEXIST, "meta: " + dir + " already holds a store");
+  auto db = OpenDb(dir, /*create=*/true);
+  SFS_RETURN_IF_ERROR(db);
+
+  Timestamp now = Timestamp::Now();
+  Inode root;
+  root.ino = kRootIno;
+  root.mode = S_IFDIR | 0755;
+  root.nlink = 2;
+  root.parent = kRootIno;
+  root.atime = root.mtime = root.ctime = now;
+  rocksdb::WriteBatch batch;
+  batch.Put(InodeKey(kRootIno), EncodeInode(root));
+  for (const auto& [name, value] : settings) batch.Put(SettingKey(name), value);
+  batch.Put(std::string(kNextInoKey), EncodeU64BE(kFirstIno));
+  batch.Put(std::string(kNextObjKey), EncodeU64BE(kFirstObjectId));
+  rocksdb::WriteOptions sync;
+  sync.sync = true;
+  rocksdb::Status s = (*db)->Write(sync, &batch);
+  if (!s.ok()) return FromRocks(s, "meta: format " + dir);
+  return std::unique_ptr<MetaStore>(new RocksMetaStore(std::move(*db), kFirstIno, kFirstObjectId));
+}
+
+Result<std::unique_ptr<MetaStore>> MetaStore::Open(const std::string& dir) {
+  if (!HasStore(dir)) return Status::Error(ENOENT, "meta: no store in " + dir);
+  auto db = OpenDb(dir, /*create=*/false);
+  SFS_RETURN_IF_ERROR(db);
+  auto next_ino = ReadCounter(db->get(), kNextInoKey);
+  SFS_RETURN_IF_ERROR(next_ino);
+  auto next_obj = ReadCounter(db->get(), kNextObjKey);
+  SFS_RETURN_IF_ERROR(next_obj);
+  return std::unique_ptr<MetaStore>(new RocksMetaStore(std::move(*db), *next_ino, *next_obj));
+}
+
+Status MetaStore::Destroy(const std::string& dir) {
+  return FromRocks(rocksdb::DestroyDB(dir, rocksdb::Options()), "meta: destroy " + dir);
+}
+
+// Both ranges start empty at the persisted mark: ids between the last one
+// used before a crash and the old limit are skipped, never reused.
+RocksMetaStore::RocksMetaStore(std::unique_ptr<rocksdb::DB> db, uint64_t next_ino,
+                               uint64_t next_obj)
+    : db_(std::move(db)),
+      ino_range_{kNextInoKey, next_ino, next_ino},
+      obj_range_{kNextObjKey, next_obj, next_obj} {}
+
+// --- settings ---
+
+Result<std::string> RocksMetaStore::GetSetting(const std::string& name) {
+  return ReadKey(db_.get(), rocksdb::ReadOptions(), SettingKey(name), "meta: setting " + name);
+}
+
+Result<std::map<std::string, std::string>> RocksMetaStore::AllSettings() {
+  std::map<std::string, std::string> out;
+  Status s = ScanPrefix(db_.get(), rocksdb::ReadOptions(), std::string(1, kSettingPrefix),
+                        [&](std::string_view key, std::string_view value) {
+                          out.emplace(KeySuffix(key, 1), value);
+                          return true;
+                        });
+  SFS_RETURN_IF_ERROR(s);
+  return out;
+}
+
+// A blind put checks nothing, so it needs no mu_.
+Status RocksMetaStore::PutSetting(const std::string& name, const std::string& value) {
+  return FromRocks(db_->Put(rocksdb::WriteOptions(), SettingKey(name), value),
+                   "meta: put setting " + name);
+}
+
+// --- reads ---
+
+Result<Inode> RocksMetaStore::GetInode(uint64_t ino) {
+  return ReadInode(db_.get(), rocksdb::ReadOptions(), ino);
+}
+
+Result<Inode> RocksMetaStore::Lookup(uint64_t parent, const std::string& name) {
+  if (name.size() > kMaxNameLen) return Status::Error(ENAMETOOLONG, "meta: name too long");
+  // One snapshot so the dirent and the inode it names are from one state.
+  ScopedSnapshot snap(db_.get());
+  auto d = ReadDirent(db_.get(), snap.options(), parent, name);
+  SFS_RETURN_IF_ERROR(d);
+  if (!d->has_value()) {
+    return Status::Error(ENOENT, "meta: no '" + name + "' in " + std::to_string(parent));
+  }
+  return ReadInode(db_.get(), snap.options(), (*d)->ino);
+}
+
+Result<std::vector<DirEntry>> RocksMetaStore::ReadDir(uint64_t ino) {
+  ScopedSnapshot snap(db_.get());
+  auto dir = ReadInode(db_.get(), snap.options(), ino);
+  SFS_RETURN_IF_ERROR(dir);
+  if (!S_ISDIR(dir->mode)) {
+    return Status::Error(ENOTDIR, "meta: readdir of non-directory " + std::to_string(ino));
+  }
+  std::vector<DirEntry> out;
+  Status bad;
+  const std::string prefix = DirentPrefix(ino);
+  Status s = ScanPrefix(
+      db_.get(), snap.options(), prefix, [&](std::string_view key, std::string_view value) {
+        auto d = DecodeDirent(value);
+        if (!d.ok()) {
+          bad = d.status();
+          return false;
+        }
+        out.push_back(DirEntry{std::string(KeySuffix(key, prefix.size())), d->ino, d->type});
+        return true;
+      });
+  SFS_RETURN_IF_ERROR(s);
+  SFS_RETURN_IF_ERROR(bad);
+  return out;
+}
+
+// --- identifiers ---
+
+Result<uint64_t> RocksMetaStore::TakeIds(IdRange* range, uint64_t count) {
+  if (range->limit - range->next < count) {
+    // Extending from the old limit keeps [next, next + count) contiguous and
+    // wastes nothing; a large request simply gets a larger extension.
+    uint64_t new_limit = std::max(range->limit + kIdRangeSize, range->next + count);
+    rocksdb::WriteOptions sync;
+    sync.sync = true;
+    rocksdb::Status s = db_->Put(sync, rocksdb::Slice(range->key.data(), range->key.size()),
+                                 EncodeU64BE(new_limit));
+    if (!s.ok()) return FromRocks(s, "meta: raise " + std::string(range->key));
+    range->limit = new_limit;
+  }
+  uint64_t first = range->next;
+  range->next += count;
+  return first;
+}
+
+Result<uint64_t> RocksMetaStore::AllocateObjectIds(uint32_t count) {
+  if (count == 0) return Status::Error(EINVAL, "meta: allocate zero object ids");
+  std::lock_guard<std::mutex> lock(mu_);
+  return TakeIds(&obj_range_, count);
+}
+
+Status RocksMetaStore::Sync() { return FromRocks(db_->FlushWAL(/*sync=*/true), "meta: sync"); }
+
+}  // namespace sfs::meta

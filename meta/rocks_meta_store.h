@@ -1,0 +1,90 @@
+// Internal to meta/: the RocksDB MetaStore behind MetaStore::Format/Open.
+// Method bodies are split by theme: rocks_meta_store.cc (open, settings,
+// reads, identifiers), rocks_meta_store_namespace.cc (create, link, unlink,
+// rmdir), rocks_meta_store_rename.cc, rocks_meta_store_attr.cc (attributes,
+// layouts, xattrs, orphans).
+#pragma once
+
+#include <rocksdb/db.h>
+
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "meta/meta_store.h"
+
+namespace sfs::meta {
+
+// Identifiers are handed out in ranges of this many; one synced write per
+// range keeps allocation off the sync path almost always.
+inline constexpr uint64_t kIdRangeSize = 1024;
+inline constexpr uint64_t kFirstIno = kRootIno + 1;
+inline constexpr uint64_t kFirstObjectId = 1;
+
+class RocksMetaStore final : public MetaStore {
+ public:
+  // Takes over an open database whose counters are `next_ino`/`next_obj`.
+  RocksMetaStore(std::unique_ptr<rocksdb::DB> db, uint64_t next_ino, uint64_t next_obj);
+
+  Result<std::string> GetSetting(const std::string& name) override;
+  Result<std::map<std::string, std::string>> AllSettings() override;
+  Status PutSetting(const std::string& name, const std::string& value) override;
+
+  Result<Inode> GetInode(uint64_t ino) override;
+  Result<Inode> Lookup(uint64_t parent, const std::string& name) override;
+  Result<Inode> Create(uint64_t parent, const std::string& name, const NewNode& node) override;
+  Result<Inode> Link(uint64_t ino, uint64_t new_parent, const std::string& new_name) override;
+  Result<Removed> Unlink(uint64_t parent, const std::string& name) override;
+  Status Rmdir(uint64_t parent, const std::string& name) override;
+  Result<std::optional<Removed>> Rename(uint64_t parent, const std::string& name,
+                                        uint64_t new_parent, const std::string& new_name,
+                                        RenameMode mode) override;
+  Result<Inode> SetAttr(uint64_t ino, const AttrChange& change) override;
+  Result<Inode> NoteWrite(uint64_t ino, uint64_t end, bool kill_suid) override;
+  Result<std::vector<DirEntry>> ReadDir(uint64_t ino) override;
+
+  Result<std::string> GetLayout(uint64_t ino) override;
+  Status PutLayout(uint64_t ino, const std::string& blob) override;
+
+  Result<std::string> GetXattr(uint64_t ino, const std::string& name) override;
+  Result<std::vector<std::string>> ListXattr(uint64_t ino) override;
+  Status SetXattr(uint64_t ino, const std::string& name, const std::string& value,
+                  int flags) override;
+  Status RemoveXattr(uint64_t ino, const std::string& name) override;
+
+  Result<std::vector<uint64_t>> Orphans() override;
+  Status Purge(uint64_t ino) override;
+
+  Result<uint64_t> AllocateObjectIds(uint32_t count) override;
+  Status Sync() override;
+
+ private:
+  // [next, limit): ids this process may hand out without another write;
+  // `limit` is what `key` holds on disk.
+  struct IdRange {
+    std::string_view key;
+    uint64_t next;
+    uint64_t limit;
+  };
+
+  // The first of `count` consecutive ids from `range`, raising the persisted
+  // limit (synced) first when the range is short. REQUIRES: mu_ held.
+  Result<uint64_t> TakeIds(IdRange* range, uint64_t count);
+  // EINVAL if `dir` is `ancestor` or lies below it. REQUIRES: mu_ held.
+  Status CheckNotBelow(uint64_t dir, uint64_t ancestor);
+  Result<std::optional<Removed>> Exchange(uint64_t parent, const std::string& name,
+                                          uint64_t new_parent, const std::string& new_name);
+
+  // Declared first so it is destroyed last: the DB closes after nothing else
+  // can use it.
+  std::unique_ptr<rocksdb::DB> db_;
+  // Guards the read-check-write of every mutation (so checks like "name is
+  // free" still hold when the batch lands) and the id ranges. Reads do not
+  // take it. Leaf lock.
+  std::mutex mu_;
+  IdRange ino_range_;  // guarded by mu_
+  IdRange obj_range_;  // guarded by mu_
+};
+
+}  // namespace sfs::meta

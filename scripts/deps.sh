@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Installs the Debian 12 packages stripefs needs, only those missing.
+set -euo pipefail
+pkgs=(build-essential cmake ninja-build pkg-config fuse3 libfuse3-dev librocksdb-dev
+      libboost-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
+      attr fio)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# The test command: installs what is missing, builds, runs every unit and
+# integration test (the integration tests mount real filesystems; run as
+# root, /dev/fuse needed).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/deps.sh
+scripts/build.sh
+cd build
+ctest -j"$(nproc)" -LE integration --output-on-failure --timeout 300
+ctest -L integration --output-on-failure --timeout 600

@@ -1,0 +1,64 @@
+#include "fs/jobid.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace sfs::fs {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+// A fake /proc with one process: its environ and comm.
+class JobIdsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/sfs-jobid-XXXXXX";
+    root_ = mkdtemp(tmpl);
+  }
+  void TearDown() override { stdfs::remove_all(root_); }
+  void Process(int pid, const std::string& environ, const std::string& comm) {
+    stdfs::create_directories(root_ + "/" + std::to_string(pid));
+    std::ofstream(root_ + "/" + std::to_string(pid) + "/environ") << environ;
+    std::ofstream(root_ + "/" + std::to_string(pid) + "/comm") << comm << "\n";
+  }
+  std::string root_;
+};
+
+TEST_F(JobIdsTest, ReadsTheNamedVariable) {
+  using namespace std::string_literals;
+  Process(42, "HOME=/root\0SLURM_JOB_ID=1234\0PATH=/bin\0"s, "ior");
+  JobIds jobids(root_);
+  EXPECT_EQ(*jobids.Resolve(42, 1000, "SLURM_JOB_ID"), "1234");
+  EXPECT_EQ(*jobids.Resolve(42, 1000, "PATH"), "/bin");
+}
+
+TEST_F(JobIdsTest, FallsBackToProcnameUid) {
+  using namespace std::string_literals;
+  Process(7, "HOME=/root\0SLURM_JOB_IDX=9\0"s, "dd");
+  JobIds jobids(root_);
+  EXPECT_EQ(*jobids.Resolve(7, 1001, "SLURM_JOB_ID"), "dd.1001");
+  EXPECT_EQ(*jobids.Resolve(7, 1001, "procname_uid"), "dd.1001");
+  EXPECT_EQ(*jobids.Resolve(7, 1001, "disable"), "");
+  // A process that is gone still gets an id.
+  EXPECT_EQ(*jobids.Resolve(99, 5, "SLURM_JOB_ID"), "unknown.5");
+}
+
+TEST_F(JobIdsTest, CachesPerProcessUntilCleared) {
+  using namespace std::string_literals;
+  Process(8, "JOB=a\0"s, "x");
+  JobIds jobids(root_);
+  EXPECT_EQ(*jobids.Resolve(8, 0, "JOB"), "a");
+  Process(8, "JOB=b\0"s, "x");
+  EXPECT_EQ(*jobids.Resolve(8, 0, "JOB"), "a") << "served from the cache";
+  jobids.Clear();
+  EXPECT_EQ(*jobids.Resolve(8, 0, "JOB"), "b");
+  // A different jobid_var is not served from an entry derived under another.
+  Process(8, "JOB=b\0OTHER=c\0"s, "x");
+  EXPECT_EQ(*jobids.Resolve(8, 0, "OTHER"), "c");
+}
+
+}  // namespace
+}  // namespace sfs::fs

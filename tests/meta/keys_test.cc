@@ -1,0 +1,119 @@
+#include "meta/keys.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <string>
+
+namespace sfs::meta {
+namespace {
+
+using namespace std::string_literals;
+
+TEST(KeysTest, IntegersAreBigEndianSoKeysSortNumerically) {
+  EXPECT_EQ(InodeKey(0x0102030405060708), "I\x01\x02\x03\x04\x05\x06\x07\x08"s);
+  EXPECT_EQ(DecodeU64BE(EncodeU64BE(0x0102030405060708)), 0x0102030405060708u);
+  EXPECT_LT(InodeKey(255), InodeKey(256));
+  EXPECT_LT(InodeKey(256), InodeKey(uint64_t{1} << 40));
+  // Every entry of directory 1 sorts before any of directory 2.
+  EXPECT_LT(DirentKey(1, "zzz"), DirentKey(2, "a"));
+  EXPECT_LT(DirentKey(1, "a"), DirentKey(1, "b"));
+  EXPECT_EQ(DirentKey(7, "x"), DirentPrefix(7) + "x");
+}
+
+TEST(KeysTest, PrefixesAreOneLetter) {
+  EXPECT_EQ(SettingKey("fs_uuid"), "Sfs_uuid");
+  EXPECT_EQ(LayoutKey(1), "L\0\0\0\0\0\0\0\x01"s);
+  EXPECT_EQ(OrphanKey(1), "O\0\0\0\0\0\0\0\x01"s);
+  EXPECT_EQ(XattrKey(1, "user.a"), "X\0\0\0\0\0\0\0\x01user.a"s);
+  EXPECT_EQ(kNextInoKey, "C/next_ino");
+  EXPECT_EQ(kNextObjKey, "C/next_obj");
+}
+
+TEST(KeysTest, PrefixSuccessor) {
+  EXPECT_EQ(PrefixSuccessor("D\0\0\0\0\0\0\0\x01"s), "D\0\0\0\0\0\0\0\x02"s);
+  EXPECT_EQ(PrefixSuccessor("a\xff"s), "b");
+  EXPECT_EQ(PrefixSuccessor("\xff\xff"s), "");
+  // Trailing 0xff bytes drop out: still above every key of directory 0xff
+  // and not above any of directory 0x100.
+  const std::string bound = PrefixSuccessor(DirentPrefix(0xff));
+  EXPECT_EQ(bound, "D\0\0\0\0\0\0\x01"s);
+  EXPECT_LT(DirentKey(0xff, "\xff\xff"), bound);
+  EXPECT_LE(bound, DirentPrefix(0x100));
+}
+
+TEST(KeysTest, DecodeInoKeyAndCounter) {
+  auto ino = DecodeInoKey(OrphanKey(42));
+  ASSERT_TRUE(ino.ok());
+  EXPECT_EQ(*ino, 42u);
+  EXPECT_EQ(DecodeInoKey("O\x01").err(), EIO);
+  auto counter = DecodeCounter(EncodeU64BE(1026));
+  ASSERT_TRUE(counter.ok());
+  EXPECT_EQ(*counter, 1026u);
+  EXPECT_EQ(DecodeCounter("1234567").err(), EIO);
+}
+
+TEST(KeysTest, InodeRoundTrip) {
+  Inode in;
+  in.ino = 77;
+  in.mode = S_IFLNK | 0777;
+  in.uid = 1000;
+  in.gid = 0xfffffffe;
+  in.nlink = 3;
+  in.size = uint64_t{1} << 50;
+  in.rdev = 0x0807;
+  in.parent = 9;
+  in.atime = {-5, 999999999};
+  in.mtime = {1700000000, 1};
+  in.ctime = {1700000001, 2};
+  in.symlink = "../target\0with nul"s;
+  std::string record = EncodeInode(in);
+  EXPECT_EQ(record.size(), kInodeRecordFixedSize + in.symlink.size());
+  EXPECT_EQ(record[0], '\x01');
+  auto out = DecodeInode(77, record);
+  ASSERT_TRUE(out.ok());
+  EXPECT_EQ(out->ino, 77u);
+  EXPECT_EQ(out->mode, in.mode);
+  EXPECT_EQ(out->uid, in.uid);
+  EXPECT_EQ(out->gid, in.gid);
+  EXPECT_EQ(out->nlink, in.nlink);
+  EXPECT_EQ(out->size, in.size);
+  EXPECT_EQ(out->rdev, in.rdev);
+  EXPECT_EQ(out->parent, in.parent);
+  EXPECT_EQ(out->atime.sec, -5);
+  EXPECT_EQ(out->atime.nsec, 999999999);
+  EXPECT_EQ(out->mtime.sec, 1700000000);
+  EXPECT_EQ(out->ctime.nsec, 2);
+  EXPECT_EQ(out->symlink, in.symlink);
+}
+
+TEST(KeysTest, InodeRecordIsLittleEndian) {
+  Inode in;
+  in.mode = 0x11223344;
+  std::string record = EncodeInode(in);
+  EXPECT_EQ(record.substr(1, 4), "\x44\x33\x22\x11"s);
+}
+
+TEST(KeysTest, DecodeInodeRejectsShortAndUnknownRecords) {
+  std::string record = EncodeInode(Inode{});
+  EXPECT_EQ(DecodeInode(1, "").err(), EIO);
+  EXPECT_EQ(DecodeInode(1, record.substr(0, kInodeRecordFixedSize - 1)).err(), EIO);
+  record[0] = 2;
+  EXPECT_EQ(DecodeInode(1, record).err(), EIO);
+  record[0] = 0;
+  EXPECT_EQ(DecodeInode(1, record).err(), EIO);
+}
+
+TEST(KeysTest, DirentRoundTripKeepsOnlyTypeBits) {
+  std::string value = EncodeDirent(0x123456789, S_IFDIR | 0755);
+  EXPECT_EQ(value.size(), kDirentValueSize);
+  auto d = DecodeDirent(value);
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->ino, 0x123456789u);
+  EXPECT_EQ(d->type, static_cast<uint32_t>(S_IFDIR));
+  EXPECT_EQ(DecodeDirent(value.substr(0, 11)).err(), EIO);
+  EXPECT_EQ(DecodeDirent(value + "x").err(), EIO);
+}
+
+}  // namespace
+}  // namespace sfs::meta
