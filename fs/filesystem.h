@@ -44,6 +44,11 @@ struct OpenFile {
   // The file size as this mount knows it; every size change goes through
   // this mount, so while the file is open it saves a RocksDB read per read.
   std::atomic<uint64_t> size{0};
+  // Set once the objects were cut to the file's end during this open, before
+  // a write or preallocation from past the end: a crash between a write's
+  // data and its size may have left bytes there, which growing the file
+  // would turn into file data (fs/ops_file.cc).
+  std::atomic<bool> trimmed{false};
   int opens = 0;  // GUARDED_BY(OpenFiles::mu_)
 };
 

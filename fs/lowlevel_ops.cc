@@ -17,6 +17,9 @@ void OpInit(void* userdata, fuse_conn_info* conn) {
   // Write-through: each write reaches the OST scheduler with the identity
   // of the process that made it (see docs/design.md).
   conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+  // open(O_TRUNC) must empty the objects, which open does not do: without
+  // atomic O_TRUNC the kernel sends a setattr(size 0) first, which does.
+  conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
   Logger("fs")->info("FUSE session up: max_write {} proto {}.{}", conn->max_write,
                      conn->proto_major, conn->proto_minor);
 }

@@ -19,6 +19,17 @@ namespace {
 
 namespace stdfs = std::filesystem;
 
+// Where `dir` is or will be, creating nothing: the existing part with its
+// symlinks resolved, "." and ".." and trailing slashes gone.
+Result<std::string> Resolve(const std::string& dir) {
+  std::error_code ec;
+  auto path = stdfs::weakly_canonical(stdfs::absolute(dir, ec), ec);
+  if (ec) return Status::Error(ec.value(), dir + ": " + ec.message());
+  std::string text = path.string();
+  while (text.size() > 1 && text.back() == '/') text.pop_back();
+  return text;
+}
+
 // Creates `dir` if missing and returns its canonical path.
 Result<std::string> PrepareDir(const std::string& dir) {
   std::error_code ec;
@@ -76,11 +87,14 @@ Status Mkfs(const MkfsOptions& options) {
                                      " OSTs");
   }
 
-  auto meta_dir = PrepareDir(options.meta_dir);
+  // Paths are checked before any directory is created, so a refused mkfs
+  // leaves nothing behind (a stray empty OST directory would be "other
+  // data" to the next, correct mkfs naming its parent).
+  auto meta_dir = Resolve(options.meta_dir);
   if (!meta_dir.ok()) return meta_dir.status();
   std::vector<std::string> osts;
   for (const std::string& dir : options.ost_dirs) {
-    auto path = PrepareDir(dir);
+    auto path = Resolve(dir);
     if (!path.ok()) return path.status();
     for (const std::string& other : osts) {
       if (Nested(other, *path)) {
@@ -91,6 +105,13 @@ Status Mkfs(const MkfsOptions& options) {
       return Status::Error(EINVAL, "OST path " + dir + " overlaps the metadata directory");
     }
     osts.push_back(*path);
+  }
+  meta_dir = PrepareDir(*meta_dir);
+  if (!meta_dir.ok()) return meta_dir.status();
+  for (std::string& dir : osts) {
+    auto path = PrepareDir(dir);
+    if (!path.ok()) return path.status();
+    dir = *path;
   }
 
   if (!IsEmptyDir(*meta_dir)) {

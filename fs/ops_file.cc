@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <linux/falloc.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -41,6 +42,25 @@ class ReadOp final : public MultiPartOp {
   std::unique_ptr<char[]> buffer_;
 };
 
+// After a refused write that reached past the end of the file: cuts every
+// object back to that end, so the part the write stored before failing can
+// never surface (a later write further on would make it file data), then
+// sends the write's error. Nothing else can be writing past that end: the
+// kernel holds the inode lock until a write is answered, and page writeback
+// stays below the end.
+class CutBackOp final : public MultiPartOp {
+ public:
+  CutBackOp(fuse_req_t req, Status error) : req_(req), error_(std::move(error)) {}
+
+ private:
+  void Finish(const Status& status) override {
+    // A failed cut is already logged by its OST; the caller hears of the write.
+    ReplyError(req_, error_, "write");
+  }
+  fuse_req_t req_;
+  Status error_;
+};
+
 class WriteOp final : public MultiPartOp {
  public:
   WriteOp(fuse_req_t req, std::shared_ptr<OpenFile> file, uint64_t offset, const char* data,
@@ -55,13 +75,20 @@ class WriteOp final : public MultiPartOp {
 
  private:
   void Finish(const Status& status) override {
-    if (!status.ok()) return ReplyError(req_, status, "write");
+    if (!status.ok()) return Refused(status);
     // Size and mtime are recorded after the data is in the objects, so a
     // crash in between never exposes bytes that were not written.
     auto noted = Fs(req_).meta().NoteWrite(file_->ino, offset_ + length_, kill_suid_);
     if (!noted.ok()) return ReplyError(req_, noted.status(), "write");
     GrowSize(*file_, offset_ + length_);
     fuse_reply_write(req_, length_);
+  }
+  void Refused(const Status& status) {
+    const uint64_t end = file_->size.load();
+    if (offset_ + length_ <= end) return ReplyError(req_, status, "write");
+    Filesystem& fs = Fs(req_);
+    auto* cut = new CutBackOp(req_, status);
+    cut->Launch(fs, EveryStripe(TargetOf(*file_), nrs::Op::kTruncate, end, Caller(req_, fs), cut));
   }
   fuse_req_t req_;
   std::shared_ptr<OpenFile> file_;
@@ -70,6 +97,40 @@ class WriteOp final : public MultiPartOp {
   bool kill_suid_;
   std::unique_ptr<char[]> buffer_;
 };
+
+// Cuts every object to the file's end, then starts the op (a write or a
+// preallocation) that grows the file from past that end: whatever a crash
+// left there must read as zeros once it is inside the file.
+class TrimOp final : public MultiPartOp {
+ public:
+  TrimOp(Filesystem& fs, MultiPartOp* next, std::vector<std::unique_ptr<ost::IoRequest>> parts)
+      : fs_(fs), next_(next), parts_(std::move(parts)) {}
+
+ private:
+  void Finish(const Status&) override {
+    // A failed cut is logged by its OST; the next op reports its own outcome.
+    next_->Launch(fs_, std::move(parts_));
+  }
+  Filesystem& fs_;
+  MultiPartOp* next_;  // launched exactly once, here
+  std::vector<std::unique_ptr<ost::IoRequest>> parts_;
+};
+
+// Launches `op` with `parts`. If `op` makes [end of file, unwritten_until)
+// part of the file without writing it (a write further on, a preallocation)
+// and the objects were not trimmed yet in this open (OpenFile::trimmed), they
+// are cut to the end first. Later gaps are clean: a refused write cuts back
+// itself. Nothing else writes past the end meanwhile (see CutBackOp).
+void LaunchGrowing(Filesystem& fs, fuse_req_t req, OpenFile& file, uint64_t unwritten_until,
+                   MultiPartOp* op, std::vector<std::unique_ptr<ost::IoRequest>> parts) {
+  const uint64_t end = file.size.load();
+  if (unwritten_until > end && !file.trimmed.exchange(true)) {
+    auto* trim = new TrimOp(fs, op, std::move(parts));
+    trim->Launch(fs, EveryStripe(TargetOf(file), nrs::Op::kTruncate, end, Caller(req, fs), trim));
+    return;
+  }
+  op->Launch(fs, std::move(parts));
+}
 
 class SyncOp final : public MultiPartOp {
  public:
@@ -192,7 +253,7 @@ void OpWrite(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t of
   auto* op = new WriteOp(req, file, static_cast<uint64_t>(off), data, size, kill_suid);
   auto parts = ExtentParts(TargetOf(*file), nrs::Op::kWrite, static_cast<uint64_t>(off), size,
                            op->buffer(), Caller(req, fs), op);
-  op->Launch(fs, std::move(parts));
+  LaunchGrowing(fs, req, *file, static_cast<uint64_t>(off), op, std::move(parts));
 }
 
 void OpFsync(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
@@ -226,7 +287,7 @@ void OpFallocate(fuse_req_t req, fuse_ino_t, int mode, off_t off, off_t length,
   // Object sizes follow the file size through truncate, never through
   // preallocation, so objects always keep their size here.
   for (auto& part : parts) part->keep_size = true;
-  op->Launch(fs, std::move(parts));
+  LaunchGrowing(fs, req, *file, new_end, op, std::move(parts));
 }
 
 meta::AttrChange ChangeFrom(const struct stat* attr, int to_set) {
@@ -275,7 +336,11 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
     op->objects = fs.Handles(op->layout);
     target = Target{&op->layout, &op->objects};
   }
-  auto parts = EveryStripe(target, nrs::Op::kTruncate, *change.size, Caller(req, fs), op);
+  // Growing a file cuts its objects to the old end instead of extending
+  // them: bytes a failed or interrupted write left past that end must read
+  // as zeros, and an object shorter than its share reads as a hole.
+  const uint64_t object_end = std::min(*change.size, inode->size);
+  auto parts = EveryStripe(target, nrs::Op::kTruncate, object_end, Caller(req, fs), op);
   op->Launch(fs, std::move(parts));
 }
 

@@ -155,9 +155,21 @@ class PosixBackend : public Backend {
     }
     if (fd < 0) {
       int err = errno;
+      // A missing object is a hole only while the OST directory exists; if
+      // the directory itself was removed the data is gone, which must not
+      // read as zeros.
+      if (err == ENOENT && !DirectoryAlive()) {
+        return Status::Error(EIO, fmt::format("ost {}: open object {:#x}: the OST directory "
+                                              "was removed", dir_, id));
+      }
       return ErrnoStatus(err, fmt::format("ost {}: open object {:#x}", dir_, id));
     }
     return std::unique_ptr<ObjectFile>(new PosixObjectFile(fd, dir_, id));
+  }
+
+  bool DirectoryAlive() const {
+    struct stat st;
+    return fstat(dir_fd_, &st) == 0 && st.st_nlink > 0;
   }
 
   Status Remove(uint64_t id) override {

@@ -1,5 +1,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
+
+#include <filesystem>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -85,6 +87,16 @@ TEST_F(PosixBackendTest, MissingObjectIsEnoentWithoutCreate) {
   // And that open made nothing.
   struct stat st;
   EXPECT_NE(stat((dir_.path() + "/objects").c_str(), &st), 0);
+}
+
+TEST_F(PosixBackendTest, MissingObjectOnRemovedDirectoryIsEio) {
+  OpenOrDie(5);
+  std::filesystem::remove_all(dir_.path());
+  // The object's data is gone with its directory: an error, not a hole.
+  auto opened = backend_->Open(5, /*create=*/false);
+  ASSERT_FALSE(opened.ok());
+  EXPECT_EQ(opened.err(), EIO);
+  EXPECT_NE(opened.status().message().find("removed"), std::string::npos);
 }
 
 TEST_F(PosixBackendTest, ObjectsFanOutByLowByte) {

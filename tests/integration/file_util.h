@@ -1,0 +1,135 @@
+// Small file helpers for the integration tests: whole-file reads and writes
+// through plain system calls, reproducible random bytes, and polling.
+#pragma once
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <optional>
+#include <random>
+#include <string>
+#include <thread>
+
+#include "mounted_fs.h"
+
+namespace sfs::test {
+
+// Everything an archive keeps of the tree under `dir`, one sorted line per
+// entry: type, mode, owner, size, links, mtime, symlink target, and an MD5
+// of each regular file. Directory sizes are filesystem-specific and left out.
+inline CommandResult Manifest(const std::string& dir) {
+  return Shell("cd " + dir +
+               " && { find . ! -type d -printf '%p %y %m %U %G %s %n %T@ %l\\n';"
+               " find . -mindepth 1 -type d -printf '%p %y %m %U %G %n %T@\\n';"
+               " find . -type f -exec md5sum {} +; } | sort");
+}
+
+// Byte-exact comparison whose failure message names the first differing
+// offset instead of printing megabytes.
+inline ::testing::AssertionResult SameBytes(const std::optional<std::string>& actual,
+                                            const std::string& expected) {
+  if (!actual.has_value()) {
+    return ::testing::AssertionFailure() << "read failed: " << strerror(errno);
+  }
+  if (*actual == expected) return ::testing::AssertionSuccess();
+  size_t i = 0;
+  while (i < actual->size() && i < expected.size() && (*actual)[i] == expected[i]) ++i;
+  return ::testing::AssertionFailure() << "sizes " << actual->size() << " vs expected "
+                                       << expected.size() << ", first difference at byte " << i;
+}
+
+inline std::string RandomBytes(size_t n, uint64_t seed) {
+  std::string bytes(n, '\0');
+  std::mt19937_64 rng(seed);
+  for (size_t i = 0; i < n; i += 8) {
+    uint64_t v = rng();
+    std::memcpy(bytes.data() + i, &v, std::min<size_t>(8, n - i));
+  }
+  return bytes;
+}
+
+// Writes all of `data` at `offset`; false (errno set) on failure.
+inline bool PwriteAll(int fd, const std::string& data, off_t offset) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t n = pwrite(fd, data.data() + done, data.size() - done, offset + done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return false;
+    done += static_cast<size_t>(n);
+  }
+  return true;
+}
+
+// Reads up to `length` bytes at `offset` (fewer only at end of file).
+inline std::optional<std::string> PreadAll(int fd, size_t length, off_t offset) {
+  std::string data(length, '\0');
+  size_t done = 0;
+  while (done < length) {
+    ssize_t n = pread(fd, data.data() + done, length - done, offset + done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) return std::nullopt;
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
+  }
+  data.resize(done);
+  return data;
+}
+
+// Creates or truncates `path` and writes `data`; false (errno set) on failure.
+inline bool WriteFile(const std::string& path, const std::string& data, mode_t mode = 0644) {
+  int fd = open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY, mode);
+  if (fd < 0) return false;
+  bool ok = PwriteAll(fd, data, 0);
+  int saved = errno;
+  if (close(fd) != 0 && ok) return false;
+  errno = saved;
+  return ok;
+}
+
+// The whole file, or nullopt (errno set).
+inline std::optional<std::string> ReadFile(const std::string& path) {
+  int fd = open(path.c_str(), O_RDONLY);
+  if (fd < 0) return std::nullopt;
+  std::string data;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int saved = errno;
+      close(fd);
+      errno = saved;
+      return std::nullopt;
+    }
+    if (n == 0) break;
+    data.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return data;
+}
+
+// The errno of a failed call returning -1, or 0 if it succeeded.
+inline int ErrnoOf(long rc) { return rc == -1 ? errno : 0; }
+
+// Polls `done` every 50 ms for up to `timeout_ms`; true once it holds.
+inline bool WaitFor(const std::function<bool()>& done, int timeout_ms = 5000) {
+  for (int waited = 0;; waited += 50) {
+    if (done()) return true;
+    if (waited >= timeout_ms) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+}
+
+inline bool Exists(const std::string& path) {
+  struct stat st;
+  return lstat(path.c_str(), &st) == 0;
+}
+
+}  // namespace sfs::test

@@ -1,0 +1,189 @@
+#include "mounted_fs.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace sfs::test {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+bool InMountinfo(const std::string& path) {
+  std::ifstream mountinfo("/proc/self/mountinfo");
+  std::string line;
+  while (std::getline(mountinfo, line)) {
+    std::istringstream fields(line);
+    std::string id, parent, devno, root, mount_point;
+    fields >> id >> parent >> devno >> root >> mount_point;
+    if (mount_point == path) return true;
+  }
+  return false;
+}
+
+// Waits for `pid` up to `timeout_ms`; true if it exited.
+bool WaitExit(pid_t pid, int timeout_ms) {
+  for (int waited = 0; waited <= timeout_ms; waited += 20) {
+    if (waitpid(pid, nullptr, WNOHANG) == pid) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+}  // namespace
+
+const char* StripefsBinary() { return STRIPEFS_BINARY; }
+
+CommandResult Shell(const std::string& command) {
+  CommandResult result;
+  FILE* pipe = popen((command + " 2>&1").c_str(), "r");
+  if (pipe == nullptr) return result;
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof(buf), pipe)) > 0) result.output.append(buf, n);
+  int status = pclose(pipe);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return result;
+}
+
+MountedFs::MountedFs() : MountedFs(Options{}) {}
+
+MountedFs::MountedFs(const Options& options) : options_(options) {
+  char tmpl[] = "/tmp/sfs-it-XXXXXX";
+  root_ = mkdtemp(tmpl);
+  // Other users (runuser tests) must reach the mount point.
+  chmod(root_.c_str(), 0755);
+  mnt_ = root_ + "/mnt";
+  meta_ = root_ + "/meta";
+  log_ = root_ + "/stripefs.log";
+  stdfs::create_directories(mnt_);
+  if (options_.before_mkfs) options_.before_mkfs(*this);
+  std::string mkfs = std::string(StripefsBinary()) + " mkfs --meta " + meta_;
+  for (int i = 0; i < options_.osts; ++i) mkfs += " --ost " + ost_dir(i);
+  mkfs += " --stripe-count " + std::to_string(options_.stripe_count) + " --stripe-size " +
+          options_.stripe_size;
+  CommandResult formatted = Shell(mkfs);
+  if (formatted.exit_code != 0) {
+    fprintf(stderr, "mkfs failed: %s\n", formatted.output.c_str());
+    return;
+  }
+  formatted_ = true;
+  Mount();
+}
+
+MountedFs::~MountedFs() {
+  if (daemon_ > 0 && !Unmount()) Kill();
+  if (InMountinfo(mnt_)) Shell("fusermount3 -uz " + mnt_);
+  for (const std::string& dir : tmpfs_) Shell("umount -l " + dir);
+  if (getenv("SFS_KEEP_TEST_DIRS") == nullptr) {
+    std::error_code ec;
+    stdfs::remove_all(root_, ec);
+  }
+}
+
+std::string MountedFs::ost_dir(int index) const { return root_ + "/ost" + std::to_string(index); }
+
+std::string MountedFs::Log() const {
+  std::ifstream in(log_);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+bool MountedFs::WaitMounted(bool want, int timeout_ms) const {
+  for (int waited = 0; waited <= timeout_ms; waited += 20) {
+    if (InMountinfo(mnt_) == want) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+bool MountedFs::Mount() {
+  std::vector<std::string> args = {StripefsBinary(), "mount", meta_, mnt_, "-f",
+                                   "-o", "log_file=" + log_};
+  for (const std::string& option : options_.mount_options) {
+    args.push_back("-o");
+    args.push_back(option);
+  }
+  pid_t pid = fork();
+  if (pid == 0) {
+    std::vector<char*> argv;
+    for (auto& arg : args) argv.push_back(arg.data());
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  daemon_ = pid;
+  for (int waited = 0; waited <= 10000; waited += 20) {
+    if (InMountinfo(mnt_)) return true;
+    if (waitpid(pid, nullptr, WNOHANG) == pid) break;  // it gave up
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  fprintf(stderr, "mount failed; log:\n%s\n", Log().c_str());
+  if (waitpid(pid, nullptr, WNOHANG) == 0) {
+    kill(pid, SIGKILL);
+    waitpid(pid, nullptr, 0);
+  }
+  daemon_ = -1;
+  return false;
+}
+
+bool MountedFs::Unmount() {
+  if (daemon_ <= 0) return true;
+  // A busy mount (a test left a file open) is retried briefly; if it stays
+  // busy the daemon will not exit, so report failure (the destructor kills).
+  bool detached = false;
+  for (int attempt = 0; attempt < 50 && !detached; ++attempt) {
+    detached = Shell("fusermount3 -u " + mnt_).exit_code == 0;
+    if (!detached) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  if (!detached) return false;
+  bool exited = WaitExit(daemon_, 30000);
+  if (exited) daemon_ = -1;
+  return exited && !InMountinfo(mnt_);
+}
+
+void MountedFs::Kill() {
+  if (daemon_ > 0) {
+    kill(daemon_, SIGKILL);
+    waitpid(daemon_, nullptr, 0);
+    daemon_ = -1;
+  }
+  Shell("fusermount3 -uz " + mnt_);
+  WaitMounted(false, 5000);
+}
+
+std::vector<std::string> MountedFs::Objects(int index) const {
+  std::vector<std::string> objects;
+  std::error_code ec;
+  const stdfs::path dir = stdfs::path(ost_dir(index)) / "objects";
+  for (auto it = stdfs::recursive_directory_iterator(dir, ec);
+       !ec && it != stdfs::recursive_directory_iterator(); it.increment(ec)) {
+    if (it->is_regular_file()) objects.push_back(it->path().string());
+  }
+  return objects;
+}
+
+bool MountedFs::MountTmpfs(int index, const std::string& size) {
+  const std::string dir = ost_dir(index);
+  std::error_code ec;
+  stdfs::create_directories(dir, ec);
+  CommandResult mounted = Shell("mount -t tmpfs -o size=" + size + " tmpfs " + dir);
+  if (mounted.exit_code != 0) {
+    fprintf(stderr, "tmpfs on %s failed: %s\n", dir.c_str(), mounted.output.c_str());
+    return false;
+  }
+  tmpfs_.push_back(dir);
+  return true;
+}
+
+}  // namespace sfs::test

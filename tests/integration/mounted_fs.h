@@ -1,0 +1,77 @@
+// A real stripefs for integration tests: formatted in a fresh temporary
+// folder, mounted by the real binary in the foreground as a child process,
+// and always unmounted by the destructor, even when the test failed.
+#pragma once
+
+#include <sys/types.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace sfs::test {
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;  // stdout and stderr
+};
+
+// Runs `command` through /bin/sh; never throws.
+CommandResult Shell(const std::string& command);
+
+class MountedFs {
+ public:
+  struct Options {
+    int osts = 4;
+    int stripe_count = 4;
+    std::string stripe_size = "1M";
+    std::vector<std::string> mount_options;  // each passed as -o
+    // Runs before mkfs, when only the empty mount point exists: e.g. to put
+    // an OST on its own small filesystem with MountTmpfs.
+    std::function<void(MountedFs&)> before_mkfs;
+  };
+  MountedFs();  // 4 OSTs, stripe_count 4, 1 MiB
+  explicit MountedFs(const Options& options);
+  ~MountedFs();
+  MountedFs(const MountedFs&) = delete;
+  MountedFs& operator=(const MountedFs&) = delete;
+
+  bool mounted() const { return daemon_ > 0; }
+  const std::string& root() const { return root_; }        // temporary folder
+  const std::string& mnt() const { return mnt_; }          // mount point
+  const std::string& meta_dir() const { return meta_; }
+  std::string ost_dir(int index) const;
+  std::string Path(const std::string& relative) const { return mnt_ + "/" + relative; }
+  std::string Log() const;  // the daemon's log so far
+
+  // Mounts again after Unmount/Kill; returns false on failure.
+  bool Mount();
+  // Clean unmount (fusermount3 -u) and waits for the daemon to exit.
+  bool Unmount();
+  // SIGKILLs the daemon mid-flight and detaches the dead mount.
+  void Kill();
+
+  // Every object file (regular files under */objects/) of OST `index`.
+  std::vector<std::string> Objects(int index) const;
+
+  // Mounts a tmpfs of `size` (e.g. "4m") on OST `index`'s directory,
+  // creating it; the destructor unmounts it after the filesystem.
+  bool MountTmpfs(int index, const std::string& size);
+
+  // True if mkfs succeeded in the constructor.
+  bool formatted() const { return formatted_; }
+
+ private:
+  bool WaitMounted(bool want, int timeout_ms) const;
+
+  Options options_;
+  std::string root_, mnt_, meta_, log_;
+  pid_t daemon_ = -1;
+  bool formatted_ = false;
+  std::vector<std::string> tmpfs_;  // mounted by MountTmpfs
+};
+
+// The stripefs binary under test.
+const char* StripefsBinary();
+
+}  // namespace sfs::test
