@@ -168,6 +168,7 @@ Result<std::shared_ptr<OpenFile>> Filesystem::AcquireOpen(uint64_t ino) {
   file->layout = std::move(decoded).value();
   file->objects = Handles(file->layout);
   file->size.store(inode->size);
+  file->setid.store((inode->mode & (S_ISUID | S_ISGID)) != 0);
 
   std::lock_guard<std::mutex> lock(open_mu_);
   auto [it, inserted] = open_.emplace(ino, file);
@@ -188,7 +189,39 @@ void Filesystem::ReleaseOpen(const std::shared_ptr<OpenFile>& file) {
     open_.erase(file->ino);
   }
   auto inode = meta_->GetInode(file->ino);
-  if (inode.ok() && inode->nlink == 0) ForgetRemoved(file->ino);
+  if (inode.ok() && inode->nlink == 0) return ForgetRemoved(file->ino);
+  Status saved = SaveTimes(*file);
+  if (!saved.ok()) Logger("fs")->error("saving mtime of inode {} at close: {}", file->ino, saved.ToString());
+}
+
+void Filesystem::OverlayTimes(meta::Inode* inode) {
+  std::shared_ptr<OpenFile> file = FindOpen(inode->ino);
+  if (!file) return;
+  std::lock_guard<std::mutex> lock(file->times_mu);
+  if (file->unsaved_mtime.has_value()) {
+    inode->mtime = *file->unsaved_mtime;
+    inode->ctime = *file->unsaved_mtime;
+  }
+}
+
+std::optional<meta::Timestamp> Filesystem::TakeUnsavedMtime(OpenFile& file) {
+  std::lock_guard<std::mutex> lock(file.times_mu);
+  std::optional<meta::Timestamp> taken;
+  taken.swap(file.unsaved_mtime);
+  return taken;
+}
+
+Status Filesystem::SaveTimes(OpenFile& file) {
+  // Held across the store write so a newer write's mtime cannot be
+  // overwritten by this older one.
+  std::lock_guard<std::mutex> lock(file.times_mu);
+  if (!file.unsaved_mtime.has_value()) return Status::Ok();
+  meta::AttrChange change;
+  change.mtime = *file.unsaved_mtime;
+  auto stored = meta_->SetAttr(file.ino, change);
+  if (!stored.ok()) return stored.status();
+  file.unsaved_mtime.reset();
+  return Status::Ok();
 }
 
 void Filesystem::ForgetRemoved(uint64_t ino) {

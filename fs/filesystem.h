@@ -2,8 +2,9 @@
 // fuse_req_userdata(). Owns the metadata store, one ost::Service per OST,
 // the placement policy and the table of open files. Internal to fs/.
 //
-// Lock order (outermost first): OpenFiles::mu_ -> (meta::MetaStore::mu_,
-// ost::Service::mu_ are leaves). No lock is held across a fuse_reply_*.
+// Lock order (outermost first): Filesystem::open_mu_, then
+// OpenFile::times_mu, then the leaves meta::MetaStore::mu_ and
+// ost::Service::mu_. No lock is held across a fuse_reply_*.
 #pragma once
 
 #include <sys/stat.h>
@@ -11,6 +12,7 @@
 #include <atomic>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -49,7 +51,16 @@ struct OpenFile {
   // data and its size may have left bytes there, which growing the file
   // would turn into file data (fs/ops_file.cc).
   std::atomic<bool> trimmed{false};
-  int opens = 0;  // GUARDED_BY(OpenFiles::mu_)
+  // Whether the inode has set-user-ID or set-group-ID bits, which a write by
+  // non-root must clear in the store (refreshed when this mount changes them).
+  std::atomic<bool> setid{false};
+  // The mtime of writes that stayed inside the recorded size and is not in
+  // the store yet: storing it per write would cost a RocksDB read and write
+  // per request. Saved on fsync, setattr and the last close; getattr and
+  // lookup show it meanwhile (Filesystem::OverlayTimes).
+  std::mutex times_mu;
+  std::optional<meta::Timestamp> unsaved_mtime;  // GUARDED_BY(times_mu)
+  int opens = 0;  // GUARDED_BY(Filesystem::open_mu_)
 };
 
 // What fi->fh points to.
@@ -93,6 +104,13 @@ class Filesystem {
   // After a name went away leaving `ino` with no links: destroy the objects
   // now, or on the last close if the file is still open.
   void ForgetRemoved(uint64_t ino);
+
+  // Shows an open file's unsaved mtime in attributes read from the store.
+  void OverlayTimes(meta::Inode* inode);
+  // Takes the unsaved mtime (it becomes the caller's to store).
+  std::optional<meta::Timestamp> TakeUnsavedMtime(OpenFile& file);
+  // Stores the unsaved mtime, if any.
+  Status SaveTimes(OpenFile& file);
 
   // Object handles for a layout (fresh ones, for files that are not open).
   std::vector<std::shared_ptr<ost::ObjectHandle>> Handles(const layout::Layout& layout);

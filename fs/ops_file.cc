@@ -76,11 +76,22 @@ class WriteOp final : public MultiPartOp {
  private:
   void Finish(const Status& status) override {
     if (!status.ok()) return Refused(status);
-    // Size and mtime are recorded after the data is in the objects, so a
-    // crash in between never exposes bytes that were not written.
-    auto noted = Fs(req_).meta().NoteWrite(file_->ino, offset_ + length_, kill_suid_);
-    if (!noted.ok()) return ReplyError(req_, noted.status(), "write");
-    GrowSize(*file_, offset_ + length_);
+    const uint64_t end = offset_ + length_;
+    if (end <= file_->size.load() && !(kill_suid_ && file_->setid.load())) {
+      // Inside the recorded size only mtime changes; it is kept with the
+      // open file until fsync, setattr or close (OpenFile::unsaved_mtime).
+      std::lock_guard<std::mutex> lock(file_->times_mu);
+      file_->unsaved_mtime = meta::Timestamp::Now();
+    } else {
+      // Size is recorded after the data is in the objects, so a crash in
+      // between never exposes bytes that were not written.
+      std::lock_guard<std::mutex> lock(file_->times_mu);
+      auto noted = Fs(req_).meta().NoteWrite(file_->ino, end, kill_suid_);
+      if (!noted.ok()) return ReplyError(req_, noted.status(), "write");
+      file_->unsaved_mtime.reset();  // NoteWrite stored a newer one
+      file_->setid.store((noted->mode & (S_ISUID | S_ISGID)) != 0);
+      GrowSize(*file_, end);
+    }
     fuse_reply_write(req_, length_);
   }
   void Refused(const Status& status) {
@@ -134,16 +145,19 @@ void LaunchGrowing(Filesystem& fs, fuse_req_t req, OpenFile& file, uint64_t unwr
 
 class SyncOp final : public MultiPartOp {
  public:
-  explicit SyncOp(fuse_req_t req) : req_(req) {}
+  SyncOp(fuse_req_t req, std::shared_ptr<OpenFile> file) : req_(req), file_(std::move(file)) {}
 
  private:
   void Finish(const Status& status) override {
     if (!status.ok()) return ReplyError(req_, status, "fsync");
+    Status saved = Fs(req_).SaveTimes(*file_);
+    if (!saved.ok()) return ReplyError(req_, saved, "fsync");
     Status synced = Fs(req_).meta().Sync();
     if (!synced.ok()) return ReplyError(req_, synced, "fsync");
     fuse_reply_err(req_, 0);
   }
   fuse_req_t req_;
+  std::shared_ptr<OpenFile> file_;
 };
 
 // Truncate (setattr with a size): objects first, then the inode.
@@ -160,7 +174,10 @@ class TruncateOp final : public MultiPartOp {
   void Finish(const Status& status) override {
     if (!status.ok()) return ReplyError(req_, status, "truncate");
     auto inode = Fs(req_).meta().SetAttr(ino_, change_);
-    if (inode.ok() && file_) file_->size.store(inode->size);
+    if (inode.ok() && file_) {
+      file_->size.store(inode->size);
+      file_->setid.store((inode->mode & (S_ISUID | S_ISGID)) != 0);
+    }
     ReplyAttr(req_, inode, "truncate");
   }
   fuse_req_t req_;
@@ -226,8 +243,14 @@ void OpRelease(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   fuse_reply_err(req, 0);
 }
 
-// Data is with the OSTs once a write is answered; close has nothing to add.
-void OpFlush(fuse_req_t req, fuse_ino_t, fuse_file_info*) { fuse_reply_err(req, 0); }
+// Data is with the OSTs once a write is answered; close stores the mtime of
+// in-place writes. Here, not only in release: close(2) waits for flush,
+// while release arrives later, after close has returned.
+void OpFlush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  Status saved = Fs(req).SaveTimes(*Handle(fi)->file);
+  if (!saved.ok()) return ReplyError(req, saved, "flush");
+  fuse_reply_err(req, 0);
+}
 
 void OpRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
   Filesystem& fs = Fs(req);
@@ -258,9 +281,9 @@ void OpWrite(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t of
 
 void OpFsync(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
   Filesystem& fs = Fs(req);
-  OpenFile& file = *Handle(fi)->file;
-  auto* op = new SyncOp(req);
-  auto parts = EveryStripe(TargetOf(file), nrs::Op::kSync, 0, Caller(req, fs), op);
+  auto& file = Handle(fi)->file;
+  auto* op = new SyncOp(req, file);
+  auto parts = EveryStripe(TargetOf(*file), nrs::Op::kSync, 0, Caller(req, fs), op);
   for (auto& part : parts) part->data_only = datasync != 0;
   op->Launch(fs, std::move(parts));
 }
@@ -314,13 +337,24 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
                fuse_file_info* fi) {
   Filesystem& fs = Fs(req);
   meta::AttrChange change = ChangeFrom(attr, to_set);
-  if (!change.size.has_value()) return ReplyAttr(req, fs.meta().SetAttr(ino, change), "setattr");
+  std::shared_ptr<OpenFile> file = fi != nullptr ? Handle(fi)->file : fs.FindOpen(ino);
+  if (file) {
+    // The change is stored with the latest write's mtime unless it sets one.
+    auto unsaved = fs.TakeUnsavedMtime(*file);
+    if (unsaved.has_value() && !change.mtime.has_value() && !change.size.has_value()) {
+      change.mtime = unsaved;
+    }
+  }
+  if (!change.size.has_value()) {
+    auto changed = fs.meta().SetAttr(ino, change);
+    if (changed.ok() && file) file->setid.store((changed->mode & (S_ISUID | S_ISGID)) != 0);
+    return ReplyAttr(req, changed, "setattr");
+  }
 
   auto inode = fs.meta().GetInode(ino);
   if (!inode.ok()) return ReplyError(req, inode.status(), "truncate");
   if (!S_ISREG(inode->mode)) return ReplyAttr(req, fs.meta().SetAttr(ino, change), "truncate");
 
-  std::shared_ptr<OpenFile> file = fi != nullptr ? Handle(fi)->file : fs.FindOpen(ino);
   auto* op = new TruncateOp(req, ino, change, file);
   Target target{nullptr, nullptr};
   if (file) {

@@ -313,3 +313,52 @@ TEST(DurabilityTest, IdsAreNeverReusedAcrossCrashAndRemount) {
 
 }  // namespace
 }  // namespace sfs::test
+
+namespace sfs::test {
+namespace {
+
+bool SameTime(const struct timespec& a, const struct timespec& b) {
+  return a.tv_sec == b.tv_sec && a.tv_nsec == b.tv_nsec;
+}
+
+// A write inside the file's size keeps its mtime with the open file instead
+// of writing the store per request (docs/design.md). It must still show at
+// once, and be stored by fsync and by close.
+TEST(DurabilityTest, InPlaceWriteMtimeShowsAtOnceAndIsStoredByFsyncAndClose) {
+  MountedFs fs;
+  ASSERT_TRUE(fs.mounted());
+  for (const char* name : {"closed", "synced"}) {
+    ASSERT_TRUE(WriteFile(fs.Path(name), std::string(8192, 'a')));
+    const struct timespec old_times[2] = {{1000, 0}, {1000, 0}};
+    ASSERT_EQ(utimensat(AT_FDCWD, fs.Path(name).c_str(), old_times, 0), 0);
+  }
+  int closed = open(fs.Path("closed").c_str(), O_WRONLY);
+  int synced = open(fs.Path("synced").c_str(), O_WRONLY);
+  ASSERT_GE(closed, 0);
+  ASSERT_GE(synced, 0);
+  ASSERT_EQ(pwrite(closed, "b", 1, 100), 1);  // inside the size: no growth
+  ASSERT_EQ(pwrite(synced, "b", 1, 100), 1);
+  struct stat open_closed, open_synced;
+  ASSERT_EQ(fstat(closed, &open_closed), 0);
+  ASSERT_EQ(stat(fs.Path("synced").c_str(), &open_synced), 0);
+  EXPECT_GT(open_closed.st_mtim.tv_sec, 1000) << "fstat of the writer";
+  EXPECT_GT(open_synced.st_mtim.tv_sec, 1000) << "stat by path while open";
+  EXPECT_EQ(open_closed.st_size, 8192);
+
+  ASSERT_EQ(fsync(synced), 0);
+  ASSERT_EQ(close(closed), 0);
+  // The synced file is still open when the daemon dies: only fsync saved it.
+  fs.Kill();
+  close(synced);
+  ASSERT_TRUE(fs.Mount());
+  struct stat after_closed = Stat(fs.Path("closed"));
+  struct stat after_synced = Stat(fs.Path("synced"));
+  EXPECT_TRUE(SameTime(after_closed.st_mtim, open_closed.st_mtim))
+      << after_closed.st_mtim.tv_sec << " vs " << open_closed.st_mtim.tv_sec;
+  EXPECT_TRUE(SameTime(after_synced.st_mtim, open_synced.st_mtim))
+      << after_synced.st_mtim.tv_sec << " vs " << open_synced.st_mtim.tv_sec;
+  EXPECT_EQ(after_synced.st_size, 8192);
+}
+
+}  // namespace
+}  // namespace sfs::test

@@ -21,6 +21,14 @@
 
 namespace sfs::test {
 
+// lstat that records a failure (with errno) instead of returning it.
+inline struct stat Stat(const std::string& path) {
+  struct stat st;
+  std::memset(&st, 0, sizeof(st));
+  EXPECT_EQ(lstat(path.c_str(), &st), 0) << path << ": " << strerror(errno);
+  return st;
+}
+
 // Everything an archive keeps of the tree under `dir`, one sorted line per
 // entry: type, mode, owner, size, links, mtime, symlink target, and an MD5
 // of each regular file. Directory sizes are filesystem-specific and left out.

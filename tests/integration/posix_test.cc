@@ -46,13 +46,6 @@ int Renameat2(const std::string& from, const std::string& to, unsigned flags) {
       syscall(SYS_renameat2, AT_FDCWD, from.c_str(), AT_FDCWD, to.c_str(), flags));
 }
 
-struct stat Stat(const std::string& path) {
-  struct stat st;
-  std::memset(&st, 0, sizeof(st));
-  EXPECT_EQ(lstat(path.c_str(), &st), 0) << path << ": " << strerror(errno);
-  return st;
-}
-
 TEST_F(PosixTest, RegularFileCreateWriteReadStat) {
   const std::string data = RandomBytes(3 * 1024 * 1024 + 123, 1);  // crosses stripes
   ASSERT_TRUE(WriteFile(P("f"), data, 0640));

@@ -23,12 +23,6 @@ class UsersTest : public ::testing::Test {
     return Shell("runuser -u " + user + " -- sh -c '" + command + "'");
   }
 
-  static struct stat Stat(const std::string& path) {
-    struct stat st;
-    std::memset(&st, 0, sizeof(st));
-    EXPECT_EQ(lstat(path.c_str(), &st), 0) << path;
-    return st;
-  }
 
   MountedFs fs_;
 };
