@@ -1,6 +1,8 @@
 #include "fs/filesystem.h"
 
+#include <chrono>
 #include <random>
+#include <thread>
 
 #include "common/log.h"
 #include "fs/io.h"
@@ -52,8 +54,16 @@ Filesystem::Filesystem(const Config& config, nrs::PolicyRegistry registry)
     : config_(config), registry_(std::move(registry)) {}
 
 Filesystem::~Filesystem() {
+  Quiesce();
   // Services drain their queues (including destroys) before meta_ closes.
   osts_.clear();
+}
+
+void Filesystem::Quiesce() {
+  // Only at shutdown; polling keeps the per-op cost to one atomic add.
+  while (in_flight_.load(std::memory_order_acquire) > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
 }
 
 Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
@@ -145,35 +155,47 @@ std::vector<std::shared_ptr<ost::ObjectHandle>> Filesystem::Handles(const layout
   return handles;
 }
 
-Result<std::shared_ptr<OpenFile>> Filesystem::AcquireOpen(uint64_t ino) {
-  {
-    std::lock_guard<std::mutex> lock(open_mu_);
-    auto it = open_.find(ino);
-    if (it != open_.end()) {
-      it->second->opens++;
-      return it->second;
-    }
-    if (destroying_.count(ino) != 0) return Status::Error(ENOENT, "file is being deleted");
-  }
-  // Loaded outside the lock; a racing opener may win, then ours is dropped.
-  auto inode = meta_->GetInode(ino);
-  if (!inode.ok()) return inode.status();
-  if (inode->nlink == 0) return Status::Error(ENOENT, "file was deleted");
+Result<layout::Layout> Filesystem::LoadLayout(uint64_t ino) {
   auto blob = meta_->GetLayout(ino);
   if (!blob.ok()) return blob.status();
   auto decoded = layout::Decode(*blob);
   if (!decoded.ok()) return decoded.status();
+  for (const auto& object : decoded->objects) {
+    if (object.ost >= osts_.size()) {
+      return Status::Error(EIO, "inode " + std::to_string(ino) + " names OST " +
+                                    std::to_string(object.ost) + ", which does not exist");
+    }
+  }
+  return decoded;
+}
+
+Result<std::shared_ptr<OpenFile>> Filesystem::AcquireOpen(uint64_t ino) {
+  // The inode is read and the file inserted under one hold of open_mu_, so
+  // an open cannot interleave with an unlink's ForgetRemoved (which checks
+  // open_ under the same lock) or miss a truncate's size (TruncateOp updates
+  // the open file it finds after storing the size). Opens are not the data
+  // path; reading the store under this lock is acceptable.
+  std::lock_guard<std::mutex> lock(open_mu_);
+  auto it = open_.find(ino);
+  if (it != open_.end()) {
+    it->second->opens++;
+    return it->second;
+  }
+  if (destroying_.count(ino) != 0) return Status::Error(ENOENT, "file is being deleted");
+  auto inode = meta_->GetInode(ino);
+  if (!inode.ok()) return inode.status();
+  if (inode->nlink == 0) return Status::Error(ENOENT, "file was deleted");
+  auto layout = LoadLayout(ino);
+  if (!layout.ok()) return layout.status();
   auto file = std::make_shared<OpenFile>();
   file->ino = ino;
-  file->layout = std::move(decoded).value();
+  file->layout = std::move(layout).value();
   file->objects = Handles(file->layout);
   file->size.store(inode->size);
-  file->setid.store((inode->mode & (S_ISUID | S_ISGID)) != 0);
-
-  std::lock_guard<std::mutex> lock(open_mu_);
-  auto [it, inserted] = open_.emplace(ino, file);
-  it->second->opens++;
-  return it->second;
+  file->setid.store(HasSetId(inode->mode));
+  file->opens = 1;
+  open_.emplace(ino, file);
+  return file;
 }
 
 std::shared_ptr<OpenFile> Filesystem::FindOpen(uint64_t ino) {
@@ -211,6 +233,11 @@ std::optional<meta::Timestamp> Filesystem::TakeUnsavedMtime(OpenFile& file) {
   return taken;
 }
 
+void Filesystem::RestoreUnsavedMtime(OpenFile& file, meta::Timestamp mtime) {
+  std::lock_guard<std::mutex> lock(file.times_mu);
+  if (!file.unsaved_mtime.has_value()) file.unsaved_mtime = mtime;
+}
+
 Status Filesystem::SaveTimes(OpenFile& file) {
   // Held across the store write so a newer write's mtime cannot be
   // overwritten by this older one.
@@ -238,11 +265,10 @@ void Filesystem::DestroyObjects(uint64_t ino) {
     std::lock_guard<std::mutex> lock(open_mu_);
     destroying_.erase(ino);
   };
-  auto blob = meta_->GetLayout(ino);
-  auto decoded = blob.ok() ? layout::Decode(*blob) : Result<layout::Layout>(blob.status());
+  auto decoded = LoadLayout(ino);
   if (!decoded.ok()) {
     // No objects to remove (or an unreadable layout): drop the metadata.
-    Logger("fs")->warn("inode {} has no readable layout ({}); purging metadata only", ino,
+    Logger("fs")->warn("inode {} has no usable layout ({}); purging metadata only", ino,
                        decoded.status().ToString());
     Status purged = meta_->Purge(ino);
     if (!purged.ok()) Logger("fs")->error("purge of inode {}: {}", ino, purged.ToString());
@@ -251,14 +277,6 @@ void Filesystem::DestroyObjects(uint64_t ino) {
   }
   auto* op = new DestroyOp(this, ino, finished);
   op->layout = std::move(decoded).value();
-  for (const auto& object : op->layout.objects) {
-    if (object.ost >= osts_.size()) {
-      Logger("fs")->error("inode {} names OST {} which does not exist", ino, object.ost);
-      finished();
-      delete op;
-      return;
-    }
-  }
   op->objects = Handles(op->layout);
   nrs::RequestInfo who;  // a destroy is the filesystem's own work: uid 0
   who.jobid = std::make_shared<const std::string>("stripefs.destroy");
@@ -280,7 +298,10 @@ Status Filesystem::SetSetting(const std::string& name, const std::string& value)
     return Status::Error(EINVAL, "jobid_var must be an environment variable name, "
                                  "'procname_uid' or 'disable', not '" + value + "'");
   }
-  // Persist first: a setting that was not stored must not take effect.
+  // Persist first: a setting that was not stored must not take effect. The
+  // lock keeps two concurrent changes from being stored in one order and
+  // published in the other.
+  std::lock_guard<std::mutex> lock(settings_mu_);
   Status stored = meta_->PutSetting(name, value);
   if (!stored.ok()) return stored;
   auto next = std::make_shared<Settings>(*settings());

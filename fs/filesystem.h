@@ -63,6 +63,8 @@ struct OpenFile {
   int opens = 0;  // GUARDED_BY(Filesystem::open_mu_)
 };
 
+inline bool HasSetId(uint32_t mode) { return (mode & (S_ISUID | S_ISGID)) != 0; }
+
 // What fi->fh points to.
 struct FileHandle {
   std::shared_ptr<OpenFile> file;
@@ -96,6 +98,10 @@ class Filesystem {
   // Layout for a new regular file created by `context`.
   Result<layout::Layout> NewLayout(const layout::PlacementContext& context);
 
+  // The layout of `ino`, checked against this filesystem's OSTs (EIO if it
+  // names one that does not exist, or is corrupt).
+  Result<layout::Layout> LoadLayout(uint64_t ino);
+
   // Open-file table.
   Result<std::shared_ptr<OpenFile>> AcquireOpen(uint64_t ino);
   // Drops one open; on the last one of an unlinked file, destroys its objects.
@@ -109,11 +115,22 @@ class Filesystem {
   void OverlayTimes(meta::Inode* inode);
   // Takes the unsaved mtime (it becomes the caller's to store).
   std::optional<meta::Timestamp> TakeUnsavedMtime(OpenFile& file);
+  // Puts back a taken mtime whose store write failed, unless a newer write
+  // has set one meanwhile.
+  void RestoreUnsavedMtime(OpenFile& file, meta::Timestamp mtime);
   // Stores the unsaved mtime, if any.
   Status SaveTimes(OpenFile& file);
 
   // Object handles for a layout (fresh ones, for files that are not open).
   std::vector<std::shared_ptr<ost::ObjectHandle>> Handles(const layout::Layout& layout);
+
+  // Multi-part ops between MultiPartOp::Launch and the end of its Finish.
+  void OpStarted() { in_flight_.fetch_add(1, std::memory_order_relaxed); }
+  void OpFinished() { in_flight_.fetch_sub(1, std::memory_order_acq_rel); }
+  // Waits until no op is in flight. Called after the FUSE loop has ended and
+  // before the session is destroyed, so every queued request still gets its
+  // reply and no OST service is torn down while another submits to it.
+  void Quiesce();
 
   Status SetSetting(const std::string& name, const std::string& value);
   Result<std::string> GetSetting(const std::string& name);
@@ -131,7 +148,9 @@ class Filesystem {
   std::vector<std::unique_ptr<ost::Service>> osts_;
   std::unique_ptr<layout::Placement> placement_;
   JobIds jobids_;
+  std::mutex settings_mu_;  // serializes SetSetting: persist, then publish
   std::atomic<std::shared_ptr<const Settings>> settings_;
+  std::atomic<int64_t> in_flight_{0};
 
   std::mutex open_mu_;  // guards open_ and destroying_, and OpenFile::opens
   std::unordered_map<uint64_t, std::shared_ptr<OpenFile>> open_;

@@ -7,6 +7,8 @@ namespace sfs::fs {
 void MultiPartOp::Launch(Filesystem& fs, std::vector<std::unique_ptr<ost::IoRequest>> parts) {
   // One reference per part plus the submitter's, so a part finishing before
   // the next is submitted cannot complete the op early.
+  fs_ = &fs;
+  fs.OpStarted();
   pending_.store(parts.size() + 1, std::memory_order_relaxed);
   for (auto& part : parts) {
     const uint32_t ost = part->info.ost;
@@ -30,8 +32,10 @@ void MultiPartOp::Drop() {
     std::lock_guard<std::mutex> lock(mu_);
     status = first_error_;
   }
-  Finish(status);
+  Filesystem* fs = fs_;
+  Finish(status);  // may launch a follow-up op, which counts itself first
   delete this;
+  fs->OpFinished();
 }
 
 namespace {
@@ -58,7 +62,9 @@ std::vector<std::unique_ptr<ost::IoRequest>> ExtentParts(const Target& target, n
                                                          const nrs::RequestInfo& who,
                                                          ost::IoObserver* observer) {
   std::vector<std::unique_ptr<ost::IoRequest>> parts;
-  for (const layout::StripeExtent& extent : layout::MapExtent(*target.layout, offset, length)) {
+  const auto extents = buffer != nullptr ? layout::MapExtent(*target.layout, offset, length)
+                                          : layout::MapRange(*target.layout, offset, length);
+  for (const layout::StripeExtent& extent : extents) {
     auto request = NewPart(target, extent.stripe, op, who, observer);
     request->info.offset = extent.object_offset;
     request->info.length = extent.length;

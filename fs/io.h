@@ -36,6 +36,7 @@ class MultiPartOp : public ost::IoObserver {
  private:
   void Drop();
 
+  Filesystem* fs_ = nullptr;  // set by Launch; counts this op as in flight
   std::atomic<size_t> pending_{0};
   std::mutex mu_;       // guards first_error_
   Status first_error_;  // GUARDED_BY(mu_)

@@ -13,7 +13,12 @@ void OpInit(void* userdata, fuse_conn_info* conn) {
   conn->max_write = kMaxTransfer;
   conn->max_readahead = kMaxTransfer;
   if (conn->capable & FUSE_CAP_PARALLEL_DIROPS) conn->want |= FUSE_CAP_PARALLEL_DIROPS;
-  if (conn->capable & FUSE_CAP_ASYNC_DIO) conn->want |= FUSE_CAP_ASYNC_DIO;
+  // No async direct I/O: with it the kernel sends the pieces of one large
+  // O_DIRECT write concurrently, and the cut-back/trim of bytes past the end
+  // of file (fs/ops_file.cc) relies on writes past the end arriving one at
+  // a time. Synchronous direct I/O sends them in order, each after the last
+  // is answered, under the inode lock.
+  conn->want &= ~FUSE_CAP_ASYNC_DIO;
   // Write-through: each write reaches the OST scheduler with the identity
   // of the process that made it (see docs/design.md).
   conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;

@@ -53,7 +53,7 @@ bool Nested(const std::string& a, const std::string& b) {
 
 // An OST directory may be reused with --force only if what it holds is a
 // previous stripefs OST (label and objects); anything else is left alone.
-Status ClearOst(const std::string& dir, bool force) {
+Status CheckOst(const std::string& dir, bool force) {
   if (IsEmptyDir(dir)) return Status::Ok();
   auto label = ost::ReadLabel(dir);
   const std::string what = label.ok() ? "an OST of filesystem " + label->fs_uuid : "other data";
@@ -68,10 +68,14 @@ Status ClearOst(const std::string& dir, bool force) {
                                        ", which stripefs did not write; refusing even with --force");
     }
   }
+  return Status::Ok();
+}
+
+// REQUIRES: CheckOst(dir, true) passed.
+void ClearOst(const std::string& dir) {
   std::error_code ec;
   stdfs::remove_all(stdfs::path(dir) / "objects", ec);
   stdfs::remove(stdfs::path(dir) / ost::kLabelFile, ec);
-  return Status::Ok();
 }
 
 }  // namespace
@@ -114,14 +118,16 @@ Status Mkfs(const MkfsOptions& options) {
     dir = *path;
   }
 
-  if (!IsEmptyDir(*meta_dir)) {
-    if (!options.force) {
-      return Status::Error(EEXIST, "metadata directory " + *meta_dir +
-                                       " is not empty (use --force to replace a filesystem)");
-    }
-    SFS_RETURN_IF_ERROR(meta::MetaStore::Destroy(*meta_dir));
+  // Everything is checked before anything is destroyed: a refused mkfs
+  // --force leaves the previous filesystem whole.
+  const bool meta_in_use = !IsEmptyDir(*meta_dir);
+  if (meta_in_use && !options.force) {
+    return Status::Error(EEXIST, "metadata directory " + *meta_dir +
+                                     " is not empty (use --force to replace a filesystem)");
   }
-  for (const std::string& dir : osts) SFS_RETURN_IF_ERROR(ClearOst(dir, options.force));
+  for (const std::string& dir : osts) SFS_RETURN_IF_ERROR(CheckOst(dir, options.force));
+  if (meta_in_use) SFS_RETURN_IF_ERROR(meta::MetaStore::Destroy(*meta_dir));
+  for (const std::string& dir : osts) ClearOst(dir);
 
   const std::string fs_uuid = ost::NewUuid();
   std::map<std::string, std::string> settings{

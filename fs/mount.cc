@@ -150,10 +150,18 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
   fuse_loop_cfg_set_idle_threads(loop, 16);
   int rc = fuse_session_loop_mt(session, loop);
   fuse_loop_cfg_destroy(loop);
+  // Requests still with the OSTs are answered while the session lives.
+  fs->Quiesce();
   fuse_session_unmount(session);
   fuse_remove_signal_handlers(session);
   fuse_session_destroy(session);
   fs.reset();  // drains the OST queues, then closes the store
+  // libfuse's loop returns the number of the signal that stopped it
+  // (SIGTERM, SIGINT, SIGHUP): a requested, clean stop. Negative is an error.
+  if (rc > 0) {
+    logger->info("stopped by signal {}; unmounted {}", rc, mountpoint);
+    return 0;
+  }
   logger->info("unmounted {}", mountpoint);
   return rc == 0 ? 0 : 1;
 }

@@ -42,7 +42,9 @@ void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 
 void OpReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
   DirHandle* dir = Handle(fi);
-  if (off == 0) {
+  // A fresh handle may start at a saved offset (seekdir after reopening);
+  // it lists from a new snapshot, which is as good as POSIX promises.
+  if (off == 0 || dir->entries.empty()) {
     Status status = Snapshot(Fs(req), ino, dir);
     if (!status.ok()) return ReplyError(req, status, "readdir");
   }

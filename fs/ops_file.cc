@@ -46,8 +46,9 @@ class ReadOp final : public MultiPartOp {
 // object back to that end, so the part the write stored before failing can
 // never surface (a later write further on would make it file data), then
 // sends the write's error. Nothing else can be writing past that end: the
-// kernel holds the inode lock until a write is answered, and page writeback
-// stays below the end.
+// kernel holds the inode lock until a write is answered (buffered and, with
+// FUSE_CAP_ASYNC_DIO off, direct writes alike; fs/lowlevel_ops.cc), and page
+// writeback stays below the end.
 class CutBackOp final : public MultiPartOp {
  public:
   CutBackOp(fuse_req_t req, Status error) : req_(req), error_(std::move(error)) {}
@@ -64,9 +65,9 @@ class CutBackOp final : public MultiPartOp {
 class WriteOp final : public MultiPartOp {
  public:
   WriteOp(fuse_req_t req, std::shared_ptr<OpenFile> file, uint64_t offset, const char* data,
-          size_t length, bool kill_suid)
-      : req_(req), file_(std::move(file)), offset_(offset), length_(length),
-        kill_suid_(kill_suid), buffer_(new char[length]) {
+          size_t length, const nrs::RequestInfo& who)
+      : req_(req), file_(std::move(file)), offset_(offset), length_(length), who_(who),
+        buffer_(new char[length]) {
     // FUSE's buffer is reused when the callback returns; the OST threads
     // need their own copy.
     std::memcpy(buffer_.get(), data, length);
@@ -76,36 +77,46 @@ class WriteOp final : public MultiPartOp {
  private:
   void Finish(const Status& status) override {
     if (!status.ok()) return Refused(status);
-    const uint64_t end = offset_ + length_;
-    if (end <= file_->size.load() && !(kill_suid_ && file_->setid.load())) {
-      // Inside the recorded size only mtime changes; it is kept with the
-      // open file until fsync, setattr or close (OpenFile::unsaved_mtime).
-      std::lock_guard<std::mutex> lock(file_->times_mu);
-      file_->unsaved_mtime = meta::Timestamp::Now();
-    } else {
-      // Size is recorded after the data is in the objects, so a crash in
-      // between never exposes bytes that were not written.
-      std::lock_guard<std::mutex> lock(file_->times_mu);
-      auto noted = Fs(req_).meta().NoteWrite(file_->ino, end, kill_suid_);
-      if (!noted.ok()) return ReplyError(req_, noted.status(), "write");
-      file_->unsaved_mtime.reset();  // NoteWrite stored a newer one
-      file_->setid.store((noted->mode & (S_ISUID | S_ISGID)) != 0);
-      GrowSize(*file_, end);
-    }
+    Status noted = NoteSizeAndTimes();
+    if (!noted.ok()) return Refused(noted);
     fuse_reply_write(req_, length_);
   }
+
+  Status NoteSizeAndTimes() {
+    const uint64_t end = offset_ + length_;
+    // A write by anyone but root clears set-user/group-ID bits.
+    const bool kill_suid = who_.uid != 0 && file_->setid.load();
+    std::lock_guard<std::mutex> lock(file_->times_mu);
+    if (end <= file_->size.load() && !kill_suid) {
+      // Inside the recorded size only mtime changes; it is kept with the
+      // open file until fsync, setattr or close (OpenFile::unsaved_mtime).
+      file_->unsaved_mtime = meta::Timestamp::Now();
+      return Status::Ok();
+    }
+    // Size is recorded after the data is in the objects, so a crash in
+    // between never exposes bytes that were not written.
+    auto noted = Fs(req_).meta().NoteWrite(file_->ino, end, kill_suid);
+    if (!noted.ok()) return noted.status();
+    file_->unsaved_mtime.reset();  // NoteWrite stored a newer one
+    file_->setid.store(HasSetId(noted->mode));
+    GrowSize(*file_, end);
+    return Status::Ok();
+  }
+
+  // A write that failed, or whose size could not be recorded, leaves no
+  // bytes past the end of file that a later write could expose.
   void Refused(const Status& status) {
     const uint64_t end = file_->size.load();
     if (offset_ + length_ <= end) return ReplyError(req_, status, "write");
-    Filesystem& fs = Fs(req_);
     auto* cut = new CutBackOp(req_, status);
-    cut->Launch(fs, EveryStripe(TargetOf(*file_), nrs::Op::kTruncate, end, Caller(req_, fs), cut));
+    cut->Launch(Fs(req_), EveryStripe(TargetOf(*file_), nrs::Op::kTruncate, end, who_, cut));
   }
+
   fuse_req_t req_;
   std::shared_ptr<OpenFile> file_;
   uint64_t offset_;
   size_t length_;
-  bool kill_suid_;
+  const nrs::RequestInfo who_;  // the writer, for follow-up requests
   std::unique_ptr<char[]> buffer_;
 };
 
@@ -132,12 +143,13 @@ class TrimOp final : public MultiPartOp {
 // and the objects were not trimmed yet in this open (OpenFile::trimmed), they
 // are cut to the end first. Later gaps are clean: a refused write cuts back
 // itself. Nothing else writes past the end meanwhile (see CutBackOp).
-void LaunchGrowing(Filesystem& fs, fuse_req_t req, OpenFile& file, uint64_t unwritten_until,
-                   MultiPartOp* op, std::vector<std::unique_ptr<ost::IoRequest>> parts) {
+void LaunchGrowing(Filesystem& fs, const nrs::RequestInfo& who, OpenFile& file,
+                   uint64_t unwritten_until, MultiPartOp* op,
+                   std::vector<std::unique_ptr<ost::IoRequest>> parts) {
   const uint64_t end = file.size.load();
   if (unwritten_until > end && !file.trimmed.exchange(true)) {
     auto* trim = new TrimOp(fs, op, std::move(parts));
-    trim->Launch(fs, EveryStripe(TargetOf(file), nrs::Op::kTruncate, end, Caller(req, fs), trim));
+    trim->Launch(fs, EveryStripe(TargetOf(file), nrs::Op::kTruncate, end, who, trim));
     return;
   }
   op->Launch(fs, std::move(parts));
@@ -163,27 +175,30 @@ class SyncOp final : public MultiPartOp {
 // Truncate (setattr with a size): objects first, then the inode.
 class TruncateOp final : public MultiPartOp {
  public:
-  TruncateOp(fuse_req_t req, uint64_t ino, meta::AttrChange change,
-             std::shared_ptr<OpenFile> file)
-      : req_(req), ino_(ino), change_(std::move(change)), file_(std::move(file)) {}
-  // For a file that is not open: its own layout and handles.
+  TruncateOp(fuse_req_t req, uint64_t ino, meta::AttrChange change)
+      : req_(req), ino_(ino), change_(std::move(change)) {}
+  // The file's layout and handles: its open file's, or fresh ones.
   layout::Layout layout;
   std::vector<std::shared_ptr<ost::ObjectHandle>> objects;
 
  private:
   void Finish(const Status& status) override {
     if (!status.ok()) return ReplyError(req_, status, "truncate");
-    auto inode = Fs(req_).meta().SetAttr(ino_, change_);
-    if (inode.ok() && file_) {
-      file_->size.store(inode->size);
-      file_->setid.store((inode->mode & (S_ISUID | S_ISGID)) != 0);
+    Filesystem& fs = Fs(req_);
+    auto inode = fs.meta().SetAttr(ino_, change_);
+    // Looked up now, not when the truncate started: the file may have been
+    // opened meanwhile, having read the old size (AcquireOpen).
+    if (inode.ok()) {
+      if (auto file = fs.FindOpen(ino_)) {
+        file->size.store(inode->size);
+        file->setid.store(HasSetId(inode->mode));
+      }
     }
     ReplyAttr(req_, inode, "truncate");
   }
   fuse_req_t req_;
   uint64_t ino_;
   meta::AttrChange change_;
-  std::shared_ptr<OpenFile> file_;
 };
 
 // fallocate: punch or preallocate; a preallocation may grow the file.
@@ -223,7 +238,12 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   auto inode = MakeNode(req, parent, name, S_IFREG | (mode & 07777), 0, nullptr);
   if (!inode.ok()) return ReplyError(req, inode.status(), "create");
   auto file = fs.AcquireOpen(inode->ino);
-  if (!file.ok()) return ReplyError(req, file.status(), "create");
+  if (!file.ok()) {
+    // The caller is told the create failed, so the name must not stay.
+    auto removed = fs.meta().Unlink(parent, name);
+    if (removed.ok() && removed->orphaned) fs.ForgetRemoved(removed->ino);
+    return ReplyError(req, file.status(), "create");
+  }
   OpenReply(req, fi, std::move(file).value());
   fuse_entry_param entry;
   FillEntry(*inode, fs.config().attr_timeout, &entry);
@@ -272,11 +292,11 @@ void OpWrite(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t of
              fuse_file_info* fi) {
   Filesystem& fs = Fs(req);
   auto& file = Handle(fi)->file;
-  const bool kill_suid = fuse_req_ctx(req)->uid != 0;
-  auto* op = new WriteOp(req, file, static_cast<uint64_t>(off), data, size, kill_suid);
+  const nrs::RequestInfo who = Caller(req, fs);
+  auto* op = new WriteOp(req, file, static_cast<uint64_t>(off), data, size, who);
   auto parts = ExtentParts(TargetOf(*file), nrs::Op::kWrite, static_cast<uint64_t>(off), size,
-                           op->buffer(), Caller(req, fs), op);
-  LaunchGrowing(fs, req, *file, static_cast<uint64_t>(off), op, std::move(parts));
+                           op->buffer(), who, op);
+  LaunchGrowing(fs, who, *file, static_cast<uint64_t>(off), op, std::move(parts));
 }
 
 void OpFsync(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
@@ -293,11 +313,16 @@ void OpFallocate(fuse_req_t req, fuse_ino_t, int mode, off_t off, off_t length,
   Filesystem& fs = Fs(req);
   auto& file = Handle(fi)->file;
   const uint64_t offset = static_cast<uint64_t>(off);
-  const uint64_t len = static_cast<uint64_t>(length);
+  uint64_t len = static_cast<uint64_t>(length);
   nrs::Op op_kind;
   uint64_t new_end = 0;
   if (mode == (FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE)) {
     op_kind = nrs::Op::kPunch;
+    // Nothing exists past the end of file (objects never extend past it),
+    // so the punch stops there; a huge length would also exceed what the
+    // OST's filesystem accepts.
+    const uint64_t size = file->size.load();
+    len = offset >= size ? 0 : std::min(len, size - offset);
   } else if (mode == 0 || mode == FALLOC_FL_KEEP_SIZE) {
     op_kind = nrs::Op::kAllocate;
     if (mode == 0) new_end = offset + len;
@@ -306,11 +331,12 @@ void OpFallocate(fuse_req_t req, fuse_ino_t, int mode, off_t off, off_t length,
                       "fallocate");
   }
   auto* op = new FallocateOp(req, file, new_end);
-  auto parts = ExtentParts(TargetOf(*file), op_kind, offset, len, nullptr, Caller(req, fs), op);
+  const nrs::RequestInfo who = Caller(req, fs);
+  auto parts = ExtentParts(TargetOf(*file), op_kind, offset, len, nullptr, who, op);
   // Object sizes follow the file size through truncate, never through
   // preallocation, so objects always keep their size here.
   for (auto& part : parts) part->keep_size = true;
-  LaunchGrowing(fs, req, *file, new_end, op, std::move(parts));
+  LaunchGrowing(fs, who, *file, new_end, op, std::move(parts));
 }
 
 meta::AttrChange ChangeFrom(const struct stat* attr, int to_set) {
@@ -338,16 +364,24 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
   Filesystem& fs = Fs(req);
   meta::AttrChange change = ChangeFrom(attr, to_set);
   std::shared_ptr<OpenFile> file = fi != nullptr ? Handle(fi)->file : fs.FindOpen(ino);
+  std::optional<meta::Timestamp> unsaved;
   if (file) {
-    // The change is stored with the latest write's mtime unless it sets one.
-    auto unsaved = fs.TakeUnsavedMtime(*file);
+    // The change is stored with the latest write's mtime unless it sets one
+    // (a size change always sets mtime).
+    unsaved = fs.TakeUnsavedMtime(*file);
     if (unsaved.has_value() && !change.mtime.has_value() && !change.size.has_value()) {
       change.mtime = unsaved;
     }
   }
   if (!change.size.has_value()) {
     auto changed = fs.meta().SetAttr(ino, change);
-    if (changed.ok() && file) file->setid.store((changed->mode & (S_ISUID | S_ISGID)) != 0);
+    if (file) {
+      if (changed.ok()) {
+        file->setid.store(HasSetId(changed->mode));
+      } else if (unsaved.has_value()) {
+        fs.RestoreUnsavedMtime(*file, *unsaved);
+      }
+    }
     return ReplyAttr(req, changed, "setattr");
   }
 
@@ -355,21 +389,20 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
   if (!inode.ok()) return ReplyError(req, inode.status(), "truncate");
   if (!S_ISREG(inode->mode)) return ReplyAttr(req, fs.meta().SetAttr(ino, change), "truncate");
 
-  auto* op = new TruncateOp(req, ino, change, file);
-  Target target{nullptr, nullptr};
+  auto* op = new TruncateOp(req, ino, change);
   if (file) {
-    target = TargetOf(*file);
+    op->layout = file->layout;
+    op->objects = file->objects;
   } else {
-    auto blob = fs.meta().GetLayout(ino);
-    auto decoded = blob.ok() ? layout::Decode(*blob) : Result<layout::Layout>(blob.status());
-    if (!decoded.ok()) {
+    auto layout = fs.LoadLayout(ino);
+    if (!layout.ok()) {
       delete op;
-      return ReplyError(req, decoded.status(), "truncate");
+      return ReplyError(req, layout.status(), "truncate");
     }
-    op->layout = std::move(decoded).value();
+    op->layout = std::move(layout).value();
     op->objects = fs.Handles(op->layout);
-    target = Target{&op->layout, &op->objects};
   }
+  const Target target{&op->layout, &op->objects};
   // Growing a file cuts its objects to the old end instead of extending
   // them: bytes a failed or interrupted write left past that end must read
   // as zeros, and an object shorter than its share reads as a hole.

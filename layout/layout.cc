@@ -1,5 +1,6 @@
 #include "layout/layout.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace sfs::layout {
@@ -92,15 +93,23 @@ std::string Describe(const Layout& layout) {
 }
 
 std::vector<StripeExtent> MapExtent(const Layout& layout, uint64_t offset, uint64_t length) {
+  std::vector<StripeExtent> touched;
+  if (length == 0) return touched;
   const uint64_t size = layout.stripe_size;
   const uint32_t count = layout.stripe_count();
-  std::vector<StripeExtent> by_stripe(count);
+  const uint64_t first_chunk = offset / size;
+  const uint64_t chunks = (offset + length - 1) / size - first_chunk + 1;
+  // Only the stripes the extent touches get a slot (this runs per request,
+  // and a layout may have thousands of stripes); chunk c uses slot
+  // (c - first_chunk) % slots.
+  const size_t slots = static_cast<size_t>(std::min<uint64_t>(count, chunks));
+  touched.resize(slots);
   const uint64_t end = offset + length;
   for (uint64_t pos = offset; pos < end;) {
     const uint64_t chunk = pos / size;
     const uint64_t within = pos % size;
     const uint64_t n = std::min(size - within, end - pos);
-    StripeExtent& part = by_stripe[chunk % count];
+    StripeExtent& part = touched[(chunk - first_chunk) % slots];
     if (part.length == 0) {
       part.stripe = static_cast<uint32_t>(chunk % count);
       part.object_offset = (chunk / count) * size + within;
@@ -117,9 +126,20 @@ std::vector<StripeExtent> MapExtent(const Layout& layout, uint64_t offset, uint6
     part.length += n;
     pos += n;
   }
+  std::sort(touched.begin(), touched.end(),
+            [](const StripeExtent& a, const StripeExtent& b) { return a.stripe < b.stripe; });
+  return touched;
+}
+
+std::vector<StripeExtent> MapRange(const Layout& layout, uint64_t offset, uint64_t length) {
   std::vector<StripeExtent> touched;
-  for (StripeExtent& part : by_stripe) {
-    if (part.length > 0) touched.push_back(std::move(part));
+  for (uint32_t stripe = 0; stripe < layout.stripe_count(); ++stripe) {
+    // The file bytes of one stripe map monotonically and contiguously onto
+    // its object, so the stripe's share of [offset, end) is the object range
+    // between the object sizes the two ends imply.
+    const uint64_t from = ObjectSizeFor(layout, stripe, offset);
+    const uint64_t to = ObjectSizeFor(layout, stripe, offset + length);
+    if (to > from) touched.push_back(StripeExtent{stripe, from, to - from, {}});
   }
   return touched;
 }

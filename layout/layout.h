@@ -68,6 +68,12 @@ struct StripeExtent {
 // ordered by stripe index. Empty for length 0.
 std::vector<StripeExtent> MapExtent(const Layout& layout, uint64_t offset, uint64_t length);
 
+// For requests that carry no buffer (punch, preallocate): the object range
+// of each stripe [offset, offset+length) touches, with no segments, ordered
+// by stripe. Computed per stripe, not per chunk, so an extent of exabytes
+// costs no more than a small one.
+std::vector<StripeExtent> MapRange(const Layout& layout, uint64_t offset, uint64_t length);
+
 // The size object `stripe` has when the file is exactly `file_size` bytes.
 uint64_t ObjectSizeFor(const Layout& layout, uint32_t stripe, uint64_t file_size);
 

@@ -85,6 +85,8 @@ int CallerErrno(int backend_errno) {
     case ENOSPC:
     case EDQUOT:
       return ENOSPC;
+    case EFBIG:
+      return EFBIG;
     default:
       return EIO;
   }

@@ -22,8 +22,10 @@ struct Outcome {
 Outcome Execute(IoRequest& request, Backend& backend);
 
 // The errno a caller sees for a backend errno: running out of space (or
-// quota, which an OST cannot attribute to a user) stays ENOSPC; everything
-// else is the OST failing, EIO. The original errno goes to the log only.
+// quota, which an OST cannot attribute to a user) stays ENOSPC; an object
+// offset past what the OST's filesystem allows stays EFBIG (the caller asked
+// for it); everything else is the OST failing, EIO. The original errno goes
+// to the log.
 int CallerErrno(int backend_errno);
 
 }  // namespace sfs::ost

@@ -5,9 +5,11 @@
 #include <linux/falloc.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <memory>
 #include <string>
@@ -307,6 +309,63 @@ TEST_F(DataTest, ConcurrentWritersOfDisjointRanges) {
   EXPECT_EQ(st.st_size, static_cast<off_t>(data.size()));
   close(fd);
   EXPECT_TRUE(SameBytes(ReadFile(P("shared")), data));
+}
+
+
+// Asynchronous direct writes larger than one FUSE request (2 MiB, queue
+// depth 4) to a new file: every byte must read back. The pieces of such a
+// write must not overlap the trim of bytes past the end of file.
+TEST_F(DataTest, AsyncDirectWritesLargerThanOneRequestKeepEveryByte) {
+  CommandResult fio = Shell(
+      "fio --name=aio --filename=" + P("aio") +
+      " --ioengine=libaio --direct=1 --bs=2M --size=32M --rw=write --iodepth=4"
+      " --fallocate=none --create_on_open=1"
+      " --verify=crc32c --do_verify=1 --verify_fatal=1 --output-format=terse");
+  EXPECT_EQ(fio.exit_code, 0) << fio.output;
+  EXPECT_EQ(SizeOf(P("aio")), static_cast<off_t>(32 * kMiB));
+}
+
+// A punch over exabytes is computed per stripe, not per chunk: it must
+// return at once and keep the file's size and the bytes outside it.
+TEST_F(DataTest, HugeHolePunchReturnsAndKeepsTheRest) {
+  const std::string data = RandomBytes(3 * kMiB, 5);
+  ASSERT_TRUE(WriteFile(P("f"), data));
+  int fd = open(P("f").c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  const off_t huge = off_t{1} << 62;
+  ASSERT_EQ(fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, kMiB, huge), 0)
+      << strerror(errno);
+  close(fd);
+  EXPECT_EQ(SizeOf(P("f")), static_cast<off_t>(3 * kMiB));
+  std::string expected = data.substr(0, kMiB) + std::string(2 * kMiB, '\0');
+  EXPECT_TRUE(SameBytes(ReadFile(P("f")), expected));
+}
+
+// SIGTERM while writers are busy: requests still queued at the OSTs are
+// answered before the session goes, and the daemon exits cleanly.
+TEST_F(DataTest, SigtermDuringWritesExitsCleanly) {
+  std::atomic<bool> stop{false};
+  std::vector<std::thread> writers;
+  for (int i = 0; i < 4; ++i) {
+    writers.emplace_back([&, i] {
+      const std::string block(kMiB, static_cast<char>('a' + i));
+      int fd = open(P("w" + std::to_string(i)).c_str(), O_CREAT | O_WRONLY, 0644);
+      if (fd < 0) return;
+      for (off_t off = 0; !stop.load(); off = (off + kMiB) % (64 * kMiB)) {
+        if (pwrite(fd, block.data(), block.size(), off) < 0) break;  // mount gone
+      }
+      close(fd);
+    });
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  const int status = fs_.Terminate();
+  stop.store(true);
+  for (auto& writer : writers) writer.join();
+  ASSERT_NE(status, -1) << "the daemon did not exit";
+  EXPECT_TRUE(WIFEXITED(status)) << "daemon died by signal " << WTERMSIG(status);
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  ASSERT_TRUE(fs_.Mount());
+  EXPECT_EQ(SizeOf(P("w0")) % kMiB, 0);
 }
 
 }  // namespace

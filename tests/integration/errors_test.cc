@@ -456,6 +456,12 @@ TEST(ErrorsTest, MkfsRefusesDuplicateNestedUsedOrForeignDirectories) {
   CommandResult used_ost = Shell(Stripefs("mkfs --meta " + dir + "/meta2 --ost " + dir + "/a"));
   EXPECT_EQ(used_ost.exit_code, 1) << used_ost.output;
   EXPECT_TRUE(Contains(used_ost.output, "--force")) << used_ost.output;
+  // --force with one OST directory it must refuse: the existing store and
+  // OST labels are left whole, not destroyed before the refusal.
+  CommandResult half_forced = mkfs(" --ost " + dir + "/a --ost " + dir + "/data --force");
+  EXPECT_EQ(half_forced.exit_code, 1) << half_forced.output;
+  EXPECT_TRUE(Exists(meta + "/CURRENT")) << "the previous store was destroyed";
+  EXPECT_TRUE(Exists(dir + "/a/.stripefs-ost"));
   CommandResult forced = mkfs(" --ost " + dir + "/a --ost " + dir + "/b --force");
   EXPECT_EQ(forced.exit_code, 0) << forced.output;
 

@@ -162,6 +162,22 @@ void MountedFs::Kill() {
   WaitMounted(false, 5000);
 }
 
+int MountedFs::Terminate() {
+  if (daemon_ <= 0) return -1;
+  kill(daemon_, SIGTERM);
+  int status = -1;
+  for (int waited = 0; waited <= 30000; waited += 20) {
+    if (waitpid(daemon_, &status, WNOHANG) == daemon_) {
+      daemon_ = -1;
+      Shell("fusermount3 -uz " + mnt_ + " 2>/dev/null");
+      return status;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  Kill();
+  return -1;
+}
+
 std::vector<std::string> MountedFs::Objects(int index) const {
   std::vector<std::string> objects;
   std::error_code ec;

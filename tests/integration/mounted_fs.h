@@ -50,6 +50,9 @@ class MountedFs {
   bool Unmount();
   // SIGKILLs the daemon mid-flight and detaches the dead mount.
   void Kill();
+  // SIGTERMs the daemon (as a service manager stops it) and returns its
+  // exit status as waitpid reports it, or -1 if it did not exit in 30 s.
+  int Terminate();
 
   // Every object file (regular files under */objects/) of OST `index`.
   std::vector<std::string> Objects(int index) const;

@@ -89,6 +89,49 @@ TEST(MapExtentTest, SingleStripeMergesIntoOneSegment) {
   EXPECT_EQ(parts[0].segments[0].length, 1u << 20);
 }
 
+TEST(MapRangeTest, SameObjectRangesAsMapExtent) {
+  for (uint32_t count : {1u, 3u, 4u}) {
+    const Layout layout = MakeLayout(count, 64 * 1024);
+    const uint64_t s = layout.stripe_size;
+    for (uint64_t offset : std::initializer_list<uint64_t>{0, 5, s - 1, s, 3 * s + 7}) {
+      for (uint64_t length : std::initializer_list<uint64_t>{0, 1, s, 2 * s + 3, 13 * s + 1}) {
+        auto expected = MapExtent(layout, offset, length);
+        auto ranges = MapRange(layout, offset, length);
+        ASSERT_EQ(ranges.size(), expected.size()) << offset << "+" << length;
+        for (size_t i = 0; i < ranges.size(); ++i) {
+          EXPECT_EQ(ranges[i].stripe, expected[i].stripe);
+          EXPECT_EQ(ranges[i].object_offset, expected[i].object_offset);
+          EXPECT_EQ(ranges[i].length, expected[i].length);
+          EXPECT_TRUE(ranges[i].segments.empty());
+        }
+      }
+    }
+  }
+}
+
+TEST(MapRangeTest, HugeExtentCostsOneEntryPerStripe) {
+  const Layout layout = MakeLayout(2, 1 << 20);
+  const uint64_t huge = uint64_t{1} << 62;  // 4 EiB: per-chunk work would never end
+  auto ranges = MapRange(layout, 0, huge);
+  ASSERT_EQ(ranges.size(), 2u);
+  EXPECT_EQ(ranges[0].length, huge / 2);
+  EXPECT_EQ(ranges[1].object_offset, 0u);
+  EXPECT_EQ(ranges[1].length, huge / 2);
+}
+
+TEST(MapExtentTest, WideLayoutOnlyTouchedStripes) {
+  const Layout layout = MakeLayout(2000, 64 * 1024);
+  // Starts in stripe 1999 and wraps to stripes 0 and 1.
+  auto parts = MapExtent(layout, 1999 * 65536 + 10, 2 * 65536);
+  ASSERT_EQ(parts.size(), 3u);
+  EXPECT_EQ(parts[0].stripe, 0u);
+  EXPECT_EQ(parts[0].object_offset, 65536u);
+  EXPECT_EQ(parts[1].stripe, 1u);
+  EXPECT_EQ(parts[2].stripe, 1999u);
+  EXPECT_EQ(parts[2].object_offset, 10u);
+  EXPECT_EQ(parts[0].length + parts[1].length + parts[2].length, 2u * 65536);
+}
+
 TEST(ObjectSizeTest, MatchesByteCount) {
   const Layout layout = MakeLayout(3, 64 * 1024);
   const uint64_t s = layout.stripe_size;

@@ -8,6 +8,7 @@ namespace {
 TEST(CallerErrnoTest, SpaceStaysEnospcEverythingElseIsEio) {
   EXPECT_EQ(CallerErrno(ENOSPC), ENOSPC);
   EXPECT_EQ(CallerErrno(EDQUOT), ENOSPC);
+  EXPECT_EQ(CallerErrno(EFBIG), EFBIG);
   for (int err : {EIO, ENOENT, ENOTDIR, EROFS, ESTALE, EINVAL, EBADF, EPERM}) {
     EXPECT_EQ(CallerErrno(err), EIO) << err;
   }

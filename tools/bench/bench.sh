@@ -6,9 +6,11 @@
 # Uses IOR (with mpirun) when --ior PATH is given, fio otherwise.
 #
 #   tools/bench/bench.sh [--dir DIR] [--ior /path/to/ior] [--size-mib N]
-#                        [--runtime S] [--stripe-count N] [--stripe-size S]
-# Must run as root (it mounts, and drops the page cache between phases so
-# reads come from the OST disk on both sides).
+#                        [--runtime S] [--reps N] [--stripe-count N] [--stripe-size S]
+# Must run as root: it mounts, and before every run it syncs and drops the
+# page cache (so reads come from the OST disk on both sides and writes start
+# from the same memory state). Each workload runs --reps times (default 3),
+# alternating plain and stripefs; the median is printed with the range.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin=$PWD/build/tools/stripefs/stripefs
@@ -16,6 +18,7 @@ dir=$PWD/build/bench-work
 ior=""
 size_mib=1024
 runtime=15
+reps=3
 stripe_count=4
 stripe_size=1M
 while [ $# -gt 0 ]; do
@@ -24,6 +27,7 @@ while [ $# -gt 0 ]; do
     --ior) ior=$2; shift 2 ;;
     --size-mib) size_mib=$2; shift 2 ;;
     --runtime) runtime=$2; shift 2 ;;
+    --reps) reps=$2; shift 2 ;;
     --stripe-count) stripe_count=$2; shift 2 ;;
     --stripe-size) stripe_size=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
@@ -75,19 +79,28 @@ run_ior() {
   # shellcheck disable=SC2086
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
     mpirun --oversubscribe -np 2 "$ior" -a POSIX -F -k $args -o "$target/ior.file" |
-    awk -v w=$work '/^Max Write:/ && w ~ /write/ {print $3} /^Max Read:/ && w ~ /read/ {print $3}'
+    awk -v op="${work#*-}" '$1 == op && $2 ~ /^[0-9.]+$/ { print $2; exit }'
 }
 
+median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+range() { tr ' ' '\n' | grep -v '^$' | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%s-%s", lo, hi }'; }
+
 tool=fio; [ -n "$ior" ] && tool=ior
-echo "stripefs benchmark ($tool; $stripe_count stripes of $stripe_size over 4 OST dirs; 2 processes; $(date -u +%F))"
-printf "%-12s %14s %14s %8s\n" workload "plain MiB/s" "stripefs MiB/s" ratio
+echo "stripefs benchmark ($tool; $stripe_count stripes of $stripe_size over 4 OST dirs; 2 processes;"
+echo "  ${size_mib} MiB per process; median of $reps runs, range in brackets; $(date -u +%F))"
+printf "%-11s %24s %24s %7s\n" workload "plain MiB/s" "stripefs MiB/s" ratio
 for work in seq-write seq-read rand-write rand-read; do
-  declare -A result=()
-  for side in plain stripefs; do
-    target=$plain; [ $side = stripefs ] && target=$mnt
-    [[ $work == *read ]] && drop_caches
-    if [ -n "$ior" ]; then result[$side]=$(run_ior $work "$target"); else result[$side]=$(run_fio $work "$target"); fi
+  declare -A runs=([plain]="" [stripefs]="")
+  for rep in $(seq "$reps"); do
+    for side in plain stripefs; do
+      target=$plain; [ $side = stripefs ] && target=$mnt
+      [ $work = seq-write ] && rm -f "$target"/bench.* "$target"/ior.file*
+      drop_caches
+      if [ -n "$ior" ]; then r=$(run_ior $work "$target"); else r=$(run_fio $work "$target"); fi
+      runs[$side]="${runs[$side]} $r"
+    done
   done
-  printf "%-12s %14s %14s %7.0f%%\n" $work "${result[plain]}" "${result[stripefs]}" \
-    "$(awk -v a="${result[stripefs]}" -v b="${result[plain]}" 'BEGIN { print (b > 0 ? 100 * a / b : 0) }')"
+  p=$(echo "${runs[plain]}" | median); s=$(echo "${runs[stripefs]}" | median)
+  printf "%-11s %10s [%11s] %10s [%11s] %6.0f%%\n" $work "$p" "$(echo "${runs[plain]}" | range)" \
+    "$s" "$(echo "${runs[stripefs]}" | range)" "$(awk -v a="$s" -v b="$p" 'BEGIN { print (b > 0 ? 100 * a / b : 0) }')"
 done
