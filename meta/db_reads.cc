@@ -52,6 +52,10 @@ Status ScanPrefix(rocksdb::DB* db, rocksdb::ReadOptions ro, std::string_view pre
   return FromRocks(it->status(), "meta: scan");
 }
 
+Status NoName(const std::string& name, uint64_t parent) {
+  return Status::Error(ENOENT, "meta: no '" + name + "' in " + std::to_string(parent));
+}
+
 Status CheckName(std::string_view name) {
   if (name.size() > kMaxNameLen) return Status::Error(ENAMETOOLONG, "meta: name too long");
   if (name.empty() || name == "." || name == ".." || name.find('/') != std::string_view::npos ||

@@ -48,6 +48,9 @@ using ScanFn = std::function<bool(std::string_view key, std::string_view value)>
 Status ScanPrefix(rocksdb::DB* db, rocksdb::ReadOptions ro, std::string_view prefix,
                   const ScanFn& fn);
 
+// ENOENT for a name missing from directory `parent`.
+Status NoName(const std::string& name, uint64_t parent);
+
 // ENAMETOOLONG over kMaxNameLen; EINVAL for "", ".", "..", a '/' or a NUL.
 Status CheckName(std::string_view name);
 

@@ -28,10 +28,6 @@ Status NameExists(const std::string& name, uint64_t parent) {
   return Status::Error(EEXIST, "meta: '" + name + "' exists in " + std::to_string(parent));
 }
 
-Status NoName(const std::string& name, uint64_t parent) {
-  return Status::Error(ENOENT, "meta: no '" + name + "' in " + std::to_string(parent));
-}
-
 }  // namespace
 
 Result<Inode> RocksMetaStore::Create(uint64_t parent, const std::string& name,

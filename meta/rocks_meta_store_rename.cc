@@ -14,10 +14,6 @@ namespace {
 // Deeper than any real tree; only a damaged parent chain gets here.
 constexpr int kMaxDepth = 1 << 20;
 
-Status NoName(const std::string& name, uint64_t parent) {
-  return Status::Error(ENOENT, "meta: no '" + name + "' in " + std::to_string(parent));
-}
-
 // A directory moved from `from` to `to` (different parents): its ".." moves.
 void MoveDir(Inode* moved, Inode* from, Inode* to) {
   moved->parent = to->ino;

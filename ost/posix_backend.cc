@@ -36,6 +36,16 @@ iovec* Advance(iovec* iov, int* count, size_t done) {
   return iov;
 }
 
+// Repeats a system call that a signal interrupted.
+template <class Call>
+ssize_t RetryOnEintr(Call call) {
+  ssize_t result;
+  do {
+    result = call();
+  } while (result < 0 && errno == EINTR);
+  return result;
+}
+
 size_t Total(const iovec* iov, int count) {
   size_t total = 0;
   for (int i = 0; i < count; ++i) total += iov[i].iov_len;
@@ -48,6 +58,13 @@ class PosixObjectFile : public ObjectFile {
   ~PosixObjectFile() override { close(fd_); }
 
   Result<size_t> ReadV(const iovec* iov, int count, uint64_t offset) override {
+    // The usual case, on every read: one call, no copy of the iovecs. A
+    // regular file returns short only at its end.
+    if (count <= IOV_MAX) {
+      ssize_t got = RetryOnEintr([&] { return preadv(fd_, iov, count, offset); });
+      if (got < 0) return Fail("preadv", offset);
+      return static_cast<size_t>(got);
+    }
     std::vector<iovec> left(iov, iov + count);  // advanced as reads land
     iovec* next = left.data();
     int n = count;
@@ -70,11 +87,20 @@ class PosixObjectFile : public ObjectFile {
   }
 
   Status WriteV(const iovec* iov, int count, uint64_t offset) override {
-    std::vector<iovec> left(iov, iov + count);
-    iovec* next = left.data();
-    int n = count;
-    size_t wanted = Total(iov, count);
+    const size_t wanted = Total(iov, count);
     size_t done = 0;
+    if (count <= IOV_MAX) {
+      // The usual case: one call moves everything, no copy of the iovecs.
+      ssize_t put = RetryOnEintr([&] { return pwritev(fd_, iov, count, offset); });
+      if (put < 0) return Fail("pwritev", offset);
+      if (static_cast<size_t>(put) == wanted) return Status::Ok();
+      done = static_cast<size_t>(put);
+    }
+    // A short write (or more iovecs than one call takes): the rest, from a
+    // copy of the iovecs that can be advanced.
+    std::vector<iovec> left(iov, iov + count);
+    int n = count;
+    iovec* next = Advance(left.data(), &n, done);
     while (done < wanted) {
       ssize_t put = pwritev(fd_, next, std::min(n, IOV_MAX), offset + done);
       if (put < 0) {
