@@ -24,7 +24,7 @@ dd if=/dev/urandom of="$demo/hello.src" bs=1M count=10 status=none
 dd if="$demo/hello.src" of="$demo/mnt/hello.bin" bs=1M status=none
 ls -l "$demo/mnt"
 echo "== its layout (getfattr -n user.stripefs.layout):"
-getfattr --only-values -n user.stripefs.layout "$demo/mnt/hello.bin"; echo
+(cd "$demo/mnt" && getfattr --only-values -n user.stripefs.layout hello.bin); echo
 echo "== where the stripes went (object files in the OST directories):"
 for i in 0 1 2 3; do
   find "$demo/ost$i/objects" -type f -printf "ost$i  %P  %s bytes\n" 2>/dev/null

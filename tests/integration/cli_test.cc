@@ -1,0 +1,116 @@
+// The stripefs command as an administrator uses it: mount without -f runs
+// in the background and returns once the mount is up (or fails with the
+// error on the terminal and exit code 1), umount stops it, and the log level
+// comes from -o log_level= or $STRIPEFS_LOG_LEVEL.
+#include <gtest/gtest.h>
+#include <sys/xattr.h>
+
+#include <cerrno>
+
+#include <chrono>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <thread>
+
+#include "file_util.h"
+#include "mounted_fs.h"
+
+namespace sfs::test {
+namespace {
+
+bool Mounted(const std::string& path) {
+  return Shell("grep -q ' " + path + " fuse.stripefs ' /proc/mounts").exit_code == 0;
+}
+
+std::string ReadText(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// A formatted filesystem, unmounted: the test mounts it with the CLI.
+class CliTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(fs_.mounted());
+    ASSERT_TRUE(fs_.Unmount());
+    bin_ = StripefsBinary();
+  }
+  void TearDown() override {
+    // A background mount a failed test left behind (not the harness's own,
+    // which MountedFs cleans up).
+    if (!fs_.mounted() && Mounted(fs_.mnt())) Shell(bin_ + " umount " + fs_.mnt());
+  }
+  std::string Mount(const std::string& options) {
+    return bin_ + " mount " + fs_.meta_dir() + " " + fs_.mnt() + options;
+  }
+
+  MountedFs fs_;
+  std::string bin_;
+};
+
+TEST_F(CliTest, BackgroundMountServesAndUmountStopsIt) {
+  const std::string log = fs_.root() + "/daemon.log";
+  CommandResult mounted = Shell(Mount(" -o log_level=debug,log_file=" + log));
+  ASSERT_EQ(mounted.exit_code, 0) << mounted.output;
+  // The command returned only once the mount was up.
+  ASSERT_TRUE(Mounted(fs_.mnt()));
+  ASSERT_TRUE(WriteFile(fs_.Path("f"), "served by the daemon"));
+  EXPECT_EQ(ReadFile(fs_.Path("f")), "served by the daemon");
+  // log_level=debug: an everyday miss is logged at debug.
+  char value[16];
+  EXPECT_EQ(getxattr(fs_.Path("f").c_str(), "user.absent", value, sizeof(value)), -1);
+  CommandResult stopped = Shell(bin_ + " umount " + fs_.mnt());
+  EXPECT_EQ(stopped.exit_code, 0) << stopped.output;
+  EXPECT_FALSE(Mounted(fs_.mnt()));
+  EXPECT_NE(ReadText(log).find("[debug] getxattr: meta: no xattr 'user.absent'"), std::string::npos)
+      << ReadText(log);
+
+  // Mounted again by the harness: the data is there.
+  ASSERT_TRUE(fs_.Mount());
+  EXPECT_EQ(ReadFile(fs_.Path("f")), "served by the daemon");
+}
+
+TEST_F(CliTest, BackgroundMountFailureReachesTheTerminal) {
+  ASSERT_EQ(rename((fs_.ost_dir(2) + "/.stripefs-ost").c_str(),
+                   (fs_.root() + "/label-away").c_str()), 0);
+  CommandResult refused = Shell(Mount(""));
+  EXPECT_EQ(refused.exit_code, 1) << refused.output;
+  EXPECT_NE(refused.output.find("OST 2"), std::string::npos) << refused.output;
+  EXPECT_NE(refused.output.find("no stripefs label"), std::string::npos) << refused.output;
+  EXPECT_FALSE(Mounted(fs_.mnt()));
+  ASSERT_EQ(rename((fs_.root() + "/label-away").c_str(),
+                   (fs_.ost_dir(2) + "/.stripefs-ost").c_str()), 0);
+  ASSERT_TRUE(fs_.Mount());
+}
+
+TEST_F(CliTest, LogLevelFromTheEnvironment) {
+  const std::string log = fs_.root() + "/env.log";
+  CommandResult mounted =
+      Shell("STRIPEFS_LOG_LEVEL=warn " + Mount(" -o log_file=" + log));
+  ASSERT_EQ(mounted.exit_code, 0) << mounted.output;
+  ASSERT_TRUE(WriteFile(fs_.Path("g"), "x"));
+  // Bad input is logged at warn.
+  EXPECT_EQ(setxattr(fs_.mnt().c_str(), "user.stripefs.nope", "1", 1, 0), -1);
+  EXPECT_EQ(errno, EINVAL);
+  ASSERT_EQ(Shell(bin_ + " umount " + fs_.mnt()).exit_code, 0);
+  // At warn, that line is written and the info lines of a mount are not.
+  const std::string text = ReadText(log);
+  EXPECT_NE(text.find("[warning] setxattr: unknown stripefs attribute user.stripefs.nope"),
+            std::string::npos) << text;
+  EXPECT_EQ(text.find("[info]"), std::string::npos) << text;
+  ASSERT_TRUE(fs_.Mount());
+}
+
+TEST_F(CliTest, BadMountOptionIsRefused) {
+  CommandResult bad = Shell(Mount(" -o ost_threads=0"));
+  EXPECT_EQ(bad.exit_code, 1) << bad.output;
+  EXPECT_NE(bad.output.find("ost_threads=0"), std::string::npos) << bad.output;
+  EXPECT_FALSE(Mounted(fs_.mnt()));
+  ASSERT_TRUE(fs_.Mount());
+}
+
+}  // namespace
+}  // namespace sfs::test
