@@ -40,6 +40,13 @@ Result<std::optional<DirentValue>> Mutation::FindDirent(uint64_t parent, std::st
   return ReadDirent(db_, rocksdb::ReadOptions(), parent, name);
 }
 
+Result<DirentValue> Mutation::FindExisting(uint64_t parent, const std::string& name) {
+  auto found = FindDirent(parent, name);
+  if (!found.ok()) return found.status();
+  if (!found->has_value()) return NoName(name, parent);
+  return **found;
+}
+
 Result<bool> Mutation::HasChildren(uint64_t dir) {
   bool any = false;
   Status s = ScanPrefix(db_, rocksdb::ReadOptions(), DirentPrefix(dir),

@@ -39,6 +39,8 @@ class Mutation {
   Inode* Add(const Inode& inode);
 
   Result<std::optional<DirentValue>> FindDirent(uint64_t parent, std::string_view name);
+  // As FindDirent, but a missing name is ENOENT.
+  Result<DirentValue> FindExisting(uint64_t parent, const std::string& name);
   Result<bool> HasChildren(uint64_t dir);
   void PutDirent(uint64_t parent, std::string_view name, uint64_t ino, uint32_t mode);
   void DeleteDirent(uint64_t parent, std::string_view name);

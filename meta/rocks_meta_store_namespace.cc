@@ -106,11 +106,10 @@ Result<Removed> RocksMetaStore::Unlink(uint64_t parent, const std::string& name)
   Mutation m(db_.get());
   auto dir = m.LoadDir(parent);
   SFS_RETURN_IF_ERROR(dir);
-  auto d = m.FindDirent(parent, name);
+  auto d = m.FindExisting(parent, name);
   SFS_RETURN_IF_ERROR(d);
-  if (!d->has_value()) return NoName(name, parent);
-  if (S_ISDIR((*d)->type)) return Status::Error(EISDIR, "meta: unlink of directory '" + name + "'");
-  auto child = m.Load((*d)->ino);
+  if (S_ISDIR(d->type)) return Status::Error(EISDIR, "meta: unlink of directory '" + name + "'");
+  auto child = m.Load(d->ino);
   SFS_RETURN_IF_ERROR(child);
 
   m.DeleteDirent(parent, name);
@@ -127,17 +126,15 @@ Status RocksMetaStore::Rmdir(uint64_t parent, const std::string& name) {
   Mutation m(db_.get());
   auto dir = m.LoadDir(parent);
   SFS_RETURN_IF_ERROR(dir);
-  auto d = m.FindDirent(parent, name);
+  auto d = m.FindExisting(parent, name);
   SFS_RETURN_IF_ERROR(d);
-  if (!d->has_value()) return NoName(name, parent);
-  if (!S_ISDIR((*d)->type))
-    return Status::Error(ENOTDIR, "meta: rmdir of non-directory '" + name + "'");
-  auto children = m.HasChildren((*d)->ino);
+  if (!S_ISDIR(d->type)) return Status::Error(ENOTDIR, "meta: rmdir of non-directory '" + name + "'");
+  auto children = m.HasChildren(d->ino);
   SFS_RETURN_IF_ERROR(children);
   if (*children) return Status::Error(ENOTEMPTY, "meta: rmdir of non-empty '" + name + "'");
 
   m.DeleteDirent(parent, name);
-  SFS_RETURN_IF_ERROR(m.DeleteInode((*d)->ino));
+  SFS_RETURN_IF_ERROR(m.DeleteInode(d->ino));
   --(*dir)->nlink;  // the child's ".." is gone
   m.TouchDir(*dir);
   return m.Commit("meta: rmdir '" + name + "'");

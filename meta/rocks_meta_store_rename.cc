@@ -55,22 +55,21 @@ Result<std::optional<Removed>> RocksMetaStore::Rename(uint64_t parent, const std
   SFS_RETURN_IF_ERROR(src_dir);
   auto dst_dir = m.LoadDir(new_parent);
   SFS_RETURN_IF_ERROR(dst_dir);
-  auto src = m.FindDirent(parent, name);
+  auto src = m.FindExisting(parent, name);
   SFS_RETURN_IF_ERROR(src);
-  if (!src->has_value()) return NoName(name, parent);
   auto dst = m.FindDirent(new_parent, new_name);
   SFS_RETURN_IF_ERROR(dst);
   if (dst->has_value() && mode == RenameMode::kNoReplace) {
     return Status::Error(EEXIST, "meta: rename target '" + new_name + "' exists");
   }
   // Two names of one inode (or one name onto itself): POSIX says do nothing.
-  if (dst->has_value() && (*dst)->ino == (*src)->ino) return std::optional<Removed>();
+  if (dst->has_value() && (*dst)->ino == src->ino) return std::optional<Removed>();
 
-  const bool src_is_dir = S_ISDIR((*src)->type);
+  const bool src_is_dir = S_ISDIR(src->type);
   if (src_is_dir && parent != new_parent) {
-    SFS_RETURN_IF_ERROR(CheckNotBelow(new_parent, (*src)->ino));
+    SFS_RETURN_IF_ERROR(CheckNotBelow(new_parent, src->ino));
   }
-  auto moved = m.Load((*src)->ino);
+  auto moved = m.Load(src->ino);
   SFS_RETURN_IF_ERROR(moved);
 
   std::optional<Removed> replaced;
@@ -101,7 +100,7 @@ Result<std::optional<Removed>> RocksMetaStore::Rename(uint64_t parent, const std
   }
 
   m.DeleteDirent(parent, name);
-  m.PutDirent(new_parent, new_name, (*src)->ino, (*src)->type);
+  m.PutDirent(new_parent, new_name, src->ino, src->type);
   if (src_is_dir && parent != new_parent) MoveDir(*moved, *src_dir, *dst_dir);
   (*moved)->ctime = m.now();
   m.TouchDir(*src_dir);
@@ -119,27 +118,25 @@ Result<std::optional<Removed>> RocksMetaStore::Exchange(uint64_t parent, const s
   SFS_RETURN_IF_ERROR(a_dir);
   auto b_dir = m.LoadDir(new_parent);
   SFS_RETURN_IF_ERROR(b_dir);
-  auto a = m.FindDirent(parent, name);
+  auto a = m.FindExisting(parent, name);
   SFS_RETURN_IF_ERROR(a);
-  if (!a->has_value()) return NoName(name, parent);
-  auto b = m.FindDirent(new_parent, new_name);
+  auto b = m.FindExisting(new_parent, new_name);
   SFS_RETURN_IF_ERROR(b);
-  if (!b->has_value()) return NoName(new_name, new_parent);
-  if ((*a)->ino == (*b)->ino) return std::optional<Removed>();
+  if (a->ino == b->ino) return std::optional<Removed>();
 
   const bool cross = parent != new_parent;
-  const bool a_is_dir = S_ISDIR((*a)->type);
-  const bool b_is_dir = S_ISDIR((*b)->type);
+  const bool a_is_dir = S_ISDIR(a->type);
+  const bool b_is_dir = S_ISDIR(b->type);
   // Each directory lands in the other's parent; neither may land below itself.
-  if (cross && a_is_dir) SFS_RETURN_IF_ERROR(CheckNotBelow(new_parent, (*a)->ino));
-  if (cross && b_is_dir) SFS_RETURN_IF_ERROR(CheckNotBelow(parent, (*b)->ino));
-  auto a_inode = m.Load((*a)->ino);
+  if (cross && a_is_dir) SFS_RETURN_IF_ERROR(CheckNotBelow(new_parent, a->ino));
+  if (cross && b_is_dir) SFS_RETURN_IF_ERROR(CheckNotBelow(parent, b->ino));
+  auto a_inode = m.Load(a->ino);
   SFS_RETURN_IF_ERROR(a_inode);
-  auto b_inode = m.Load((*b)->ino);
+  auto b_inode = m.Load(b->ino);
   SFS_RETURN_IF_ERROR(b_inode);
 
-  m.PutDirent(parent, name, (*b)->ino, (*b)->type);
-  m.PutDirent(new_parent, new_name, (*a)->ino, (*a)->type);
+  m.PutDirent(parent, name, b->ino, b->type);
+  m.PutDirent(new_parent, new_name, a->ino, a->type);
   if (cross && a_is_dir) MoveDir(*a_inode, *a_dir, *b_dir);
   if (cross && b_is_dir) MoveDir(*b_inode, *b_dir, *a_dir);
   (*a_inode)->ctime = m.now();
