@@ -3,7 +3,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config fuse3 libfuse3-dev librocksdb-dev
       libboost-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev
-      attr fio)
+      attr fio git)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

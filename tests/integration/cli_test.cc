@@ -112,5 +112,19 @@ TEST_F(CliTest, BadMountOptionIsRefused) {
   ASSERT_TRUE(fs_.Mount());
 }
 
+// An OST directory under the mount point would be hidden by the mount and
+// feed the filesystem into itself: mount refuses it.
+TEST_F(CliTest, OstInsideTheMountPointIsRefused) {
+  const std::string dir = fs_.root() + "/nested";
+  CommandResult formatted = Shell(bin_ + " mkfs --meta " + dir + "/meta --ost " + dir +
+                                  "/mnt/ost0 --ost " + dir + "/ost1");
+  ASSERT_EQ(formatted.exit_code, 0) << formatted.output;
+  CommandResult refused = Shell(bin_ + " mount " + dir + "/meta " + dir + "/mnt");
+  EXPECT_EQ(refused.exit_code, 1) << refused.output;
+  EXPECT_NE(refused.output.find("overlaps the mount point"), std::string::npos) << refused.output;
+  EXPECT_FALSE(Mounted(dir + "/mnt"));
+  ASSERT_TRUE(fs_.Mount());
+}
+
 }  // namespace
 }  // namespace sfs::test

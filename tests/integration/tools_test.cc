@@ -132,5 +132,27 @@ TEST_F(ToolsTest, DdWithOneMebibyteBlocks) {
   EXPECT_EQ(direct.exit_code, 0) << direct.output;
 }
 
+// git exercises much of POSIX at once: lock files created O_EXCL and
+// renamed over, fsync, hard links, many small files, lstat of everything.
+TEST_F(ToolsTest, GitRepositoryOnTheMount) {
+  const std::string repo = fs_.Path("repo");
+  const std::string git = "git -C " + repo + " -c user.name=t -c user.email=t@example.org ";
+  CommandResult made = Shell(
+      "set -e; git init -q " + repo + " && cp -a " + local_ + "/src/. " + repo + "/ && " + git +
+      "add -A && " + git + "commit -qm first && " + git + "mv a/big a/moved && echo more >> " +
+      repo + "/zero && " + git + "commit -qam second && " + git + "gc -q && " + git +
+      "fsck --strict --no-progress");
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  CommandResult log = Shell(git + "log --format=%s");
+  EXPECT_EQ(log.output, "second\nfirst\n");
+  CommandResult status = Shell(git + "status --porcelain");
+  EXPECT_EQ(status.exit_code, 0);
+  EXPECT_EQ(status.output, "") << "the work tree differs from the last commit";
+  // Checking out the first commit restores its tree byte for byte.
+  CommandResult back = Shell(git + "checkout -q HEAD~1 && cmp " + repo + "/a/big " + local_ +
+                             "/src/a/big && test ! -e " + repo + "/a/moved");
+  EXPECT_EQ(back.exit_code, 0) << back.output;
+}
+
 }  // namespace
 }  // namespace sfs::test
