@@ -55,13 +55,30 @@ Filesystem::Filesystem(const Config& config, nrs::PolicyRegistry registry)
 
 Filesystem::~Filesystem() {
   Quiesce();
+  // Files still open when the session ended (a signal, a lazy unmount) get
+  // no release: their unsaved mtimes are stored here.
+  std::vector<std::shared_ptr<OpenFile>> still_open;
+  {
+    std::lock_guard<std::mutex> lock(open_mu_);
+    for (const auto& [ino, file] : open_) still_open.push_back(file);
+  }
+  for (const auto& file : still_open) {
+    Status saved = SaveTimes(*file);
+    if (!saved.ok()) Logger("fs")->error("saving mtime of inode {}: {}", file->ino, saved.ToString());
+  }
   // Services drain their queues (including destroys) before meta_ closes.
   osts_.clear();
+  Status synced = meta_ ? meta_->Sync() : Status::Ok();
+  if (!synced.ok()) Logger("fs")->error("final sync of the metadata store: {}", synced.ToString());
 }
 
 void Filesystem::Quiesce() {
   // Only at shutdown; polling keeps the per-op cost to one atomic add.
-  while (in_flight_.load(std::memory_order_acquire) > 0) {
+  for (int waited_ms = 0; in_flight_.load(std::memory_order_acquire) > 0; waited_ms += 5) {
+    if (waited_ms > 0 && waited_ms % 10000 == 0) {
+      Logger("fs")->warn("shutdown waits for {} operations still with the OSTs",
+                         in_flight_.load());
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
@@ -216,26 +233,42 @@ void Filesystem::ReleaseOpen(const std::shared_ptr<OpenFile>& file) {
   if (!saved.ok()) Logger("fs")->error("saving mtime of inode {} at close: {}", file->ino, saved.ToString());
 }
 
+namespace {
+bool Before(const meta::Timestamp& a, const meta::Timestamp& b) {
+  return a.sec < b.sec || (a.sec == b.sec && a.nsec < b.nsec);
+}
+}  // namespace
+
 void Filesystem::OverlayTimes(meta::Inode* inode) {
   std::shared_ptr<OpenFile> file = FindOpen(inode->ino);
   if (!file) return;
   std::lock_guard<std::mutex> lock(file->times_mu);
-  if (file->unsaved_mtime.has_value()) {
-    inode->mtime = *file->unsaved_mtime;
-    inode->ctime = *file->unsaved_mtime;
+  if (!file->unsaved_mtime.has_value()) return;
+  inode->mtime = *file->unsaved_mtime;
+  // A later setxattr, link or rename stored a newer ctime: keep it.
+  if (Before(inode->ctime, *file->unsaved_mtime)) inode->ctime = *file->unsaved_mtime;
+}
+
+Result<meta::Inode> Filesystem::StoreAttr(uint64_t ino, meta::AttrChange change) {
+  Result<meta::Inode> stored = Status::Error(EIO, "unset");
+  if (std::shared_ptr<OpenFile> file = FindOpen(ino)) {
+    // Held across the store write so a write finishing meanwhile cannot
+    // have its newer mtime cleared unstored.
+    std::lock_guard<std::mutex> lock(file->times_mu);
+    if (file->unsaved_mtime.has_value() && !change.mtime.has_value() && !change.size.has_value()) {
+      change.mtime = file->unsaved_mtime;
+    }
+    stored = meta_->SetAttr(ino, change);
+    if (stored.ok()) file->unsaved_mtime.reset();
+  } else {
+    stored = meta_->SetAttr(ino, change);
   }
-}
-
-std::optional<meta::Timestamp> Filesystem::TakeUnsavedMtime(OpenFile& file) {
-  std::lock_guard<std::mutex> lock(file.times_mu);
-  std::optional<meta::Timestamp> taken;
-  taken.swap(file.unsaved_mtime);
-  return taken;
-}
-
-void Filesystem::RestoreUnsavedMtime(OpenFile& file, meta::Timestamp mtime) {
-  std::lock_guard<std::mutex> lock(file.times_mu);
-  if (!file.unsaved_mtime.has_value()) file.unsaved_mtime = mtime;
+  if (!stored.ok()) return stored;
+  if (std::shared_ptr<OpenFile> now_open = FindOpen(ino)) {
+    if (change.size.has_value()) now_open->size.store(stored->size);
+    now_open->setid.store(HasSetId(stored->mode));
+  }
+  return stored;
 }
 
 Status Filesystem::SaveTimes(OpenFile& file) {

@@ -111,13 +111,16 @@ class Filesystem {
   // now, or on the last close if the file is still open.
   void ForgetRemoved(uint64_t ino);
 
-  // Shows an open file's unsaved mtime in attributes read from the store.
+  // Shows an open file's unsaved mtime in attributes read from the store
+  // (mtime, and ctime unless the stored one is newer).
   void OverlayTimes(meta::Inode* inode);
-  // Takes the unsaved mtime (it becomes the caller's to store).
-  std::optional<meta::Timestamp> TakeUnsavedMtime(OpenFile& file);
-  // Puts back a taken mtime whose store write failed, unless a newer write
-  // has set one meanwhile.
-  void RestoreUnsavedMtime(OpenFile& file, meta::Timestamp mtime);
+  // Stores an attribute change of `ino`, the one way setattr, truncate and
+  // preallocation change attributes. If the file is open, its unsaved mtime
+  // goes into the same change (unless the change sets mtime or size, which
+  // supersede it) and is cleared once stored; then whichever file is open
+  // by now gets the stored size and set-id bits (an open that raced this
+  // change read the inode before it).
+  Result<meta::Inode> StoreAttr(uint64_t ino, meta::AttrChange change);
   // Stores the unsaved mtime, if any.
   Status SaveTimes(OpenFile& file);
 

@@ -45,6 +45,7 @@ std::unique_ptr<ost::IoRequest> NewPart(const Target& target, uint32_t stripe, n
                                         ost::IoObserver* observer) {
   auto request = std::make_unique<ost::IoRequest>();
   request->info = who;
+  request->info.arrival = {};  // stamped by Submit: follow-ups reuse `who`
   request->info.op = op;
   request->info.ost = target.layout->objects[stripe].ost;
   request->info.object_id = target.layout->objects[stripe].object_id;

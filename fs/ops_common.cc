@@ -13,7 +13,6 @@ nrs::RequestInfo Caller(fuse_req_t req, Filesystem& fs) {
   info.gid = ctx->gid;
   info.pid = static_cast<uint32_t>(ctx->pid);
   info.jobid = fs.jobids().Resolve(ctx->pid, ctx->uid, fs.settings()->jobid_var);
-  info.arrival = nrs::Clock::now();
   return info;
 }
 
@@ -61,15 +60,19 @@ void FillEntry(const meta::Inode& inode, double timeout, fuse_entry_param* entry
 
 void ReplyEntry(fuse_req_t req, const Result<meta::Inode>& inode, const char* op) {
   if (!inode.ok()) return ReplyError(req, inode.status(), op);
+  meta::Inode shown = *inode;
+  Fs(req).OverlayTimes(&shown);
   fuse_entry_param entry;
-  FillEntry(*inode, Fs(req).config().attr_timeout, &entry);
+  FillEntry(shown, Fs(req).config().attr_timeout, &entry);
   fuse_reply_entry(req, &entry);
 }
 
 void ReplyAttr(fuse_req_t req, const Result<meta::Inode>& inode, const char* op) {
   if (!inode.ok()) return ReplyError(req, inode.status(), op);
+  meta::Inode shown = *inode;
+  Fs(req).OverlayTimes(&shown);
   struct stat st;
-  FillStat(*inode, &st);
+  FillStat(shown, &st);
   fuse_reply_attr(req, &st, Fs(req).config().attr_timeout);
 }
 

@@ -17,7 +17,8 @@ inline Filesystem& Fs(fuse_req_t req) {
   return *static_cast<Filesystem*>(fuse_req_userdata(req));
 }
 
-// Who is asking, for OST requests: uid, gid, pid, job id, arrival now.
+// Who is asking, for OST requests: uid, gid, pid, job id. (Each request's
+// arrival is stamped when it is submitted to its OST.)
 nrs::RequestInfo Caller(fuse_req_t req, Filesystem& fs);
 
 void FillStat(const meta::Inode& inode, struct stat* st);
@@ -27,6 +28,7 @@ void FillStat(const meta::Inode& inode, struct stat* st);
 void ReplyError(fuse_req_t req, const Status& status, const char* op);
 
 void FillEntry(const meta::Inode& inode, double timeout, fuse_entry_param* entry);
+// Both show an open file's unsaved mtime (Filesystem::OverlayTimes).
 void ReplyEntry(fuse_req_t req, const Result<meta::Inode>& inode, const char* op);
 void ReplyAttr(fuse_req_t req, const Result<meta::Inode>& inode, const char* op);
 

@@ -184,17 +184,9 @@ class TruncateOp final : public MultiPartOp {
  private:
   void Finish(const Status& status) override {
     if (!status.ok()) return ReplyError(req_, status, "truncate");
-    Filesystem& fs = Fs(req_);
-    auto inode = fs.meta().SetAttr(ino_, change_);
-    // Looked up now, not when the truncate started: the file may have been
+    // StoreAttr updates whichever file is open by now: it may have been
     // opened meanwhile, having read the old size (AcquireOpen).
-    if (inode.ok()) {
-      if (auto file = fs.FindOpen(ino_)) {
-        file->size.store(inode->size);
-        file->setid.store(HasSetId(inode->mode));
-      }
-    }
-    ReplyAttr(req_, inode, "truncate");
+    ReplyAttr(req_, Fs(req_).StoreAttr(ino_, change_), "truncate");
   }
   fuse_req_t req_;
   uint64_t ino_;
@@ -213,9 +205,8 @@ class FallocateOp final : public MultiPartOp {
     if (new_end_ > file_->size.load()) {
       meta::AttrChange change;
       change.size = new_end_;
-      auto inode = Fs(req_).meta().SetAttr(file_->ino, change);
+      auto inode = Fs(req_).StoreAttr(file_->ino, change);
       if (!inode.ok()) return ReplyError(req_, inode.status(), "fallocate");
-      GrowSize(*file_, new_end_);
     }
     fuse_reply_err(req_, 0);
   }
@@ -363,31 +354,12 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
                fuse_file_info* fi) {
   Filesystem& fs = Fs(req);
   meta::AttrChange change = ChangeFrom(attr, to_set);
-  std::shared_ptr<OpenFile> file = fi != nullptr ? Handle(fi)->file : fs.FindOpen(ino);
-  std::optional<meta::Timestamp> unsaved;
-  if (file) {
-    // The change is stored with the latest write's mtime unless it sets one
-    // (a size change always sets mtime).
-    unsaved = fs.TakeUnsavedMtime(*file);
-    if (unsaved.has_value() && !change.mtime.has_value() && !change.size.has_value()) {
-      change.mtime = unsaved;
-    }
-  }
-  if (!change.size.has_value()) {
-    auto changed = fs.meta().SetAttr(ino, change);
-    if (file) {
-      if (changed.ok()) {
-        file->setid.store(HasSetId(changed->mode));
-      } else if (unsaved.has_value()) {
-        fs.RestoreUnsavedMtime(*file, *unsaved);
-      }
-    }
-    return ReplyAttr(req, changed, "setattr");
-  }
+  if (!change.size.has_value()) return ReplyAttr(req, fs.StoreAttr(ino, change), "setattr");
 
+  std::shared_ptr<OpenFile> file = fi != nullptr ? Handle(fi)->file : fs.FindOpen(ino);
   auto inode = fs.meta().GetInode(ino);
   if (!inode.ok()) return ReplyError(req, inode.status(), "truncate");
-  if (!S_ISREG(inode->mode)) return ReplyAttr(req, fs.meta().SetAttr(ino, change), "truncate");
+  if (!S_ISREG(inode->mode)) return ReplyAttr(req, fs.StoreAttr(ino, change), "truncate");
 
   auto* op = new TruncateOp(req, ino, change);
   if (file) {

@@ -22,7 +22,6 @@ void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
     fuse_reply_entry(req, &entry);
     return;
   }
-  if (inode.ok()) Fs(req).OverlayTimes(&*inode);
   ReplyEntry(req, inode, "lookup");
 }
 
@@ -32,9 +31,7 @@ void OpForget(fuse_req_t req, fuse_ino_t, uint64_t) { fuse_reply_none(req); }
 void OpForgetMulti(fuse_req_t req, size_t, fuse_forget_data*) { fuse_reply_none(req); }
 
 void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
-  auto inode = Fs(req).meta().GetInode(ino);
-  if (inode.ok()) Fs(req).OverlayTimes(&*inode);
-  ReplyAttr(req, inode, "getattr");
+  ReplyAttr(req, Fs(req).meta().GetInode(ino), "getattr");
 }
 
 void OpMknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {

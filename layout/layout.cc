@@ -69,6 +69,9 @@ Result<Layout> Decode(std::string_view blob) {
       count == 0 || count > kMaxStripeCount || blob.size() < pool_len) {
     return corrupt();
   }
+  // A stripe geometry mkfs or setstripe could not have written (arithmetic
+  // on it could overflow or divide by zero) is corruption.
+  if (!Validate(LayoutRequest{count, layout.stripe_size, ""}).ok()) return corrupt();
   layout.pool.assign(blob.substr(0, pool_len));
   blob.remove_prefix(pool_len);
   layout.objects.resize(count);

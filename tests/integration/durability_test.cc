@@ -6,10 +6,12 @@
 #include <ftw.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <cinttypes>
 #include <map>
 #include <set>
@@ -358,6 +360,59 @@ TEST(DurabilityTest, InPlaceWriteMtimeShowsAtOnceAndIsStoredByFsyncAndClose) {
   EXPECT_TRUE(SameTime(after_synced.st_mtim, open_synced.st_mtim))
       << after_synced.st_mtim.tv_sec << " vs " << open_synced.st_mtim.tv_sec;
   EXPECT_EQ(after_synced.st_size, 8192);
+}
+
+bool Later(const struct timespec& a, const struct timespec& b) {
+  return a.tv_sec > b.tv_sec || (a.tv_sec == b.tv_sec && a.tv_nsec > b.tv_nsec);
+}
+
+// SIGTERM while a file is open with an in-place write's mtime not yet
+// stored: the clean stop stores it (the kernel sends no release then).
+TEST(DurabilityTest, CleanStopStoresTheMtimeOfFilesStillOpen) {
+  MountedFs fs;
+  ASSERT_TRUE(fs.mounted());
+  ASSERT_TRUE(WriteFile(fs.Path("f"), std::string(8192, 'a')));
+  const struct timespec old_times[2] = {{1000, 0}, {1000, 0}};
+  ASSERT_EQ(utimensat(AT_FDCWD, fs.Path("f").c_str(), old_times, 0), 0);
+  int fd = open(fs.Path("f").c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(pwrite(fd, "b", 1, 10), 1);
+  struct stat shown;
+  ASSERT_EQ(fstat(fd, &shown), 0);
+  ASSERT_GT(shown.st_mtim.tv_sec, 1000);
+  const int status = fs.Terminate();
+  close(fd);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
+  ASSERT_TRUE(fs.Mount());
+  EXPECT_TRUE(SameTime(Stat(fs.Path("f")).st_mtim, shown.st_mtim));
+}
+
+// Attribute changes after an in-place write: a preallocation that grows the
+// file, and a setxattr, are newer than the write and must show as such.
+TEST(DurabilityTest, ChangesAfterAnInPlaceWriteAreNewerThanIt) {
+  MountedFs fs;
+  ASSERT_TRUE(fs.mounted());
+  ASSERT_TRUE(WriteFile(fs.Path("f"), std::string(8192, 'a')));
+  int fd = open(fs.Path("f").c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(pwrite(fd, "b", 1, 10), 1);
+  struct stat written;
+  ASSERT_EQ(fstat(fd, &written), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(setxattr(fs.Path("f").c_str(), "user.k", "v", 1, 0), 0);
+  struct stat after_xattr;
+  ASSERT_EQ(fstat(fd, &after_xattr), 0);
+  EXPECT_TRUE(Later(after_xattr.st_ctim, written.st_ctim)) << "ctime went backwards";
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(posix_fallocate(fd, 0, 1 << 20), 0);
+  struct stat grown;
+  ASSERT_EQ(fstat(fd, &grown), 0);
+  EXPECT_EQ(grown.st_size, 1 << 20);
+  EXPECT_TRUE(Later(grown.st_mtim, written.st_mtim)) << "the older write's mtime won";
+  ASSERT_EQ(close(fd), 0);
+  ASSERT_TRUE(fs.Unmount());
+  ASSERT_TRUE(fs.Mount());
+  EXPECT_TRUE(SameTime(Stat(fs.Path("f")).st_mtim, grown.st_mtim));
 }
 
 }  // namespace

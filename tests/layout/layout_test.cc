@@ -163,6 +163,13 @@ TEST(LayoutCodecTest, RoundTripAndCorruption) {
   EXPECT_EQ(Decode(blob.substr(0, blob.size() - 1)).err(), EIO);
   EXPECT_EQ(Decode(blob + "x").err(), EIO);
   EXPECT_EQ(Decode("").err(), EIO);
+  // A geometry no valid layout has: 2^63-byte stripes (its row size would
+  // wrap to 0) and stripes not a multiple of 64 KiB.
+  for (uint64_t bad_size : {uint64_t{1} << 63, uint64_t{1000}}) {
+    Layout odd = MakeLayout(2, 1 << 20);
+    odd.stripe_size = bad_size;
+    EXPECT_EQ(Decode(Encode(odd)).err(), EIO) << bad_size;
+  }
 }
 
 TEST(LayoutDescribeTest, ListsEveryStripe) {
