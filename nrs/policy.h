@@ -13,7 +13,9 @@
 #include <string>
 #include <string_view>
 
+#include "common/status.h"
 #include "nrs/request.h"
+#include "nrs/tunables.h"
 
 namespace sfs::nrs {
 
@@ -51,11 +53,39 @@ class Policy {
   // Requests held and not yet handed out.
   virtual size_t Queued() const = 0;
 
-  // Policy-specific settings as "key=value" text, for status reports.
+  // Takes new tunables at `now` (a setting changed). Each policy documents
+  // how a change affects requests it already holds. The settings layer has
+  // validated `tunables` by building a policy with them first (a factory
+  // refuses what it cannot use), so Retune cannot fail.
+  virtual void Retune(const Tunables& tunables, TimePoint now) {}
+
+  // The class `request` belongs to, for per-class statistics: a short
+  // "key=value" label such as "uid=1000" or "object=0x1f". Called while the
+  // policy holds or serves the request. A policy without classes says "all".
+  virtual std::string ClassOf(const Request& request) const { return "all"; }
+
+  // Policy-specific settings and state for status reports: "key=value"
+  // words, one item per line (TBF: one line per rule, "rule <name> ...").
   virtual std::string Describe() const { return ""; }
 };
 
 // The FIFO policy: serves requests in arrival order, refuses none.
 std::unique_ptr<Policy> NewFifoPolicy();
+
+// The policies stripefs ships. `args` are the words after the policy name
+// ("crrn uid" -> "uid"); a factory returns EINVAL with a message for
+// arguments or tunables it cannot use, and builds nothing.
+//
+// CRR-N: round robin over clients, crrn_quantum requests each per round.
+// args: "" or "jobid" (client = job id), "uid".
+Result<std::unique_ptr<Policy>> NewCrrnPolicy(std::string_view args, const Tunables& tunables);
+// ORR: per-object batches sorted by offset, round robin between objects.
+// args: "" only.
+Result<std::unique_ptr<Policy>> NewOrrPolicy(std::string_view args, const Tunables& tunables);
+// TBF: token buckets per class. args: classification type, "uid", "gid",
+// "jobid", "opcode" or a '+' combination; "" = all four.
+Result<std::unique_ptr<Policy>> NewTbfPolicy(std::string_view args, const Tunables& tunables);
+// Delay: holds delay_pct percent of requests for a random time. args: "".
+Result<std::unique_ptr<Policy>> NewDelayPolicy(std::string_view args, const Tunables& tunables);
 
 }  // namespace sfs::nrs

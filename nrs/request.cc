@@ -1,4 +1,5 @@
 #include "nrs/request.h"
+#include "nrs/tunables.h"
 
 namespace sfs::nrs {
 
@@ -11,6 +12,15 @@ const char* OpName(Op op) {
     case Op::kAllocate: return "allocate";
     case Op::kSync: return "fsync";
     case Op::kDestroy: return "destroy";
+  }
+  return "unknown";
+}
+
+const char* OrrSupportedName(OrrSupported supported) {
+  switch (supported) {
+    case OrrSupported::kReads: return "reads";
+    case OrrSupported::kWrites: return "writes";
+    case OrrSupported::kReadsAndWrites: return "reads_and_writes";
   }
   return "unknown";
 }
