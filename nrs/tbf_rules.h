@@ -1,0 +1,100 @@
+// TBF rules (seed 001 section 2.2; Lustre nrs_tbf.c): their grammar, the
+// matching of a request's class to the first rule that fits, and the ordered
+// rule list, which is immutable and replaced whole on every change so the
+// service threads see the old list or the new one, never half of one.
+//
+// Commands (the value of user.stripefs.nrs_tbf_rule, without "reg"/"hp"):
+//   start <name> <expression> [rate=N] [bps=N[K|M|G|T]] [depth=N]
+//                             [rank=<rule>] [realtime=0|1]
+//   change <name> [rate=N] [bps=N] [depth=N] [rank=<rule>] [realtime=0|1]
+//   stop <name>
+// An expression is conditions joined by '&' (and) and ',' (or; '&' binds
+// tighter): field={v1 v2 ...} with field uid, gid (numbers), jobid (values
+// may hold '*' and '?' globs) or opcode (read, write, punch, fsync,
+// fallocate, destroy). Values inside braces are separated by blanks or
+// commas. A new rule goes first unless rank=<rule> puts it just before that
+// rule. The rule named "default" always exists, matches everything, comes
+// last, cannot be stopped, and takes its rate from the nrs_tbf_default_rate
+// tunable unless "change default" set one.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "nrs/request.h"
+
+namespace sfs::nrs {
+
+// Classification fields, as a bit set: the TBF type ("tbf uid+opcode")
+// names the fields that make up a class; a rule may only test fields of
+// the type of the policy it runs in.
+enum TbfField : uint8_t {
+  kTbfUid = 1,
+  kTbfGid = 2,
+  kTbfJobid = 4,
+  kTbfOpcode = 8,
+};
+using TbfFields = uint8_t;
+constexpr TbfFields kTbfAllFields = kTbfUid | kTbfGid | kTbfJobid | kTbfOpcode;
+
+// "uid", "gid+jobid", ... ; "" means every field. EINVAL otherwise.
+Result<TbfFields> ParseTbfType(std::string_view type);
+// The canonical "uid+opcode" form (fields in the order uid, gid, jobid, opcode).
+std::string TbfTypeName(TbfFields fields);
+
+class TbfExpression;  // parsed conditions; defined in the .cc
+
+struct TbfRule {
+  std::string name;
+  std::string expression;  // canonical text, e.g. "uid={1000 1001}&opcode={write}"
+  TbfFields fields = 0;    // the fields `expression` tests
+  uint64_t rate = 0;       // requests per second, > 0
+  uint64_t bps = 0;        // bytes per second, 0 = no byte limit
+  uint32_t depth = 3;      // bucket depth in requests (Lustre's global default)
+  bool realtime = false;
+  std::shared_ptr<const TbfExpression> matcher;  // null for "default"
+
+  bool Matches(const RequestInfo& info) const;
+  // "<name> <expression> rate=N bps=N depth=N realtime=0|1": the text that
+  // `start` accepts back (after the word "start").
+  std::string ToString() const;
+};
+
+class TbfRuleSet {
+ public:
+  // Only the default rule.
+  static std::shared_ptr<const TbfRuleSet> Empty();
+
+  // Applies one command and returns the new set; this set is unchanged.
+  // EINVAL for a malformed command, expression or number; EEXIST for start
+  // of a name in use; ENOENT for change/stop of an unknown rule or a rank=
+  // naming one; EPERM for stop default. The message says what was wrong.
+  Result<std::shared_ptr<const TbfRuleSet>> Apply(std::string_view command) const;
+
+  // Persistence: one "start ..." line per rule, in match order, then
+  // "change default ..." if the default was changed. Deserialize(Serialize())
+  // gives an equal set.
+  std::string Serialize() const;
+  static Result<std::shared_ptr<const TbfRuleSet>> Deserialize(std::string_view text);
+
+  // Rules in match order, without the default rule.
+  const std::vector<TbfRule>& rules() const { return rules_; }
+  // The default rule as configured: rate 0 means "use nrs_tbf_default_rate".
+  const TbfRule& default_rule() const { return default_; }
+  // Union of the fields every rule tests.
+  TbfFields fields() const;
+  // The first rule matching `info`, or the default rule. The default's rate
+  // is 0 here when it follows the tunable.
+  const TbfRule& Match(const RequestInfo& info) const;
+
+ private:
+  std::vector<TbfRule> rules_;
+  TbfRule default_;
+};
+
+}  // namespace sfs::nrs
