@@ -19,7 +19,7 @@ std::string_view Trim(std::string_view s) {
   return s.substr(first, last - first + 1);
 }
 
-Result<std::unique_ptr<Policy>> NewFifoFromArgs(std::string_view args) {
+Result<std::unique_ptr<Policy>> NewFifoFromArgs(std::string_view args, const Tunables&) {
   if (!args.empty()) {
     return Status::Error(EINVAL,
                          "NRS policy 'fifo' takes no arguments, got '" + std::string(args) + "'");
@@ -35,7 +35,20 @@ void PolicyRegistry::Register(std::string name, PolicyFactory factory) {
   factories_[std::move(name)] = std::move(factory);
 }
 
-Result<std::unique_ptr<Policy>> PolicyRegistry::Create(std::string_view spec) const {
+std::string PolicyRegistry::Canonical(std::string_view spec) {
+  std::string out;
+  spec = Trim(spec);
+  while (!spec.empty()) {
+    const size_t end = std::min(spec.find_first_of(kBlanks), spec.size());
+    if (!out.empty()) out += ' ';
+    out.append(spec.substr(0, end));
+    spec = Trim(spec.substr(end));
+  }
+  return out;
+}
+
+Result<std::unique_ptr<Policy>> PolicyRegistry::Create(std::string_view spec,
+                                                       const Tunables& tunables) const {
   spec = Trim(spec);
   const size_t name_end = std::min(spec.find_first_of(kBlanks), spec.size());
   const std::string_view name = spec.substr(0, name_end);
@@ -45,7 +58,7 @@ Result<std::unique_ptr<Policy>> PolicyRegistry::Create(std::string_view spec) co
   if (name.empty() || it == factories_.end()) {
     return Status::Error(EINVAL, "unknown NRS policy '" + std::string(name) + "'");
   }
-  return it->second(args);
+  return it->second(args, tunables);
 }
 
 std::vector<std::string> PolicyRegistry::Names() const {

@@ -17,10 +17,11 @@
 
 namespace sfs::nrs {
 
-// Builds a policy from the words after its name ("tbf uid" -> "uid").
-// Returns EINVAL with a message for arguments it does not accept.
-using PolicyFactory =
-    std::function<Result<std::unique_ptr<Policy>>(std::string_view args)>;
+// Builds a policy from the words after its name ("tbf uid" -> "uid") and the
+// head's tunables. Returns EINVAL with a message for arguments or tunables it
+// does not accept.
+using PolicyFactory = std::function<Result<std::unique_ptr<Policy>>(std::string_view args,
+                                                                    const Tunables& tunables)>;
 
 class PolicyRegistry {
  public:
@@ -28,7 +29,9 @@ class PolicyRegistry {
 
   // `spec` is "name [args...]". ENOENT-free on purpose: an unknown name is a
   // malformed setting, so it is EINVAL.
-  Result<std::unique_ptr<Policy>> Create(std::string_view spec) const;
+  Result<std::unique_ptr<Policy>> Create(std::string_view spec, const Tunables& tunables) const;
+  // The canonical form of `spec`: name and arguments with single blanks.
+  static std::string Canonical(std::string_view spec);
 
   std::vector<std::string> Names() const;
   bool Has(std::string_view name) const;
@@ -37,7 +40,7 @@ class PolicyRegistry {
   std::map<std::string, PolicyFactory, std::less<>> factories_;
 };
 
-// A registry with every policy stripefs ships (today: fifo).
+// A registry with every policy stripefs ships: fifo, crrn, orr, tbf, delay.
 PolicyRegistry BuiltinPolicies();
 
 }  // namespace sfs::nrs

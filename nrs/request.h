@@ -54,6 +54,7 @@ class Request {
   struct SchedulerState {
     void* stats = nullptr;        // the PolicyStats slot that queued it
     TimePoint dequeued{};         // when service started
+    bool high_priority = false;   // queued on the high-priority head
   } sched;
 
   // One pointer-sized slot a policy may use while it holds the request

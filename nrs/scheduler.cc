@@ -14,6 +14,7 @@ namespace sfs::nrs {
 struct Scheduler::Slot {
   std::unique_ptr<Policy> policy;
   PolicyStats stats;
+  ClassStatsTable classes;
   PolicyState state = PolicyState::kStarted;
 
   bool Idle() const { return stats.queued == 0 && stats.active == 0; }
@@ -29,14 +30,18 @@ uint64_t NanosBetween(TimePoint from, TimePoint to) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count());
 }
 
-PolicyStatus StatusOfSlot(const Policy& policy, const PolicyStats& stats, PolicyState state) {
+PolicyStatus StatusOfSlot(const Policy& policy, const PolicyStats& stats,
+                          const ClassStatsTable& classes, PolicyState state) {
   PolicyStatus status;
   status.name = std::string(policy.Name());
   status.state = state;
   status.description = policy.Describe();
   status.stats = stats;
+  status.classes = classes.Snapshot();
   return status;
 }
+
+uint64_t Distance(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
 
 }  // namespace
 
@@ -79,10 +84,25 @@ Pick Scheduler::DequeueFrom(Slot& slot, TimePoint now) {
   return Pick::Of(request);
 }
 
+void Scheduler::NoteOrder(const RequestInfo& info) {
+  head_stats_.dequeued++;
+  if (info.op != Op::kRead && info.op != Op::kWrite) return;
+  if (have_last_ && last_ost_ == info.ost && last_object_ == info.object_id) {
+    head_stats_.seek_bytes += Distance(info.offset, last_end_);
+  } else if (have_last_) {
+    head_stats_.object_switches++;
+  }
+  have_last_ = true;
+  last_ost_ = info.ost;
+  last_object_ = info.object_id;
+  last_end_ = info.offset + info.length;
+}
+
 Pick Scheduler::Dequeue(TimePoint now) {
   std::optional<TimePoint> earliest;
   auto try_slot = [&](Slot& slot) -> Request* {
     Pick pick = DequeueFrom(slot, now);
+    if (pick.request != nullptr) NoteOrder(pick.request->info);
     if (pick.request == nullptr && pick.not_before.has_value() &&
         (!earliest.has_value() || *pick.not_before < *earliest)) {
       earliest = pick.not_before;
@@ -123,8 +143,11 @@ void Scheduler::Complete(Request* request, TimePoint now) {
   stats.bytes += request->info.length;
   // Wait is added here, not at dequeue, so wait_ns / completed is an exact
   // mean over completed requests, as PolicyStats promises.
-  stats.wait_ns += NanosBetween(request->info.arrival, request->sched.dequeued);
-  stats.service_ns += NanosBetween(request->sched.dequeued, now);
+  const uint64_t wait_ns = NanosBetween(request->info.arrival, request->sched.dequeued);
+  const uint64_t service_ns = NanosBetween(request->sched.dequeued, now);
+  stats.wait_ns += wait_ns;
+  stats.service_ns += service_ns;
+  slot->classes.Add(slot->policy->ClassOf(*request), request->info.length, wait_ns, service_ns);
   slot->policy->Served(request, now);
   // The caller may reuse the request; a stale pointer must not match a slot.
   request->sched.stats = nullptr;
@@ -157,6 +180,11 @@ void Scheduler::StartPrimary(std::unique_ptr<Policy> policy) {
 
 void Scheduler::StopPrimary() { RetirePrimary(); }
 
+void Scheduler::Retune(const Tunables& tunables, TimePoint now) {
+  if (primary_ != nullptr) primary_->policy->Retune(tunables, now);
+  for (auto& slot : stopping_) slot->policy->Retune(tunables, now);
+}
+
 std::string Scheduler::PrimaryName() const {
   if (primary_ == nullptr) return std::string(fallback_->policy->Name());
   return std::string(primary_->policy->Name());
@@ -180,16 +208,16 @@ std::vector<PolicyStatus> Scheduler::Status(const std::vector<std::string>& regi
   std::vector<PolicyStatus> out;
   std::set<std::string, std::less<>> running;
 
-  out.push_back(StatusOfSlot(*fallback_->policy, fallback_->stats, fallback_->state));
+  out.push_back(StatusOfSlot(*fallback_->policy, fallback_->stats, fallback_->classes, fallback_->state));
   out.back().fallback = true;
   running.insert(out.back().name);
   if (primary_ != nullptr) {
-    out.push_back(StatusOfSlot(*primary_->policy, primary_->stats, primary_->state));
+    out.push_back(StatusOfSlot(*primary_->policy, primary_->stats, primary_->classes, primary_->state));
     out.back().primary = true;
     running.insert(out.back().name);
   }
   for (const auto& slot : stopping_) {
-    out.push_back(StatusOfSlot(*slot->policy, slot->stats, slot->state));
+    out.push_back(StatusOfSlot(*slot->policy, slot->stats, slot->classes, slot->state));
     running.insert(out.back().name);
   }
   for (const std::string& name : registered) {

@@ -25,6 +25,7 @@
 
 #include "common/status.h"
 #include "nrs/policy.h"
+#include "nrs/stats.h"
 
 namespace sfs::nrs {
 
@@ -49,6 +50,16 @@ struct PolicyStatus {
   bool primary = false;
   std::string description;  // Policy::Describe()
   PolicyStats stats;
+  std::vector<ClassStats> classes;  // completed requests by Policy::ClassOf
+};
+
+// Order-dependent counters of a whole head: how far apart consecutive
+// served requests on one object are (the seek distance a disk would travel,
+// in logical object bytes) and how often service moved to another object.
+struct HeadStats {
+  uint64_t dequeued = 0;
+  uint64_t seek_bytes = 0;
+  uint64_t object_switches = 0;
 };
 
 class Scheduler {
@@ -72,6 +83,8 @@ class Scheduler {
   void StartPrimary(std::unique_ptr<Policy> policy);
   // Back to the fallback alone; the old primary drains as above.
   void StopPrimary();
+  // Passes new tunables to the primary and to stopping policies.
+  void Retune(const Tunables& tunables, TimePoint now);
 
   // Name of the primary policy, or "fifo" when only the fallback runs.
   std::string PrimaryName() const;
@@ -81,6 +94,7 @@ class Scheduler {
   // Every policy that is started or stopping, plus `registered` names that
   // are not running, reported as stopped.
   std::vector<PolicyStatus> Status(const std::vector<std::string>& registered) const;
+  HeadStats head_stats() const { return head_stats_; }
 
  private:
   struct Slot;
@@ -88,12 +102,19 @@ class Scheduler {
   void ReapStopped();
   // The slot whose stats `request` was queued against, or null.
   Slot* SlotOf(const Request& request);
+  void NoteOrder(const RequestInfo& info);
   // Retires the primary: stopping if it still holds requests, else destroyed.
   void RetirePrimary();
 
   std::unique_ptr<Slot> fallback_;
   std::unique_ptr<Slot> primary_;               // may be null
   std::vector<std::unique_ptr<Slot>> stopping_;  // oldest first
+  HeadStats head_stats_;
+  // The last read or write served, for seek distances.
+  uint32_t last_ost_ = 0;
+  uint64_t last_object_ = 0;
+  uint64_t last_end_ = 0;
+  bool have_last_ = false;
 };
 
 }  // namespace sfs::nrs

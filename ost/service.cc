@@ -1,4 +1,4 @@
-// The per-OST service: Asio owns the threads and timers, nrs::Scheduler owns
+// The per-OST service: Asio owns the threads and the timer, nrs::Nrs owns
 // the order, and one "serve" token is posted per submitted request.
 #include "ost/service.h"
 
@@ -19,10 +19,20 @@ namespace sfs::ost {
 
 struct Service::Impl {
   Impl(uint32_t index, Backend* backend)
-      : index(index), backend(backend), log(Logger("ost")), work(io.get_executor()) {}
+      : index(index),
+        backend(backend),
+        log(Logger("ost")),
+        work(io.get_executor()),
+        timer(io) {}
 
   void ServeOne();
-  void WaitThenServe(nrs::TimePoint not_before);
+  // Gives every parked token that can have a request now its request, and
+  // re-arms the timer for the rest.
+  void WakeParked();
+  void Run(std::unique_ptr<IoRequest> request);
+  // REQUIRES: mu held. Arms the timer for `when` if it is not armed for an
+  // earlier time (or always, with `force`).
+  void ArmLocked(nrs::TimePoint when, bool force);
   void Finish(IoRequest& request, const Outcome& outcome, Status* for_caller);
 
   const uint32_t index;
@@ -36,7 +46,10 @@ struct Service::Impl {
 
   // Leaf lock (see service.h); never held across I/O or an observer call.
   mutable std::mutex mu;
-  nrs::Scheduler scheduler;  // GUARDED_BY(mu)
+  nrs::Nrs nrs;                           // GUARDED_BY(mu)
+  size_t parked = 0;                      // GUARDED_BY(mu): tokens waiting for the timer
+  std::optional<nrs::TimePoint> armed_for;  // GUARDED_BY(mu): the timer's expiry, if waiting
+  boost::asio::steady_timer timer;        // GUARDED_BY(mu): every call on it
 
   std::atomic<uint64_t> errors{0};
   std::atomic<uint64_t> last_error{0};
@@ -47,42 +60,73 @@ void Service::Impl::ServeOne() {
   nrs::Pick pick;
   {
     std::lock_guard<std::mutex> lock(mu);
-    pick = scheduler.Dequeue(nrs::Clock::now());
-  }
-  if (pick.request == nullptr) {
-    if (pick.not_before.has_value()) {
-      WaitThenServe(*pick.not_before);
-    } else {
-      // Tokens equal queued requests, so this means another token took this
-      // one's request; harmless, but worth seeing when debugging a policy.
-      log->debug("ost {}: serve token found nothing queued", index);
+    pick = nrs.Dequeue(nrs::Clock::now());
+    if (pick.request == nullptr) {
+      if (pick.not_before.has_value()) {
+        parked++;
+        ArmLocked(*pick.not_before, /*force=*/false);
+      } else {
+        // Tokens equal queued requests, so this means another token took
+        // this one's request; harmless, but worth seeing when debugging.
+        log->debug("ost {}: serve token found nothing queued", index);
+      }
+      return;
     }
-    return;
   }
   // Enqueue was given a released IoRequest; ownership comes back here.
-  std::unique_ptr<IoRequest> request(static_cast<IoRequest*>(pick.request));
+  Run(std::unique_ptr<IoRequest>(static_cast<IoRequest*>(pick.request)));
+}
+
+void Service::Impl::ArmLocked(nrs::TimePoint when, bool force) {
+  if (!force && armed_for.has_value() && *armed_for <= when) return;
+  armed_for = when;
+  // Re-arming cancels the previous wait; its handler sees operation_aborted.
+  timer.expires_at(when);
+  timer.async_wait([this](const boost::system::error_code& ec) {
+    if (ec != boost::asio::error::operation_aborted) WakeParked();
+  });
+}
+
+void Service::Impl::WakeParked() {
+  std::vector<std::unique_ptr<IoRequest>> ready;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    armed_for.reset();
+    while (parked > 0) {
+      nrs::Pick pick = nrs.Dequeue(nrs::Clock::now());
+      if (pick.request != nullptr) {
+        parked--;
+        ready.emplace_back(static_cast<IoRequest*>(pick.request));
+      } else if (pick.not_before.has_value()) {
+        ArmLocked(*pick.not_before, /*force=*/true);
+        break;
+      } else {
+        // Nothing queued: the requests of these tokens were served by newer
+        // tokens, so the parked ones have nothing left to do.
+        parked = 0;
+      }
+    }
+  }
+  // Each request runs as its own handler so the service threads share them.
+  for (auto& request : ready) {
+    boost::asio::post(io, [this, r = request.release()] { Run(std::unique_ptr<IoRequest>(r)); });
+  }
+}
+
+void Service::Impl::Run(std::unique_ptr<IoRequest> request) {
   Outcome outcome = Execute(*request, *backend);
   Status for_caller;
   Finish(*request, outcome, &for_caller);
   {
     std::lock_guard<std::mutex> lock(mu);
     // Before the observer hears of it, so stats already count it then.
-    scheduler.Complete(request.get(), nrs::Clock::now());
+    nrs.Complete(request.get(), nrs::Clock::now());
   }
   if (request->observer != nullptr) {
     request->observer->PartDone(*request, for_caller, for_caller.ok() ? outcome.bytes : 0);
   }
   // The request dies only now: PartDone may free the buffers iov points at,
   // but never the request itself.
-}
-
-void Service::Impl::WaitThenServe(nrs::TimePoint not_before) {
-  // The timer carries this token; its handler keeps the timer alive. A
-  // pending timer is io_context work, so ~Service waits for it.
-  auto timer = std::make_shared<boost::asio::steady_timer>(io, not_before);
-  timer->async_wait([this, timer](const boost::system::error_code& ec) {
-    if (ec != boost::asio::error::operation_aborted) ServeOne();
-  });
 }
 
 void Service::Impl::Finish(IoRequest& request, const Outcome& outcome, Status* for_caller) {
@@ -119,7 +163,8 @@ Service::Service(const ServiceOptions& options, std::unique_ptr<Backend> backend
 
 Service::~Service() {
   // REQUIRES: no Submit() once destruction has begun. Dropping the guard
-  // lets run() return once every token (posted or on a timer) has served.
+  // lets run() return once every token (posted or parked on the timer) has
+  // served: a throttled request still waits for its turn.
   impl_->stopping.store(true);
   impl_->work.reset();
   for (std::thread& t : impl_->threads) t.join();
@@ -133,27 +178,58 @@ void Service::Submit(std::unique_ptr<IoRequest> request) {
   assert(!impl_->stopping.load() && "Submit() during ~Service");
   if (request->info.arrival == nrs::TimePoint{}) request->info.arrival = nrs::Clock::now();
   if (request->object == nullptr) request->object = Object(request->info.object_id);
+  request->info.ost = index_;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
-    impl_->scheduler.Enqueue(request.release(), nrs::Clock::now());
+    impl_->nrs.Enqueue(request.release(), nrs::Clock::now());
   }
   boost::asio::post(impl_->io, [impl = impl_.get()] { impl->ServeOne(); });
 }
 
-void Service::StartPolicy(std::unique_ptr<nrs::Policy> policy) {
-  std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->scheduler.StartPrimary(std::move(policy));
+void Service::StartPolicy(nrs::Head head, std::unique_ptr<nrs::Policy> policy) {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->nrs.head(head).StartPrimary(std::move(policy));
+  }
+  boost::asio::post(impl_->io, [impl = impl_.get()] { impl->WakeParked(); });
 }
 
-void Service::StopPolicy() {
+void Service::StopPolicy(nrs::Head head) {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->nrs.head(head).StopPrimary();
+  }
+  boost::asio::post(impl_->io, [impl = impl_.get()] { impl->WakeParked(); });
+}
+
+void Service::Retune(nrs::Head head, const nrs::Tunables& tunables) {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->nrs.head(head).Retune(tunables, nrs::Clock::now());
+  }
+  // A new rate may make a parked request ready before the armed deadline.
+  boost::asio::post(impl_->io, [impl = impl_.get()] { impl->WakeParked(); });
+}
+
+void Service::SetHighPriority(nrs::OpSet ops, uint32_t ratio) {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  impl_->scheduler.StopPrimary();
+  impl_->nrs.SetHighPriority(ops, ratio);
+}
+
+std::string Service::PrimaryName(nrs::Head head) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->nrs.head(head).PrimaryName();
 }
 
 std::vector<nrs::PolicyStatus> Service::PolicyStatus(
-    const std::vector<std::string>& registered) const {
+    nrs::Head head, const std::vector<std::string>& registered) const {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->scheduler.Status(registered);
+  return impl_->nrs.head(head).Status(registered);
+}
+
+nrs::HeadStats Service::HeadStats(nrs::Head head) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->nrs.head(head).head_stats();
 }
 
 ServiceCounters Service::Counters() const {

@@ -2,13 +2,16 @@
 // service threads (seed 002's local request scheduler with service threads
 // that ask it for the next request).
 //
-// Data path: Submit() enqueues into the scheduler under mu_ and posts one
-// "serve" token to the io_context; a service thread running a token dequeues
-// whatever the policy allows next, runs it against the object file and calls
-// the request's observer. Tokens equal requests, so nothing is served twice
-// and nothing waits without a token. When the policy answers "nothing until
-// t", the token waits on an Asio steady_timer: no busy polling and no
-// sleeping service thread.
+// Data path: Submit() enqueues into the OST's NRS (regular and high-priority
+// heads) under mu_ and posts one "serve" token to the io_context; a service
+// thread running a token dequeues whatever the policies allow next, runs it
+// against the object file and calls the request's observer. Tokens equal
+// requests, so nothing is served twice and nothing waits without a token.
+// When the policies answer "nothing until t", the token is parked and one
+// Asio steady_timer per OST is armed for the earliest such t; when it fires,
+// the parked tokens take whatever has become ready, and the rest park again.
+// No busy polling, no sleeping service thread, and one timer wake-up per
+// deadline however many requests wait.
 //
 // Thread safety: all public methods are safe from any thread. Lock order:
 // Service::mu_ is a leaf lock; observers are called with no lock held.
@@ -24,9 +27,11 @@
 #include <vector>
 
 #include "common/status.h"
+#include "nrs/nrs.h"
 #include "nrs/policy.h"
 #include "nrs/request.h"
 #include "nrs/scheduler.h"
+#include "nrs/tunables.h"
 #include "ost/backend.h"
 
 namespace sfs::ost {
@@ -103,11 +108,26 @@ class Service {
   // request->info is set here if it was left at its default.
   void Submit(std::unique_ptr<IoRequest> request);
 
-  // Switch the primary policy while I/O runs (see nrs::Scheduler).
-  void StartPolicy(std::unique_ptr<nrs::Policy> policy);
-  void StopPolicy();
+  // Switch the primary policy of one head while I/O runs (see
+  // nrs::Scheduler). Requests parked on a throttling policy are looked at
+  // again at once.
+  void StartPolicy(nrs::Head head, std::unique_ptr<nrs::Policy> policy);
+  void StopPolicy(nrs::Head head);
+  void StartPolicy(std::unique_ptr<nrs::Policy> policy) {
+    StartPolicy(nrs::Head::kRegular, std::move(policy));
+  }
+  void StopPolicy() { StopPolicy(nrs::Head::kRegular); }
+  // New tunables for the policies of one head (validated by the caller).
+  void Retune(nrs::Head head, const nrs::Tunables& tunables);
+  void SetHighPriority(nrs::OpSet ops, uint32_t ratio);
+
+  std::string PrimaryName(nrs::Head head) const;
   std::vector<nrs::PolicyStatus> PolicyStatus(
-      const std::vector<std::string>& registered) const;
+      nrs::Head head, const std::vector<std::string>& registered) const;
+  std::vector<nrs::PolicyStatus> PolicyStatus(const std::vector<std::string>& registered) const {
+    return PolicyStatus(nrs::Head::kRegular, registered);
+  }
+  nrs::HeadStats HeadStats(nrs::Head head) const;
   ServiceCounters Counters() const;
 
  private:

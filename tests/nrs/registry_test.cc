@@ -13,24 +13,24 @@ TEST(RegistryTest, BuiltinsCreateFifo) {
   PolicyRegistry registry = BuiltinPolicies();
   EXPECT_TRUE(registry.Has("fifo"));
   EXPECT_EQ(registry.Names(), std::vector<std::string>{"fifo"});
-  auto policy = registry.Create("fifo");
+  auto policy = registry.Create("fifo", Tunables{});
   ASSERT_TRUE(policy.ok()) << policy.status().message();
   EXPECT_EQ((*policy)->Name(), "fifo");
 }
 
 TEST(RegistryTest, UnknownNameIsEinval) {
   PolicyRegistry registry = BuiltinPolicies();
-  EXPECT_FALSE(registry.Has("tbf"));
-  auto policy = registry.Create("tbf uid");
+  EXPECT_FALSE(registry.Has("nosuch"));
+  auto policy = registry.Create("nosuch uid", Tunables{});
   ASSERT_FALSE(policy.ok());
   EXPECT_EQ(policy.err(), EINVAL);
-  EXPECT_EQ(policy.status().message(), "unknown NRS policy 'tbf'");
+  EXPECT_EQ(policy.status().message(), "unknown NRS policy 'nosuch'");
 }
 
 TEST(RegistryTest, EmptyOrBlankSpecIsEinval) {
   PolicyRegistry registry = BuiltinPolicies();
   for (const char* spec : {"", "   ", "\n", " \t "}) {
-    auto policy = registry.Create(spec);
+    auto policy = registry.Create(spec, Tunables{});
     ASSERT_FALSE(policy.ok()) << "'" << spec << "'";
     EXPECT_EQ(policy.err(), EINVAL);
     EXPECT_EQ(policy.status().message(), "unknown NRS policy ''");
@@ -39,7 +39,7 @@ TEST(RegistryTest, EmptyOrBlankSpecIsEinval) {
 
 TEST(RegistryTest, FifoWithArgumentsIsEinval) {
   PolicyRegistry registry = BuiltinPolicies();
-  auto policy = registry.Create("fifo uid");
+  auto policy = registry.Create("fifo uid", Tunables{});
   ASSERT_FALSE(policy.ok());
   EXPECT_EQ(policy.err(), EINVAL);
 }
@@ -47,7 +47,7 @@ TEST(RegistryTest, FifoWithArgumentsIsEinval) {
 TEST(RegistryTest, SurroundingWhitespaceIsTrimmed) {
   PolicyRegistry registry = BuiltinPolicies();
   for (const char* spec : {"  fifo", "fifo  ", "\tfifo\n", " fifo \r\n"}) {
-    auto policy = registry.Create(spec);
+    auto policy = registry.Create(spec, Tunables{});
     ASSERT_TRUE(policy.ok()) << "'" << spec << "': " << policy.status().message();
     EXPECT_EQ((*policy)->Name(), "fifo");
   }
@@ -56,33 +56,39 @@ TEST(RegistryTest, SurroundingWhitespaceIsTrimmed) {
 TEST(RegistryTest, ArgsReachFactoryTrimmed) {
   PolicyRegistry registry;
   std::vector<std::string> seen;
-  registry.Register("probe", [&seen](std::string_view args) -> Result<std::unique_ptr<Policy>> {
+  registry.Register("probe", [&seen](std::string_view args, const Tunables&) -> Result<std::unique_ptr<Policy>> {
     seen.emplace_back(args);
     return NewFifoPolicy();
   });
-  ASSERT_TRUE(registry.Create("probe").ok());
-  ASSERT_TRUE(registry.Create("  probe   a  b \n").ok());
-  ASSERT_TRUE(registry.Create("probe\tx").ok());
+  ASSERT_TRUE(registry.Create("probe", Tunables{}).ok());
+  ASSERT_TRUE(registry.Create("  probe   a  b \n", Tunables{}).ok());
+  ASSERT_TRUE(registry.Create("probe\tx", Tunables{}).ok());
   EXPECT_EQ(seen, (std::vector<std::string>{"", "a  b", "x"}));
+}
+
+TEST(RegistryTest, CanonicalSpecHasSingleBlanks) {
+  EXPECT_EQ(PolicyRegistry::Canonical("  tbf \t uid+opcode \n"), "tbf uid+opcode");
+  EXPECT_EQ(PolicyRegistry::Canonical("fifo"), "fifo");
+  EXPECT_EQ(PolicyRegistry::Canonical(" "), "");
 }
 
 TEST(RegistryTest, NamesAreCaseSensitiveAndExact) {
   PolicyRegistry registry = BuiltinPolicies();
   EXPECT_FALSE(registry.Has("FIFO"));
   EXPECT_FALSE(registry.Has("fif"));
-  EXPECT_EQ(registry.Create("FIFO").err(), EINVAL);
-  EXPECT_EQ(registry.Create("fifox").err(), EINVAL);
+  EXPECT_EQ(registry.Create("FIFO", Tunables{}).err(), EINVAL);
+  EXPECT_EQ(registry.Create("fifox", Tunables{}).err(), EINVAL);
 }
 
 TEST(RegistryTest, FactoryErrorIsPassedThrough) {
   PolicyRegistry registry;
-  registry.Register("broken", [](std::string_view) -> Result<std::unique_ptr<Policy>> {
+  registry.Register("broken", [](std::string_view, const Tunables&) -> Result<std::unique_ptr<Policy>> {
     return Status::Error(ERANGE, "rate out of range");
   });
   registry.Register(
-      "alpha", [](std::string_view) -> Result<std::unique_ptr<Policy>> { return NewFifoPolicy(); });
+      "alpha", [](std::string_view, const Tunables&) -> Result<std::unique_ptr<Policy>> { return NewFifoPolicy(); });
   EXPECT_EQ(registry.Names(), (std::vector<std::string>{"alpha", "broken"}));
-  auto policy = registry.Create("broken 5");
+  auto policy = registry.Create("broken 5", Tunables{});
   ASSERT_FALSE(policy.ok());
   EXPECT_EQ(policy.err(), ERANGE);
   EXPECT_EQ(policy.status().message(), "rate out of range");

@@ -1,0 +1,105 @@
+#include "nrs/nrs.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <string>
+
+namespace sfs::nrs {
+namespace {
+
+constexpr Op kAllOps[] = {Op::kRead,     Op::kWrite, Op::kTruncate, Op::kPunch,
+                          Op::kAllocate, Op::kSync,  Op::kDestroy};
+
+// Both picks came back without a request: the earlier "until" wins.
+Pick Earliest(const Pick& a, const Pick& b) {
+  if (!a.not_before.has_value()) return b;
+  if (!b.not_before.has_value()) return a;
+  return *a.not_before <= *b.not_before ? a : b;
+}
+
+}  // namespace
+
+const char* HeadName(Head head) { return head == Head::kRegular ? "reg" : "hp"; }
+
+Result<OpSet> ParseOpSet(std::string_view text) {
+  OpSet ops = 0;
+  bool none = false;
+  size_t words = 0;
+  while (!text.empty()) {
+    const size_t end = std::min(text.find_first_of(", \t\n"), text.size());
+    const std::string_view word = text.substr(0, end);
+    text = end < text.size() ? text.substr(end + 1) : std::string_view{};
+    if (word.empty()) continue;
+    words++;
+    if (word == "none") {
+      none = true;
+      continue;
+    }
+    bool known = false;
+    for (Op op : kAllOps) {
+      if (word == OpName(op)) {
+        ops |= OpBit(op);
+        known = true;
+      }
+    }
+    if (!known) {
+      return Status::Error(EINVAL, "unknown op '" + std::string(word) +
+                                       "' (read, write, truncate, punch, allocate, fsync, "
+                                       "destroy or none)");
+    }
+  }
+  if (words == 0) return Status::Error(EINVAL, "empty op list (use 'none' for no op)");
+  if (none && ops != 0) return Status::Error(EINVAL, "'none' cannot be combined with ops");
+  return ops;
+}
+
+std::string OpSetName(OpSet ops) {
+  std::string out;
+  for (Op op : kAllOps) {
+    if ((ops & OpBit(op)) == 0) continue;
+    if (!out.empty()) out += ',';
+    out += OpName(op);
+  }
+  return out.empty() ? "none" : out;
+}
+
+void Nrs::SetHighPriority(OpSet ops, uint32_t ratio) {
+  hp_ops_ = ops;
+  hp_ratio_ = std::max<uint32_t>(1, ratio);
+}
+
+void Nrs::Enqueue(Request* request, TimePoint now) {
+  const bool high = (hp_ops_ & OpBit(request->info.op)) != 0;
+  request->sched.high_priority = high;
+  (high ? high_ : regular_).Enqueue(request, now);
+}
+
+Pick Nrs::Dequeue(TimePoint now) {
+  Pick high_pick;
+  const bool high_allowed = hp_in_a_row_ < hp_ratio_;
+  if (high_allowed) {
+    high_pick = high_.Dequeue(now);
+    if (high_pick.request != nullptr) {
+      hp_in_a_row_++;
+      return high_pick;
+    }
+  }
+  Pick regular_pick = regular_.Dequeue(now);
+  if (regular_pick.request != nullptr) {
+    hp_in_a_row_ = 0;
+    return regular_pick;
+  }
+  if (!high_allowed) {
+    // The ratio only yields to regular work that is ready; with none, the
+    // high-priority head goes on.
+    high_pick = high_.Dequeue(now);
+    if (high_pick.request != nullptr) return high_pick;
+  }
+  return Earliest(high_pick, regular_pick);
+}
+
+void Nrs::Complete(Request* request, TimePoint now) {
+  (request->sched.high_priority ? high_ : regular_).Complete(request, now);
+}
+
+}  // namespace sfs::nrs

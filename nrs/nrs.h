@@ -1,0 +1,66 @@
+// The NRS of one OST (seed 000; Lustre's ptlrpc service with its regular and
+// high-priority NRS heads): two nrs::Scheduler heads, each with its FIFO
+// fallback and at most one primary policy. Requests whose op is in the
+// high-priority set (default: fsync, truncate and punch) go to the
+// high-priority head; Dequeue serves up to `hp_ratio` of those for each
+// regular one when both have work (Lustre's srv_hpreq_ratio), and either
+// head alone at full speed when the other has nothing ready.
+//
+// Thread safety: NOT thread-safe, like Scheduler; ost::Service serializes it.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "common/status.h"
+#include "nrs/scheduler.h"
+
+namespace sfs::nrs {
+
+enum class Head : uint8_t { kRegular, kHighPriority };
+const char* HeadName(Head head);  // "reg", "hp"
+
+// A set of ops, one bit per nrs::Op.
+using OpSet = uint32_t;
+constexpr OpSet OpBit(Op op) { return OpSet{1} << static_cast<unsigned>(op); }
+constexpr OpSet kDefaultHpOps = OpBit(Op::kSync) | OpBit(Op::kTruncate) | OpBit(Op::kPunch);
+constexpr uint32_t kDefaultHpRatio = 10;
+
+// "fsync,punch,truncate" <-> OpSet, with the op names of nrs::OpName and
+// "none" for the empty set. EINVAL for an unknown name.
+Result<OpSet> ParseOpSet(std::string_view text);
+std::string OpSetName(OpSet ops);
+
+class Nrs {
+ public:
+  Nrs() = default;
+  Nrs(const Nrs&) = delete;
+  Nrs& operator=(const Nrs&) = delete;
+
+  // Which ops are high priority and how many high-priority requests are
+  // served per regular one (>= 1). Applies to requests enqueued later.
+  void SetHighPriority(OpSet ops, uint32_t ratio);
+
+  void Enqueue(Request* request, TimePoint now);
+  Pick Dequeue(TimePoint now);
+  // REQUIRES: `request` came from Dequeue and is not yet completed.
+  void Complete(Request* request, TimePoint now);
+
+  Scheduler& head(Head which) { return which == Head::kRegular ? regular_ : high_; }
+  const Scheduler& head(Head which) const {
+    return which == Head::kRegular ? regular_ : high_;
+  }
+  size_t Queued() const { return regular_.Queued() + high_.Queued(); }
+  size_t Active() const { return regular_.Active() + high_.Active(); }
+  OpSet hp_ops() const { return hp_ops_; }
+  uint32_t hp_ratio() const { return hp_ratio_; }
+
+ private:
+  Scheduler regular_;
+  Scheduler high_;
+  OpSet hp_ops_ = kDefaultHpOps;
+  uint32_t hp_ratio_ = kDefaultHpRatio;
+  uint32_t hp_in_a_row_ = 0;  // high-priority requests served since the last regular one
+};
+
+}  // namespace sfs::nrs
