@@ -135,8 +135,14 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
   if (!count.ok() || !size.ok()) return Status::Error(EIO, "metadata store lacks the default layout");
   settings->default_layout.stripe_count = static_cast<uint32_t>(*count);
   settings->default_layout.stripe_size = *size;
-  if (auto var = store.GetSetting(kJobidVarKey); var.ok()) settings->jobid_var = *var;
+  if (auto var = store.GetSetting(kJobidVarKey); var.ok()) settings->jobid.var = *var;
+  if (auto name = store.GetSetting(kJobidNameKey); name.ok()) settings->jobid.name = *name;
   fs->settings_.store(std::move(settings));
+
+  std::vector<ost::Service*> services;
+  for (auto& service : fs->osts_) services.push_back(service.get());
+  fs->nrs_control_ = std::make_unique<NrsControl>(fs->meta_.get(), services, &fs->registry_);
+  if (Status loaded = fs->nrs_control_->Load(); !loaded.ok()) return loaded;
 
   auto orphans = store.Orphans();
   if (!orphans.ok()) return orphans.status();
@@ -317,28 +323,43 @@ void Filesystem::DestroyObjects(uint64_t ino) {
   op->Launch(*this, std::move(parts));
 }
 
-bool Filesystem::IsSettingName(const std::string& name) { return name == kJobidVarKey; }
+bool Filesystem::IsSettingName(const std::string& name) {
+  return name == kJobidVarKey || name == kJobidNameKey || NrsControl::Handles(name);
+}
 
 Result<std::string> Filesystem::GetSetting(const std::string& name) {
-  if (name == kJobidVarKey) return settings()->jobid_var;
+  if (name == kJobidVarKey) return settings()->jobid.var;
+  if (name == kJobidNameKey) return settings()->jobid.name;
+  if (NrsControl::Handles(name)) return nrs_control_->Get(name);
   return Status::Error(ENODATA, "no setting " + name);
 }
 
-Status Filesystem::SetSetting(const std::string& name, const std::string& value) {
-  if (name != kJobidVarKey) return Status::Error(EINVAL, "unknown setting " + name);
-  if (value.empty() || value.size() > 64 ||
-      value.find_first_of("= \t\n\r") != std::string::npos) {
-    return Status::Error(EINVAL, "jobid_var must be an environment variable name, "
-                                 "'procname_uid' or 'disable', not '" + value + "'");
+Status Filesystem::SetSetting(const std::string& name, const std::string& raw) {
+  if (NrsControl::Handles(name)) return nrs_control_->Set(name, raw);
+  // setfattr -v and `echo x >` style values may carry a newline.
+  std::string value = raw;
+  while (!value.empty() && (value.back() == '\n' || value.back() == ' ')) value.pop_back();
+  if (name == kJobidVarKey) {
+    if (!ValidJobidVar(value)) {
+      return Status::Error(EINVAL, "jobid_var must be an environment variable name, "
+                                   "'procname_uid', 'nodelocal' or 'disable', not '" + value + "'");
+    }
+  } else if (name == kJobidNameKey) {
+    if (!ValidJobidName(value)) {
+      return Status::Error(EINVAL, "jobid_name must be 1-64 characters without blanks, using "
+                                   "only the codes %e %u %g %p %h %H %j %%, not '" + value + "'");
+    }
+  } else {
+    return Status::Error(EINVAL, "unknown setting " + name);
   }
   // Persist first: a setting that was not stored must not take effect. The
   // lock keeps two concurrent changes from being stored in one order and
-  // published in the other.
+  // published in the other, or one from losing the other.
   std::lock_guard<std::mutex> lock(settings_mu_);
   Status stored = meta_->PutSetting(name, value);
   if (!stored.ok()) return stored;
   auto next = std::make_shared<Settings>(*settings());
-  next->jobid_var = value;
+  (name == kJobidVarKey ? next->jobid.var : next->jobid.name) = value;
   settings_.store(std::move(next));
   jobids_.Clear();
   return Status::Ok();

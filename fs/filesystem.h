@@ -20,6 +20,7 @@
 
 #include "common/status.h"
 #include "fs/jobid.h"
+#include "fs/nrs_control.h"
 #include "fs/stripefs.h"
 #include "layout/layout.h"
 #include "layout/placement.h"
@@ -34,7 +35,7 @@ namespace sfs::fs {
 // Settings that can change at run time; published as an immutable snapshot
 // swapped whole, so readers never see half a change.
 struct Settings {
-  std::string jobid_var = "SLURM_JOB_ID";
+  JobidConfig jobid;
   layout::LayoutRequest default_layout;
 };
 
@@ -69,6 +70,9 @@ inline bool HasSetId(uint32_t mode) { return (mode & (S_ISUID | S_ISGID)) != 0; 
 struct FileHandle {
   std::shared_ptr<OpenFile> file;
   int flags = 0;
+  // Who opened it: what a write-back of cached pages, which has no caller of
+  // its own, is attributed to.
+  nrs::RequestInfo opener;
 };
 
 class Filesystem {
@@ -135,6 +139,8 @@ class Filesystem {
   // reply and no OST service is torn down while another submits to it.
   void Quiesce();
 
+  // Run-time settings on the mount root (user.stripefs.<name>): jobid_var,
+  // jobid_name and the NRS settings (fs/nrs_control.h).
   Status SetSetting(const std::string& name, const std::string& value);
   Result<std::string> GetSetting(const std::string& name);
   static bool IsSettingName(const std::string& name);
@@ -150,8 +156,9 @@ class Filesystem {
   std::unique_ptr<meta::MetaStore> meta_;
   std::vector<std::unique_ptr<ost::Service>> osts_;
   std::unique_ptr<layout::Placement> placement_;
+  std::unique_ptr<NrsControl> nrs_control_;  // borrows meta_ and osts_
   JobIds jobids_;
-  std::mutex settings_mu_;  // serializes SetSetting: persist, then publish
+  std::mutex settings_mu_;  // serializes SetSetting of Settings fields: persist, then publish
   std::atomic<std::shared_ptr<const Settings>> settings_;
   std::atomic<int64_t> in_flight_{0};
 

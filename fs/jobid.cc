@@ -5,6 +5,8 @@
 
 #include <string_view>
 
+#include <cctype>
+
 namespace sfs::fs {
 namespace {
 
@@ -25,23 +27,64 @@ std::string ReadSmallFile(const std::string& path) {
   return data;
 }
 
+std::string Hostname(bool short_name) {
+  char buf[256] = {};
+  if (gethostname(buf, sizeof(buf) - 1) != 0) return "localhost";
+  std::string host(buf);
+  if (short_name) host = host.substr(0, host.find('.'));
+  return host;
+}
+
+// The value of `var` in a NUL-separated environment block, or "".
+std::string EnvValue(std::string_view environ, const std::string& var) {
+  const std::string prefix = var + "=";
+  while (!environ.empty()) {
+    size_t end = environ.find('\0');
+    std::string_view entry = environ.substr(0, end);
+    if (entry.substr(0, prefix.size()) == prefix) return std::string(entry.substr(prefix.size()));
+    if (end == std::string_view::npos) break;
+    environ.remove_prefix(end + 1);
+  }
+  return {};
+}
+
 }  // namespace
 
-std::shared_ptr<const std::string> JobIds::Resolve(pid_t pid, uid_t uid,
-                                                   const std::string& jobid_var) {
+bool ValidJobidVar(const std::string& var) {
+  if (var.empty() || var.size() > 64) return false;
+  for (char c : var) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+  }
+  return true;
+}
+
+bool ValidJobidName(const std::string& name) {
+  if (name.empty() || name.size() > 64) return false;
+  for (size_t i = 0; i < name.size(); i++) {
+    const unsigned char c = static_cast<unsigned char>(name[i]);
+    if (std::isspace(c) || std::iscntrl(c)) return false;
+    if (c != '%') continue;
+    if (i + 1 >= name.size()) return false;
+    if (std::string_view("eugphHj%").find(name[++i]) == std::string_view::npos) return false;
+  }
+  return true;
+}
+
+std::shared_ptr<const std::string> JobIds::Resolve(pid_t pid, uid_t uid, gid_t gid,
+                                                   const JobidConfig& config) {
   const auto now = std::chrono::steady_clock::now();
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = cache_.find(pid);
-    if (it != cache_.end() && it->second.expires > now && it->second.jobid_var == jobid_var) {
+    if (it != cache_.end() && it->second.expires > now && it->second.config == config) {
       return it->second.jobid;
     }
   }
   // Derived outside the lock: reading /proc is the slow part.
-  auto jobid = std::make_shared<const std::string>(Derive(pid, uid, jobid_var));
+  auto jobid = std::make_shared<const std::string>(Derive(pid, uid, gid, config));
   std::lock_guard<std::mutex> lock(mu_);
   if (cache_.size() >= kMaxEntries) cache_.clear();
-  cache_[pid] = Entry{jobid, now + kTtl, jobid_var};
+  cache_[pid] = Entry{jobid, now + kTtl, config};
   return jobid;
 }
 
@@ -50,27 +93,43 @@ void JobIds::Clear() {
   cache_.clear();
 }
 
-std::string JobIds::Derive(pid_t pid, uid_t uid, const std::string& jobid_var) const {
-  if (jobid_var == "disable") return {};
+std::string JobIds::Derive(pid_t pid, uid_t uid, gid_t gid, const JobidConfig& config) const {
+  if (config.var == "disable") return {};
   const std::string dir = proc_root_ + "/" + std::to_string(pid);
-  if (jobid_var != "procname_uid") {
-    const std::string environ = ReadSmallFile(dir + "/environ");
-    const std::string prefix = jobid_var + "=";
-    std::string_view rest(environ);
-    while (!rest.empty()) {
-      size_t end = rest.find('\0');
-      std::string_view var = rest.substr(0, end);
-      if (var.substr(0, prefix.size()) == prefix && var.size() > prefix.size()) {
-        return std::string(var.substr(prefix.size()));
+  if (config.var == "procname_uid") return Expand("%e.%u", pid, uid, gid, dir, {});
+  std::string value;
+  if (config.var != "nodelocal") {
+    value = EnvValue(ReadSmallFile(dir + "/environ"), config.var);
+    if (!value.empty()) return value;
+  }
+  return Expand(config.name, pid, uid, gid, dir, value);
+}
+
+std::string JobIds::Expand(const std::string& name, pid_t pid, uid_t uid, gid_t gid,
+                           const std::string& dir, const std::string& var_value) const {
+  std::string out;
+  for (size_t i = 0; i < name.size(); i++) {
+    if (name[i] != '%' || i + 1 >= name.size()) {
+      out += name[i];
+      continue;
+    }
+    switch (name[++i]) {
+      case 'e': {
+        std::string comm = ReadSmallFile(dir + "/comm");
+        while (!comm.empty() && (comm.back() == '\n' || comm.back() == '\0')) comm.pop_back();
+        out += comm.empty() ? "unknown" : comm;
+        break;
       }
-      if (end == std::string_view::npos) break;
-      rest.remove_prefix(end + 1);
+      case 'u': out += std::to_string(uid); break;
+      case 'g': out += std::to_string(gid); break;
+      case 'p': out += std::to_string(pid); break;
+      case 'h': out += Hostname(false); break;
+      case 'H': out += Hostname(true); break;
+      case 'j': out += var_value; break;
+      default: out += name[i]; break;  // "%%" and anything ValidJobidName let through
     }
   }
-  std::string comm = ReadSmallFile(dir + "/comm");
-  while (!comm.empty() && (comm.back() == '\n' || comm.back() == '\0')) comm.pop_back();
-  if (comm.empty()) comm = "unknown";
-  return comm + "." + std::to_string(uid);
+  return out;
 }
 
 }  // namespace sfs::fs

@@ -12,7 +12,7 @@ nrs::RequestInfo Caller(fuse_req_t req, Filesystem& fs) {
   info.uid = ctx->uid;
   info.gid = ctx->gid;
   info.pid = static_cast<uint32_t>(ctx->pid);
-  info.jobid = fs.jobids().Resolve(ctx->pid, ctx->uid, fs.settings()->jobid_var);
+  info.jobid = fs.jobids().Resolve(ctx->pid, ctx->uid, ctx->gid, fs.settings()->jobid);
   return info;
 }
 
@@ -96,7 +96,7 @@ Result<meta::Inode> MakeNode(fuse_req_t req, fuse_ino_t parent, const char* name
   if (symlink_target != nullptr) node.symlink = symlink_target;
   if (S_ISREG(mode)) {
     layout::PlacementContext who{ctx->uid, ctx->gid, {}, {}};
-    who.jobid = *fs.jobids().Resolve(ctx->pid, ctx->uid, fs.settings()->jobid_var);
+    who.jobid = *fs.jobids().Resolve(ctx->pid, ctx->uid, ctx->gid, fs.settings()->jobid);
     auto layout = fs.NewLayout(who);
     if (!layout.ok()) return layout.status();
     node.layout = layout::Encode(*layout);

@@ -216,7 +216,8 @@ class FallocateOp final : public MultiPartOp {
 };
 
 void OpenReply(fuse_req_t req, fuse_file_info* fi, std::shared_ptr<OpenFile> file) {
-  fi->fh = reinterpret_cast<uint64_t>(new FileHandle{std::move(file), fi->flags});
+  fi->fh = reinterpret_cast<uint64_t>(
+      new FileHandle{std::move(file), fi->flags, Caller(req, Fs(req))});
   // Every change to the data goes through this mount, so cached pages stay
   // valid across opens.
   fi->keep_cache = 1;
@@ -283,7 +284,10 @@ void OpWrite(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t of
              fuse_file_info* fi) {
   Filesystem& fs = Fs(req);
   auto& file = Handle(fi)->file;
-  const nrs::RequestInfo who = Caller(req, fs);
+  // A write from the page cache (a shared writable mmap being written back)
+  // carries no caller: the kernel's flusher sends it. It is charged to the
+  // process that opened the handle it came through (docs/design.md).
+  const nrs::RequestInfo who = fi->writepage ? Handle(fi)->opener : Caller(req, fs);
   auto* op = new WriteOp(req, file, static_cast<uint64_t>(off), data, size, who);
   auto parts = ExtentParts(TargetOf(*file), nrs::Op::kWrite, static_cast<uint64_t>(off), size,
                            op->buffer(), who, op);

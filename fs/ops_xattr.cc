@@ -1,7 +1,8 @@
 // Extended attributes. user.* names are stored in the metadata store;
 // user.stripefs.* is reserved: "layout" on a file shows its layout, and on
-// the mount root each run-time setting (jobid_var) is read and, by root or
-// admin_uid only, written. Other namespaces are not supported.
+// the mount root each run-time setting (jobid_var, jobid_name, the NRS
+// settings of fs/nrs_control.h) is read by anyone and written by root or
+// admin_uid only. Other namespaces are not supported.
 #include <cstring>
 #include <string>
 

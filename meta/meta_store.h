@@ -104,6 +104,10 @@ class MetaStore {
   virtual Result<std::string> GetSetting(const std::string& name) = 0;  // ENOENT if unset
   virtual Result<std::map<std::string, std::string>> AllSettings() = 0;
   virtual Status PutSetting(const std::string& name, const std::string& value) = 0;
+  // Puts `values` and erases `erase` in one atomic write: a reader or a
+  // crash sees all of the change or none of it.
+  virtual Status PutSettings(const std::map<std::string, std::string>& values,
+                             const std::vector<std::string>& erase = {}) = 0;
 
   // --- namespace ---
   virtual Result<Inode> GetInode(uint64_t ino) = 0;  // ENOENT

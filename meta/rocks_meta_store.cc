@@ -106,6 +106,14 @@ Status RocksMetaStore::PutSetting(const std::string& name, const std::string& va
                    "meta: put setting " + name);
 }
 
+Status RocksMetaStore::PutSettings(const std::map<std::string, std::string>& values,
+                                   const std::vector<std::string>& erase) {
+  rocksdb::WriteBatch batch;
+  for (const std::string& name : erase) batch.Delete(SettingKey(name));
+  for (const auto& [name, value] : values) batch.Put(SettingKey(name), value);
+  return FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "meta: put settings");
+}
+
 // --- reads ---
 
 Result<Inode> RocksMetaStore::GetInode(uint64_t ino) {

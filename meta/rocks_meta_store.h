@@ -30,6 +30,8 @@ class RocksMetaStore final : public MetaStore {
   Result<std::string> GetSetting(const std::string& name) override;
   Result<std::map<std::string, std::string>> AllSettings() override;
   Status PutSetting(const std::string& name, const std::string& value) override;
+  Status PutSettings(const std::map<std::string, std::string>& values,
+                     const std::vector<std::string>& erase) override;
 
   Result<Inode> GetInode(uint64_t ino) override;
   Result<Inode> Lookup(uint64_t parent, const std::string& name) override;

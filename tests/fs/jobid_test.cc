@@ -31,33 +31,63 @@ TEST_F(JobIdsTest, ReadsTheNamedVariable) {
   using namespace std::string_literals;
   Process(42, "HOME=/root\0SLURM_JOB_ID=1234\0PATH=/bin\0"s, "ior");
   JobIds jobids(root_);
-  EXPECT_EQ(*jobids.Resolve(42, 1000, "SLURM_JOB_ID"), "1234");
-  EXPECT_EQ(*jobids.Resolve(42, 1000, "PATH"), "/bin");
+  EXPECT_EQ(*jobids.Resolve(42, 1000, 0, JobidConfig{"SLURM_JOB_ID"}), "1234");
+  EXPECT_EQ(*jobids.Resolve(42, 1000, 0, JobidConfig{"PATH"}), "/bin");
 }
 
 TEST_F(JobIdsTest, FallsBackToProcnameUid) {
   using namespace std::string_literals;
   Process(7, "HOME=/root\0SLURM_JOB_IDX=9\0"s, "dd");
   JobIds jobids(root_);
-  EXPECT_EQ(*jobids.Resolve(7, 1001, "SLURM_JOB_ID"), "dd.1001");
-  EXPECT_EQ(*jobids.Resolve(7, 1001, "procname_uid"), "dd.1001");
-  EXPECT_EQ(*jobids.Resolve(7, 1001, "disable"), "");
+  EXPECT_EQ(*jobids.Resolve(7, 1001, 0, JobidConfig{"SLURM_JOB_ID"}), "dd.1001");
+  EXPECT_EQ(*jobids.Resolve(7, 1001, 0, JobidConfig{"procname_uid"}), "dd.1001");
+  EXPECT_EQ(*jobids.Resolve(7, 1001, 0, JobidConfig{"disable"}), "");
   // A process that is gone still gets an id.
-  EXPECT_EQ(*jobids.Resolve(99, 5, "SLURM_JOB_ID"), "unknown.5");
+  EXPECT_EQ(*jobids.Resolve(99, 5, 0, JobidConfig{"SLURM_JOB_ID"}), "unknown.5");
 }
 
 TEST_F(JobIdsTest, CachesPerProcessUntilCleared) {
   using namespace std::string_literals;
   Process(8, "JOB=a\0"s, "x");
   JobIds jobids(root_);
-  EXPECT_EQ(*jobids.Resolve(8, 0, "JOB"), "a");
+  EXPECT_EQ(*jobids.Resolve(8, 0, 0, JobidConfig{"JOB"}), "a");
   Process(8, "JOB=b\0"s, "x");
-  EXPECT_EQ(*jobids.Resolve(8, 0, "JOB"), "a") << "served from the cache";
+  EXPECT_EQ(*jobids.Resolve(8, 0, 0, JobidConfig{"JOB"}), "a") << "served from the cache";
   jobids.Clear();
-  EXPECT_EQ(*jobids.Resolve(8, 0, "JOB"), "b");
+  EXPECT_EQ(*jobids.Resolve(8, 0, 0, JobidConfig{"JOB"}), "b");
   // A different jobid_var is not served from an entry derived under another.
   Process(8, "JOB=b\0OTHER=c\0"s, "x");
-  EXPECT_EQ(*jobids.Resolve(8, 0, "OTHER"), "c");
+  EXPECT_EQ(*jobids.Resolve(8, 0, 0, JobidConfig{"OTHER"}), "c");
+}
+
+TEST_F(JobIdsTest, JobidNameTemplateIsTheFallbackAndNodelocal) {
+  using namespace std::string_literals;
+  Process(11, "SLURM_JOB_ID=77\0"s, "ior");
+  Process(12, "HOME=/\0"s, "mdtest");
+  JobIds jobids(root_);
+  JobidConfig config{"SLURM_JOB_ID", "%e-%u-%g-%p%%"};
+  EXPECT_EQ(*jobids.Resolve(11, 5, 6, config), "77");
+  EXPECT_EQ(*jobids.Resolve(12, 5, 6, config), "mdtest-5-6-12%");
+  config.var = "nodelocal";
+  config.name = "batch.%j.%e";
+  EXPECT_EQ(*jobids.Resolve(11, 5, 6, config), "batch..ior");
+  config.var = "procname_uid";
+  EXPECT_EQ(*jobids.Resolve(11, 5, 6, config), "ior.5");
+}
+
+TEST(JobidConfigTest, ValidatesVariableNamesAndTemplates) {
+  EXPECT_TRUE(ValidJobidVar("SLURM_JOB_ID"));
+  EXPECT_TRUE(ValidJobidVar("disable"));
+  EXPECT_FALSE(ValidJobidVar(""));
+  EXPECT_FALSE(ValidJobidVar("A=B"));
+  EXPECT_FALSE(ValidJobidVar("HAS SPACE"));
+  EXPECT_FALSE(ValidJobidVar(std::string(65, 'A')));
+  EXPECT_TRUE(ValidJobidName("%e.%u"));
+  EXPECT_TRUE(ValidJobidName("job-%j_%H%%"));
+  EXPECT_FALSE(ValidJobidName(""));
+  EXPECT_FALSE(ValidJobidName("%x"));
+  EXPECT_FALSE(ValidJobidName("trailing%"));
+  EXPECT_FALSE(ValidJobidName("a b"));
 }
 
 }  // namespace

@@ -90,6 +90,16 @@ TEST_F(StoreTest, SettingsRoundTripAndSurviveReopen) {
   EXPECT_EQ(*all, want);
 }
 
+TEST_F(StoreTest, PutSettingsWritesAndErasesTogether) {
+  SFS_ASSERT_OK(store_->PutSettings({{"x", "1"}, {"y", "2"}, {"z", "3"}}));
+  SFS_ASSERT_OK(store_->PutSettings({{"x", "10"}, {"w", "4"}}, {"y", "missing-is-fine"}));
+  Reopen();
+  auto all = store_->AllSettings();
+  SFS_ASSERT_OK(all);
+  std::map<std::string, std::string> want = {{"w", "4"}, {"x", "10"}, {"z", "3"}};
+  EXPECT_EQ(*all, want);
+}
+
 TEST_F(StoreTest, NamespaceSurvivesReopen) {
   auto d = Dir(kRootIno, "d");
   SFS_ASSERT_OK(d);

@@ -2,6 +2,7 @@
 //   stripefs mkfs --meta DIR --ost DIR [--ost DIR ...] [--stripe-count N] [--stripe-size S] [--force]
 //   stripefs mount META MOUNTPOINT [-f] [-o opt[,opt...]]
 //   stripefs umount MOUNTPOINT
+//   stripefs set_param MOUNTPOINT name=value ... | get_param MOUNTPOINT name ...
 #include <unistd.h>
 
 #include <cstdio>
@@ -12,6 +13,7 @@
 #include "fs/stripefs.h"
 #include "fs/version.h"
 #include "layout/layout.h"
+#include "tools/stripefs/params.h"
 
 namespace {
 
@@ -24,6 +26,12 @@ void Usage() {
           "      options: log_level=LEVEL log_file=PATH admin_uid=UID ost_threads=N\n"
           "               attr_timeout=SECONDS, and any FUSE mount option\n"
           "  stripefs umount MOUNTPOINT\n"
+          "  stripefs set_param MOUNTPOINT name=value [name=value ...]\n"
+          "  stripefs get_param MOUNTPOINT name [name ...]\n"
+          "      names: jobid_var jobid_name nrs_policies ost<N>.nrs_policies nrs_tbf_rule\n"
+          "             nrs_stats nrs_crrn_quantum nrs_orr_quantum nrs_orr_supported\n"
+          "             nrs_tbf_default_rate nrs_tbf_class_limit nrs_hp_ratio nrs_hp_ops\n"
+          "             nrs_delay_pct nrs_delay_min nrs_delay_max\n"
           "  stripefs --version\n");
 }
 
@@ -119,6 +127,8 @@ int main(int argc, char** argv) {
   if (command == "mkfs") return Mkfs(args);
   if (command == "mount") return Mount(args);
   if (command == "umount" || command == "unmount") return Umount(args);
+  if (command == "set_param") return sfs::cli::SetParam(args);
+  if (command == "get_param") return sfs::cli::GetParam(args);
   if (command == "--version" || command == "version") {
     puts(sfs::fs::VersionString());
     return 0;

@@ -1,0 +1,502 @@
+#include "fs/nrs_control.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "common/log.h"
+
+namespace sfs::fs {
+namespace {
+
+constexpr std::string_view kBlanks = " \t\n\r\f\v";
+constexpr nrs::Head kHeadOf[] = {nrs::Head::kRegular, nrs::Head::kHighPriority};
+constexpr const char* kHeadTitle[] = {"regular_requests", "high_priority_requests"};
+constexpr size_t kMaxReport = 60 * 1024;  // getxattr values end at 64 KiB
+
+std::string_view Trim(std::string_view s) {
+  const size_t first = s.find_first_not_of(kBlanks);
+  if (first == std::string_view::npos) return {};
+  return s.substr(first, s.find_last_not_of(kBlanks) - first + 1);
+}
+
+std::vector<std::string_view> Words(std::string_view s) {
+  std::vector<std::string_view> words;
+  s = Trim(s);
+  while (!s.empty()) {
+    const size_t end = std::min(s.find_first_of(kBlanks), s.size());
+    words.push_back(s.substr(0, end));
+    s = Trim(s.substr(end));
+  }
+  return words;
+}
+
+// "reg" or "hp" as a head qualifier; both heads when absent.
+struct HeadChoice {
+  bool regular = true;
+  bool high = true;
+  bool Includes(size_t head) const { return head == 0 ? regular : high; }
+};
+
+bool TakeQualifier(std::string_view word, HeadChoice* choice) {
+  if (word == "reg") {
+    *choice = HeadChoice{true, false};
+    return true;
+  }
+  if (word == "hp") {
+    *choice = HeadChoice{false, true};
+    return true;
+  }
+  return false;
+}
+
+Result<uint64_t> ParseCount(std::string_view name, std::string_view text, uint64_t min,
+                            uint64_t max) {
+  text = Trim(text);
+  uint64_t value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < min ||
+      value > max) {
+    return Status::Error(EINVAL, fmt::format("{} must be a whole number from {} to {}, not '{}'",
+                                             name, min, max, text));
+  }
+  return value;
+}
+
+// A duration: plain numbers are seconds, as in Lustre; "ms", "us" and "s"
+// suffixes are accepted. Up to one hour.
+Result<std::chrono::nanoseconds> ParseDuration(std::string_view name, std::string_view text) {
+  text = Trim(text);
+  double scale = 1e9;
+  std::string_view number = text;
+  for (auto [suffix, factor] : {std::pair{"ms", 1e6}, {"us", 1e3}, {"s", 1e9}}) {
+    const std::string_view sfx(suffix);
+    if (number.size() > sfx.size() && number.substr(number.size() - sfx.size()) == sfx) {
+      number.remove_suffix(sfx.size());
+      scale = factor;
+      break;
+    }
+  }
+  double value = -1;
+  auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
+  if (number.empty() || ec != std::errc() || end != number.data() + number.size() ||
+      !std::isfinite(value) || value < 0 || value * scale > 3600e9) {
+    return Status::Error(EINVAL, fmt::format("{} must be a duration such as 2, 0.5, 250ms or "
+                                             "100us (plain numbers are seconds, at most one "
+                                             "hour), not '{}'",
+                                             name, text));
+  }
+  return std::chrono::nanoseconds(static_cast<int64_t>(std::llround(value * scale)));
+}
+
+std::string FormatDuration(std::chrono::nanoseconds d) {
+  const int64_t ns = d.count();
+  if (ns % 1'000'000'000 == 0) return std::to_string(ns / 1'000'000'000);
+  if (ns % 1'000'000 == 0) return std::to_string(ns / 1'000'000) + "ms";
+  return std::to_string(ns / 1000) + "us";
+}
+
+Result<nrs::OrrSupported> ParseOrrSupported(std::string_view text) {
+  text = Trim(text);
+  for (auto s : {nrs::OrrSupported::kReads, nrs::OrrSupported::kWrites,
+                 nrs::OrrSupported::kReadsAndWrites}) {
+    if (text == nrs::OrrSupportedName(s)) return s;
+  }
+  return Status::Error(EINVAL, "nrs_orr_supported must be reads, writes or reads_and_writes, "
+                               "not '" + std::string(text) + "'");
+}
+
+// The OST index of "ost<N>.nrs_policies", or -1 when `name` is not one.
+int64_t OstOfName(std::string_view name) {
+  constexpr std::string_view kPrefix = "ost", kSuffix = ".nrs_policies";
+  if (name.size() <= kPrefix.size() + kSuffix.size() || name.substr(0, 3) != kPrefix ||
+      name.substr(name.size() - kSuffix.size()) != kSuffix) {
+    return -1;
+  }
+  const std::string_view digits = name.substr(3, name.size() - 3 - kSuffix.size());
+  uint32_t index = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+  if (ec != std::errc() || end != digits.data() + digits.size()) return -1;
+  return index;
+}
+
+std::string PolicyKey(size_t head, size_t ost) {
+  return fmt::format("ost{}.nrs_policies.{}", ost, nrs::HeadName(kHeadOf[head]));
+}
+std::string RulesKey(size_t head) {
+  return fmt::format("nrs_tbf_rule.{}", nrs::HeadName(kHeadOf[head]));
+}
+
+constexpr const char* kTunableNames[] = {
+    "nrs_crrn_quantum",     "nrs_orr_quantum",     "nrs_orr_supported", "nrs_tbf_default_rate",
+    "nrs_tbf_class_limit",  "nrs_delay_pct",       "nrs_delay_min",     "nrs_delay_max",
+    "nrs_hp_ratio",         "nrs_hp_ops"};
+
+bool IsTunable(std::string_view name) {
+  return std::find(std::begin(kTunableNames), std::end(kTunableNames), name) !=
+         std::end(kTunableNames);
+}
+
+std::string Micros(uint64_t ns) { return fmt::format("{:.0f}", ns / 1000.0); }
+
+}  // namespace
+
+NrsControl::NrsControl(meta::MetaStore* meta, std::vector<ost::Service*> osts,
+                       const nrs::PolicyRegistry* registry)
+    : meta_(meta), osts_(std::move(osts)), registry_(registry) {
+  for (size_t head = 0; head < kHeads; head++) {
+    state_.specs[head].assign(osts_.size(), "fifo");
+    state_.rules[head] = nrs::TbfRuleSet::Empty();
+  }
+}
+
+bool NrsControl::Handles(std::string_view name) {
+  return name == "nrs_policies" || name == "nrs_tbf_rule" || name == "nrs_stats" ||
+         IsTunable(name) || OstOfName(name) >= 0;
+}
+
+nrs::Tunables NrsControl::TunablesFor(const State& state, size_t head) const {
+  nrs::Tunables tunables = state.tunables;
+  tunables.tbf_rules = state.rules[head];
+  return tunables;
+}
+
+Status NrsControl::Check(const State& next) const {
+  for (size_t head = 0; head < kHeads; head++) {
+    const nrs::Tunables tunables = TunablesFor(next, head);
+    // One dry run per distinct spec is enough: OSTs share the tunables.
+    std::vector<std::string> tried;
+    for (const std::string& spec : next.specs[head]) {
+      if (std::find(tried.begin(), tried.end(), spec) != tried.end()) continue;
+      tried.push_back(spec);
+      auto policy = registry_->Create(spec, tunables);
+      if (!policy.ok()) return policy.status();
+    }
+  }
+  if (next.tunables.delay_min > next.tunables.delay_max) {
+    return Status::Error(EINVAL, fmt::format("nrs_delay_min ({}) is above nrs_delay_max ({})",
+                                             FormatDuration(next.tunables.delay_min),
+                                             FormatDuration(next.tunables.delay_max)));
+  }
+  return Status::Ok();
+}
+
+std::map<std::string, std::string> NrsControl::Persisted(const State& state) const {
+  std::map<std::string, std::string> out;
+  for (size_t head = 0; head < kHeads; head++) {
+    for (size_t ost = 0; ost < osts_.size(); ost++) out[PolicyKey(head, ost)] = state.specs[head][ost];
+    out[RulesKey(head)] = state.rules[head]->Serialize();
+  }
+  const nrs::Tunables& t = state.tunables;
+  out["nrs_crrn_quantum"] = std::to_string(t.crrn_quantum);
+  out["nrs_orr_quantum"] = std::to_string(t.orr_quantum);
+  out["nrs_orr_supported"] = nrs::OrrSupportedName(t.orr_supported);
+  out["nrs_tbf_default_rate"] = std::to_string(t.tbf_default_rate);
+  out["nrs_tbf_class_limit"] = std::to_string(t.tbf_idle_class_limit);
+  out["nrs_delay_pct"] = std::to_string(t.delay_pct);
+  out["nrs_delay_min"] = FormatDuration(t.delay_min);
+  out["nrs_delay_max"] = FormatDuration(t.delay_max);
+  out["nrs_hp_ratio"] = std::to_string(state.hp_ratio);
+  out["nrs_hp_ops"] = nrs::OpSetName(state.hp_ops);
+  return out;
+}
+
+Status NrsControl::Commit(State next) {
+  // REQUIRES: mu_ held.
+  SFS_RETURN_IF_ERROR(Check(next));
+  SFS_RETURN_IF_ERROR(meta_->PutSettings(Persisted(next)));
+  Publish(state_, next);
+  state_ = std::move(next);
+  return Status::Ok();
+}
+
+void NrsControl::Publish(const State& previous, const State& next) {
+  for (size_t ost = 0; ost < osts_.size(); ost++) {
+    ost::Service& service = *osts_[ost];
+    service.SetHighPriority(next.hp_ops, next.hp_ratio);
+    for (size_t head = 0; head < kHeads; head++) {
+      const nrs::Head which = kHeadOf[head];
+      const nrs::Tunables tunables = TunablesFor(next, head);
+      const std::string& spec = next.specs[head][ost];
+      if (spec == previous.specs[head][ost]) {
+        service.Retune(which, tunables);
+        continue;
+      }
+      if (spec == "fifo") {
+        service.StopPolicy(which);
+        continue;
+      }
+      auto policy = registry_->Create(spec, tunables);
+      if (!policy.ok()) {
+        // Check() built this very spec a moment ago, so this is a bug.
+        Logger("nrs")->error("ost {} {}: starting '{}' failed after validation: {}", ost,
+                             nrs::HeadName(which), spec, policy.status().ToString());
+        continue;
+      }
+      service.StartPolicy(which, std::move(policy).value());
+    }
+  }
+}
+
+Status NrsControl::Load() {
+  auto stored = meta_->AllSettings();
+  if (!stored.ok()) return stored.status();
+  std::lock_guard<std::mutex> lock(mu_);
+  State next = state_;
+  const State previous = state_;
+  auto log = Logger("nrs");
+  auto value_of = [&](const std::string& key) -> const std::string* {
+    auto it = stored->find(key);
+    return it == stored->end() ? nullptr : &it->second;
+  };
+  for (const char* name : kTunableNames) {
+    const std::string* value = value_of(name);
+    if (value == nullptr) continue;
+    State trial = next;
+    Status applied = ParseTunable(name, *value, &trial);
+    if (applied.ok()) {
+      next = std::move(trial);
+    } else {
+      log->error("stored setting {}='{}' is invalid, using the default: {}", name, *value,
+                 applied.ToString());
+    }
+  }
+  for (size_t head = 0; head < kHeads; head++) {
+    if (const std::string* text = value_of(RulesKey(head))) {
+      auto rules = nrs::TbfRuleSet::Deserialize(*text);
+      if (rules.ok()) {
+        next.rules[head] = *rules;
+      } else {
+        log->error("stored TBF rules of the {} head are invalid, starting without them: {}",
+                   nrs::HeadName(kHeadOf[head]), rules.status().ToString());
+      }
+    }
+    for (size_t ost = 0; ost < osts_.size(); ost++) {
+      const std::string* spec = value_of(PolicyKey(head, ost));
+      if (spec == nullptr) continue;
+      auto policy = registry_->Create(*spec, TunablesFor(next, head));
+      if (policy.ok()) {
+        next.specs[head][ost] = nrs::PolicyRegistry::Canonical(*spec);
+      } else {
+        log->error("stored policy '{}' of OST {} ({} head) cannot start, using fifo: {}", *spec,
+                   ost, nrs::HeadName(kHeadOf[head]), policy.status().ToString());
+      }
+    }
+  }
+  Publish(previous, next);
+  state_ = std::move(next);
+  return Status::Ok();
+}
+
+Status NrsControl::Set(std::string_view name, std::string_view value) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (name == "nrs_policies" || OstOfName(name) >= 0) return SetPolicies(name, value);
+  if (name == "nrs_tbf_rule") return SetRule(value);
+  if (IsTunable(name)) {
+    State next = state_;
+    SFS_RETURN_IF_ERROR(ParseTunable(name, value, &next));
+    return Commit(std::move(next));
+  }
+  if (name == "nrs_stats") return Status::Error(EINVAL, "nrs_stats is read-only");
+  return Status::Error(EINVAL, "unknown NRS setting " + std::string(name));
+}
+
+Status NrsControl::SetPolicies(std::string_view name, std::string_view value) {
+  const int64_t only_ost = OstOfName(name);
+  if (only_ost >= static_cast<int64_t>(osts_.size())) {
+    return Status::Error(ENOENT, fmt::format("there is no OST {} (this filesystem has {})",
+                                             only_ost, osts_.size()));
+  }
+  HeadChoice heads;
+  std::string spec;
+  bool qualified = false;
+  for (std::string_view word : Words(value)) {
+    if (!spec.empty() && TakeQualifier(word, &heads)) {
+      if (qualified) return Status::Error(EINVAL, "give 'reg' or 'hp' at most once");
+      qualified = true;
+      continue;
+    }
+    if (!spec.empty()) spec += ' ';
+    spec += word;
+  }
+  if (spec.empty()) return Status::Error(EINVAL, "nrs_policies needs a policy name");
+  State next = state_;
+  for (size_t head = 0; head < kHeads; head++) {
+    if (!heads.Includes(head)) continue;
+    for (size_t ost = 0; ost < osts_.size(); ost++) {
+      if (only_ost < 0 || static_cast<size_t>(only_ost) == ost) next.specs[head][ost] = spec;
+    }
+  }
+  return Commit(std::move(next));
+}
+
+Status NrsControl::SetRule(std::string_view value) {
+  std::vector<std::string_view> words = Words(value);
+  HeadChoice heads;
+  std::string_view command = Trim(value);
+  if (!words.empty() && TakeQualifier(words[0], &heads)) {
+    command = Trim(command.substr(words[0].size()));
+  }
+  State next = state_;
+  for (size_t head = 0; head < kHeads; head++) {
+    if (!heads.Includes(head)) continue;
+    auto rules = next.rules[head]->Apply(command);
+    if (!rules.ok()) return rules.status();
+    next.rules[head] = *rules;
+  }
+  return Commit(std::move(next));
+}
+
+Status NrsControl::ParseTunable(std::string_view name, std::string_view value, State* state) {
+  nrs::Tunables& t = state->tunables;
+  const std::string n(name);
+  if (name == "nrs_crrn_quantum" || name == "nrs_orr_quantum") {
+    auto q = ParseCount(n, value, 1, 65535);
+    if (!q.ok()) return q.status();
+    (name == "nrs_crrn_quantum" ? t.crrn_quantum : t.orr_quantum) = static_cast<uint32_t>(*q);
+  } else if (name == "nrs_orr_supported") {
+    auto s = ParseOrrSupported(value);
+    if (!s.ok()) return s.status();
+    t.orr_supported = *s;
+  } else if (name == "nrs_tbf_default_rate") {
+    auto r = ParseCount(n, value, 1, 1'000'000'000);
+    if (!r.ok()) return r.status();
+    t.tbf_default_rate = *r;
+  } else if (name == "nrs_tbf_class_limit") {
+    auto l = ParseCount(n, value, 1, 10'000'000);
+    if (!l.ok()) return l.status();
+    t.tbf_idle_class_limit = *l;
+  } else if (name == "nrs_delay_pct") {
+    auto p = ParseCount(n, value, 0, 100);
+    if (!p.ok()) return p.status();
+    t.delay_pct = static_cast<uint32_t>(*p);
+  } else if (name == "nrs_delay_min" || name == "nrs_delay_max") {
+    auto d = ParseDuration(n, value);
+    if (!d.ok()) return d.status();
+    (name == "nrs_delay_min" ? t.delay_min : t.delay_max) = *d;
+  } else if (name == "nrs_hp_ratio") {
+    auto r = ParseCount(n, value, 1, 1000);
+    if (!r.ok()) return r.status();
+    state->hp_ratio = static_cast<uint32_t>(*r);
+  } else if (name == "nrs_hp_ops") {
+    auto ops = nrs::ParseOpSet(Trim(value));
+    if (!ops.ok()) return Status::Error(EINVAL, "nrs_hp_ops: " + ops.status().message());
+    if ((*ops & (nrs::OpBit(nrs::Op::kRead) | nrs::OpBit(nrs::Op::kWrite))) != 0) {
+      // Allowed, but worth a line: it turns the ratio into a priority for data.
+      Logger("nrs")->info("nrs_hp_ops now includes data ops: {}", nrs::OpSetName(*ops));
+    }
+    state->hp_ops = *ops;
+  } else {
+    return Status::Error(EINVAL, "unknown NRS setting " + n);
+  }
+  return Status::Ok();
+}
+
+Result<std::string> NrsControl::Get(std::string_view name) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (name == "nrs_policies") return PoliciesReport(0, osts_.size());
+  if (const int64_t ost = OstOfName(name); ost >= 0) {
+    if (ost >= static_cast<int64_t>(osts_.size())) {
+      return Status::Error(ENODATA, fmt::format("there is no OST {}", ost));
+    }
+    return PoliciesReport(ost, ost + 1);
+  }
+  if (name == "nrs_tbf_rule") return RulesReport();
+  if (name == "nrs_stats") return StatsReport();
+  if (IsTunable(name)) return Persisted(state_).at(std::string(name));
+  return Status::Error(ENODATA, "no NRS setting " + std::string(name));
+}
+
+std::string NrsControl::PoliciesReport(size_t first_ost, size_t end_ost) const {
+  // REQUIRES: mu_ held. YAML, shaped like Lustre's nrs_policies output.
+  const std::vector<std::string> registered = registry_->Names();
+  std::string out;
+  for (size_t ost = first_ost; ost < end_ost; ost++) {
+    out += fmt::format("ost{}:\n", ost);
+    for (size_t head = 0; head < kHeads; head++) {
+      out += fmt::format("  {}:\n", kHeadTitle[head]);
+      for (const nrs::PolicyStatus& s : osts_[ost]->PolicyStatus(kHeadOf[head], registered)) {
+        out += fmt::format("    - name: {}\n      state: {}\n      fallback: {}\n", s.name,
+                           nrs::PolicyStateName(s.state), s.fallback ? "yes" : "no");
+        if (s.primary) out += fmt::format("      spec: {}\n", state_.specs[head][ost]);
+        out += fmt::format("      queued: {}\n      active: {}\n", s.stats.queued, s.stats.active);
+        if (s.state != nrs::PolicyState::kStopped) {
+          out += fmt::format("      completed: {}\n", s.stats.completed);
+        }
+        std::string_view desc = s.description;
+        while (!desc.empty()) {
+          const size_t end = std::min(desc.find('\n'), desc.size());
+          if (end > 0) out += fmt::format("      # {}\n", desc.substr(0, end));
+          desc = end < desc.size() ? desc.substr(end + 1) : std::string_view{};
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::string NrsControl::RulesReport() const {
+  // REQUIRES: mu_ held.
+  std::string out;
+  for (size_t head = 0; head < kHeads; head++) {
+    out += fmt::format("{}:\n  rules:\n", kHeadTitle[head]);
+    const nrs::TbfRuleSet& rules = *state_.rules[head];
+    for (const nrs::TbfRule& rule : rules.rules()) out += "    - " + rule.ToString() + "\n";
+    nrs::TbfRule fallback = rules.default_rule();
+    if (fallback.rate == 0) fallback.rate = state_.tunables.tbf_default_rate;
+    out += "    - " + fallback.ToString() + "\n";
+    for (size_t ost = 0; ost < osts_.size(); ost++) {
+      const std::string& spec = state_.specs[head][ost];
+      if (spec.rfind("tbf", 0) != 0) continue;
+      out += fmt::format("  ost{} ({}):\n", ost, spec);
+      for (const nrs::PolicyStatus& s : osts_[ost]->PolicyStatus(kHeadOf[head], {})) {
+        if (!s.primary) continue;
+        std::string_view desc = s.description;
+        while (!desc.empty()) {
+          const size_t end = std::min(desc.find('\n'), desc.size());
+          if (end > 0) out += fmt::format("    {}\n", desc.substr(0, end));
+          desc = end < desc.size() ? desc.substr(end + 1) : std::string_view{};
+        }
+      }
+    }
+  }
+  return out;
+}
+
+std::string NrsControl::StatsReport() const {
+  // REQUIRES: mu_ held. One line per OST, head and policy class.
+  std::string out;
+  size_t left_out = 0;
+  auto add = [&](std::string line) {
+    if (out.size() + line.size() > kMaxReport) {
+      left_out++;
+    } else {
+      out += line;
+    }
+  };
+  for (size_t ost = 0; ost < osts_.size(); ost++) {
+    for (size_t head = 0; head < kHeads; head++) {
+      const nrs::Head which = kHeadOf[head];
+      const nrs::HeadStats hs = osts_[ost]->HeadStats(which);
+      add(fmt::format("ost{} {} dequeued={} seek_bytes={} object_switches={}\n", ost,
+                      nrs::HeadName(which), hs.dequeued, hs.seek_bytes, hs.object_switches));
+      for (const nrs::PolicyStatus& s : osts_[ost]->PolicyStatus(which, {})) {
+        const std::string role = s.fallback ? "(fallback)" : s.primary ? "" : "(stopping)";
+        for (const nrs::ClassStats& c : s.classes) {
+          add(fmt::format("ost{} {} {}{} class={} requests={} bytes={} wait_us_p50={} "
+                          "wait_us_p99={} service_us_p50={} service_us_p99={}\n",
+                          ost, nrs::HeadName(which), s.name, role, c.name, c.requests, c.bytes,
+                          Micros(c.wait.Percentile(50)), Micros(c.wait.Percentile(99)),
+                          Micros(c.service.Percentile(50)), Micros(c.service.Percentile(99))));
+        }
+      }
+    }
+  }
+  if (left_out > 0) out += fmt::format("... {} more lines left out\n", left_out);
+  return out;
+}
+
+}  // namespace sfs::fs

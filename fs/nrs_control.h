@@ -1,0 +1,91 @@
+// Run-time control of the OSTs' request schedulers: the user.stripefs.nrs_*
+// settings on the mount root (issue 3). Validates a change completely
+// (including building every policy it would start, as a dry run), stores it
+// in the metadata store in one write, then publishes it to the services; a
+// refused change leaves both the store and the running configuration as
+// they were.
+//
+// Names (after "user.stripefs."), Lustre's where Lustre has one:
+//   nrs_policies          "<policy> [args] [reg|hp]" on every OST; no
+//                         qualifier = both heads, as in Lustre
+//   ost<N>.nrs_policies   the same for OST N
+//   nrs_tbf_rule          "[reg|hp] start|change|stop ..." (nrs/tbf_rules.h)
+//   nrs_crrn_quantum, nrs_orr_quantum, nrs_orr_supported,
+//   nrs_tbf_default_rate, nrs_tbf_class_limit, nrs_delay_pct,
+//   nrs_delay_min, nrs_delay_max, nrs_hp_ratio, nrs_hp_ops   tunables
+//   nrs_stats             read-only report
+//
+// Thread safety: every method may be called from any thread; changes are
+// serialized by mu_. Lock order: mu_ before ost::Service::mu_.
+#pragma once
+
+#include <array>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "meta/meta_store.h"
+#include "nrs/nrs.h"
+#include "nrs/registry.h"
+#include "nrs/tbf_rules.h"
+#include "nrs/tunables.h"
+#include "ost/service.h"
+
+namespace sfs::fs {
+
+class NrsControl {
+ public:
+  // Borrows everything; they outlive this object.
+  NrsControl(meta::MetaStore* meta, std::vector<ost::Service*> osts,
+             const nrs::PolicyRegistry* registry);
+
+  // Applies the stored configuration to the services (at mount). A stored
+  // value that no longer validates is reported and left out (EIO would keep
+  // the filesystem from mounting over a scheduler setting).
+  Status Load();
+
+  static bool Handles(std::string_view name);
+  Status Set(std::string_view name, std::string_view value);
+  Result<std::string> Get(std::string_view name) const;
+
+ private:
+  static constexpr size_t kHeads = 2;
+  struct State {
+    // Canonical policy spec per head and OST; "fifo" = the fallback alone.
+    std::array<std::vector<std::string>, kHeads> specs;
+    std::array<std::shared_ptr<const nrs::TbfRuleSet>, kHeads> rules;
+    nrs::Tunables tunables;  // tbf_rules left null; see TunablesFor
+    uint32_t hp_ratio = nrs::kDefaultHpRatio;
+    nrs::OpSet hp_ops = nrs::kDefaultHpOps;
+  };
+
+  nrs::Tunables TunablesFor(const State& state, size_t head) const;
+  // Builds every policy `next` runs (a dry run): EINVAL if one refuses.
+  Status Check(const State& next) const;
+  // Persists `next` (only the keys that differ from state_) and publishes it.
+  Status Commit(State next);
+  void Publish(const State& previous, const State& next);
+  std::map<std::string, std::string> Persisted(const State& state) const;
+
+  Status SetPolicies(std::string_view name, std::string_view value);
+  Status SetRule(std::string_view value);
+  // Parses one tunable into `state`; EINVAL and `state` unchanged if bad.
+  static Status ParseTunable(std::string_view name, std::string_view value, State* state);
+
+  std::string PoliciesReport(size_t first_ost, size_t end_ost) const;
+  std::string RulesReport() const;
+  std::string StatsReport() const;
+
+  meta::MetaStore* const meta_;
+  const std::vector<ost::Service*> osts_;
+  const nrs::PolicyRegistry* const registry_;
+
+  mutable std::mutex mu_;  // serializes changes; guards state_
+  State state_;            // GUARDED_BY(mu_): what the services run now
+};
+
+}  // namespace sfs::fs

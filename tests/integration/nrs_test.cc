@@ -1,0 +1,350 @@
+// The request schedulers on a real mount: TBF holding one uid near its rate
+// while another uid runs free, policy switches during a running dd, the
+// high-priority head, settings across a remount, EPERM/EINVAL, job ids and
+// write-back attribution in the per-class statistics.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <thread>
+
+#include "file_util.h"
+#include "mounted_fs.h"
+
+namespace sfs::test {
+namespace {
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+class NrsTest : public ::testing::Test {
+ protected:
+  void Start(MountedFs::Options options = {}) {
+    fs_ = std::make_unique<MountedFs>(options);
+    ASSERT_TRUE(fs_->mounted());
+  }
+  // setxattr on the mount root; 0 or the errno.
+  int Set(const std::string& name, const std::string& value) {
+    const std::string full = "user.stripefs." + name;
+    return ErrnoOf(setxattr(fs_->mnt().c_str(), full.c_str(), value.data(), value.size(), 0));
+  }
+  std::string Get(const std::string& name) {
+    const std::string full = "user.stripefs." + name;
+    std::string value(256 * 1024, '\0');
+    ssize_t n = getxattr(fs_->mnt().c_str(), full.c_str(), value.data(), value.size());
+    if (n < 0) return "<" + std::string(strerror(errno)) + ">";
+    value.resize(static_cast<size_t>(n));
+    return value;
+  }
+  std::string P(const std::string& relative) const { return fs_->Path(relative); }
+
+  std::unique_ptr<MountedFs> fs_;
+};
+
+// Seconds taken by `command` run as `user` (through sh), or -1 on failure.
+double TimedAs(const std::string& user, const std::string& command, std::string* output) {
+  CommandResult r = Shell("runuser -u " + user + " -- sh -c 'a=$(date +%s.%N); " + command +
+                          " 2>&1 && b=$(date +%s.%N) && echo ELAPSED $a $b'");
+  if (output != nullptr) *output = r.output;
+  const size_t at = r.output.find("ELAPSED ");
+  double a = 0, b = 0;
+  if (r.exit_code != 0 || at == std::string::npos ||
+      sscanf(r.output.c_str() + at, "ELAPSED %lf %lf", &a, &b) != 2) {
+    return -1;
+  }
+  return b - a;
+}
+
+TEST_F(NrsTest, TbfHoldsOneUidNearItsRateWhileAnotherRunsFree) {
+  MountedFs::Options options;
+  options.osts = 2;
+  options.stripe_count = 1;  // one OST per file, so one TBF bucket per writer
+  Start(options);
+  ASSERT_EQ(chmod(fs_->mnt().c_str(), 0777), 0);
+  ASSERT_EQ(Set("nrs_policies", "tbf uid"), 0);
+  ASSERT_EQ(Set("nrs_tbf_rule", "start slow uid={65534} rate=20"), 0);
+
+  // 60 O_DIRECT writes of 4 KiB each: one OST request apiece.
+  constexpr int kWrites = 60;
+  const std::string dd = "dd if=/dev/zero bs=4k count=" + std::to_string(kWrites) +
+                         " oflag=direct status=none of=";
+  double slow = -1, fast = -1;
+  std::string slow_out, fast_out;
+  std::thread slow_writer([&] { slow = TimedAs("nobody", dd + P("slow"), &slow_out); });
+  std::thread fast_writer([&] { fast = TimedAs("daemon", dd + P("fast"), &fast_out); });
+  slow_writer.join();
+  fast_writer.join();
+  ASSERT_GT(slow, 0) << slow_out;
+  ASSERT_GT(fast, 0) << fast_out;
+  const double slow_rate = kWrites / slow;
+  const double fast_rate = kWrites / fast;
+  // The bucket lets 3 (depth) through at once and then one per 50 ms, so
+  // nobody cannot finish in under (60 - 3) / 20 = 2.85 s; wide bounds only.
+  EXPECT_GT(slow, 2.5) << "nobody was not held to 20 requests/s";
+  EXPECT_LT(slow_rate, 25.0);
+  EXPECT_GT(slow_rate, 10.0) << "far below the configured rate";
+  EXPECT_GT(fast_rate, 3 * slow_rate) << "daemon was held back too (" << fast << " s)";
+
+  const std::string stats = Get("nrs_stats");
+  EXPECT_TRUE(Contains(stats, "tbf class=uid=65534 requests=")) << stats;
+  EXPECT_TRUE(Contains(stats, "tbf class=uid=1 requests=")) << stats;
+  const std::string rules = Get("nrs_tbf_rule");
+  EXPECT_TRUE(Contains(rules, "slow uid={65534} rate=20")) << rules;
+  EXPECT_TRUE(Contains(rules, "rule slow")) << rules;
+}
+
+TEST_F(NrsTest, SwitchingPoliciesDuringDdLosesNothing) {
+  Start();
+  const std::string source = fs_->root() + "/source";
+  ASSERT_TRUE(WriteFile(source, RandomBytes(48 << 20, 7)));
+  ASSERT_EQ(Set("nrs_delay_min", "1ms"), 0);
+  ASSERT_EQ(Set("nrs_delay_max", "3ms"), 0);
+  ASSERT_EQ(Set("nrs_delay_pct", "30"), 0);
+  ASSERT_EQ(Set("nrs_tbf_rule", "start dd jobid={dd.*} rate=5000"), 0);
+
+  std::atomic<bool> done{false};
+  CommandResult write, read;
+  std::thread writer([&] {
+    write = Shell("dd if=" + source + " of=" + P("copy") + " bs=256k oflag=direct status=none && "
+                  "dd if=" + source + " of=" + P("copy2") + " bs=64k status=none && sync");
+    done = true;
+  });
+  const char* policies[] = {"crrn", "orr", "tbf uid", "delay", "tbf", "fifo", "tbf jobid",
+                            "crrn uid", "orr hp", "tbf hp opcode"};
+  int switches = 0;
+  while (!done.load() || switches < 10) {
+    ASSERT_EQ(Set("nrs_policies", policies[switches % 10]), 0) << policies[switches % 10];
+    if (switches % 3 == 0) ASSERT_EQ(Set("nrs_orr_supported", "reads_and_writes"), 0);
+    switches++;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  writer.join();
+  ASSERT_EQ(write.exit_code, 0) << write.output;
+  EXPECT_EQ(Shell("cmp " + source + " " + P("copy")).exit_code, 0);
+  EXPECT_EQ(Shell("cmp " + source + " " + P("copy2")).exit_code, 0);
+
+  // Reads under switching, with the page cache out of the way.
+  done = false;
+  std::thread reader([&] {
+    read = Shell("dd if=" + P("copy") + " iflag=direct bs=128k status=none | cmp - " + source);
+    done = true;
+  });
+  switches = 0;
+  while (!done.load() || switches < 10) {
+    ASSERT_EQ(Set("nrs_policies", policies[(switches + 3) % 10]), 0);
+    switches++;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  reader.join();
+  EXPECT_EQ(read.exit_code, 0) << read.output;
+  // Nothing is left queued or in service once the writers are done.
+  const std::string policies_now = Get("nrs_policies");
+  EXPECT_FALSE(Contains(policies_now, "queued: 1")) << policies_now;
+  EXPECT_FALSE(Contains(policies_now, "state: stopping")) << policies_now;
+}
+
+TEST_F(NrsTest, HighPriorityHeadAndPerOstPolicies) {
+  Start();
+  ASSERT_EQ(Set("nrs_policies", "tbf hp jobid"), 0);
+  ASSERT_EQ(Set("ost2.nrs_policies", "orr"), 0);
+  const std::string all = Get("nrs_policies");
+  // ost0: regular head FIFO only, high-priority head TBF.
+  const std::string ost0 = all.substr(0, all.find("ost1:"));
+  const std::string hp0 = ost0.substr(ost0.find("high_priority_requests:"));
+  EXPECT_TRUE(Contains(hp0, "- name: tbf\n      state: started")) << all;
+  EXPECT_TRUE(Contains(hp0, "spec: tbf jobid")) << all;
+  EXPECT_FALSE(Contains(ost0.substr(0, ost0.find("high_priority")), "name: tbf\n      state: started"))
+      << all;
+  const std::string ost2 = Get("ost2.nrs_policies");
+  EXPECT_TRUE(Contains(ost2, "- name: orr\n      state: started")) << ost2;
+  EXPECT_TRUE(Contains(ost2, "ost2:")) << ost2;
+  EXPECT_EQ(Get("ost9.nrs_policies"), "<No data available>");
+  EXPECT_EQ(Set("ost9.nrs_policies", "orr"), ENOENT);
+
+  // fsync goes through the high-priority head.
+  const std::string path = P("synced");
+  int fd = open(path.c_str(), O_CREAT | O_WRONLY, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(PwriteAll(fd, RandomBytes(8 << 20, 3), 0));
+  ASSERT_EQ(fsync(fd), 0);
+  close(fd);
+  const std::string stats = Get("nrs_stats");
+  EXPECT_TRUE(Contains(stats, " hp tbf class=jobid=")) << stats;
+  EXPECT_TRUE(Contains(stats, " reg fifo(fallback) class=all requests=")) << stats;
+}
+
+TEST_F(NrsTest, SettingsSurviveRemount) {
+  Start();
+  ASSERT_EQ(Set("nrs_policies", "tbf uid+opcode reg"), 0);
+  ASSERT_EQ(Set("ost1.nrs_policies", "crrn uid"), 0);
+  ASSERT_EQ(Set("nrs_tbf_rule", "reg start slow uid={1000 1001} rate=50"), 0);
+  ASSERT_EQ(Set("nrs_tbf_rule", "reg start io uid={7}&opcode={write} rate=200 bps=100M depth=8 rank=slow"), 0);
+  ASSERT_EQ(Set("nrs_tbf_rule", "reg change slow rate=20"), 0);
+  ASSERT_EQ(Set("nrs_orr_quantum", "64"), 0);
+  ASSERT_EQ(Set("nrs_orr_supported", "reads_and_writes"), 0);
+  ASSERT_EQ(Set("nrs_crrn_quantum", "4"), 0);
+  ASSERT_EQ(Set("nrs_hp_ratio", "5"), 0);
+  ASSERT_EQ(Set("nrs_delay_max", "0.5"), 0);
+  ASSERT_EQ(Set("jobid_var", "MY_JOB"), 0);
+  ASSERT_EQ(Set("jobid_name", "%e-%u"), 0);
+  const std::string rules_before = Get("nrs_tbf_rule");
+  ASSERT_TRUE(fs_->Unmount());
+  ASSERT_TRUE(fs_->Mount());
+
+  const std::string rules = Get("nrs_tbf_rule");
+  const std::string reg = rules.substr(0, rules.find("high_priority_requests:"));
+  // Match order: io (ranked before slow), slow, default.
+  const size_t io = reg.find("- io uid={7}&opcode={write} rate=200");
+  const size_t slow = reg.find("- slow uid={1000 1001} rate=20 ");
+  ASSERT_NE(io, std::string::npos) << rules;
+  ASSERT_NE(slow, std::string::npos) << rules;
+  EXPECT_LT(io, slow);
+  EXPECT_TRUE(Contains(reg, "bps=104857600 depth=8")) << rules;
+  EXPECT_FALSE(Contains(rules.substr(rules.find("high_priority_requests:")), "- slow")) << rules;
+  EXPECT_EQ(rules.substr(0, rules.find("  ost0")), rules_before.substr(0, rules_before.find("  ost0")));
+
+  const std::string ost0 = Get("ost0.nrs_policies");
+  EXPECT_TRUE(Contains(ost0, "spec: tbf uid+opcode")) << ost0;
+  const std::string ost1 = Get("ost1.nrs_policies");
+  EXPECT_TRUE(Contains(ost1, "spec: crrn uid")) << ost1;
+  EXPECT_EQ(Get("nrs_orr_quantum"), "64");
+  EXPECT_EQ(Get("nrs_orr_supported"), "reads_and_writes");
+  EXPECT_EQ(Get("nrs_crrn_quantum"), "4");
+  EXPECT_EQ(Get("nrs_hp_ratio"), "5");
+  EXPECT_EQ(Get("nrs_delay_max"), "500ms");
+  EXPECT_EQ(Get("jobid_var"), "MY_JOB");
+  EXPECT_EQ(Get("jobid_name"), "%e-%u");
+}
+
+TEST_F(NrsTest, NonAdminGetsEpermAndBadInputChangesNothing) {
+  Start();
+  ASSERT_EQ(Set("nrs_policies", "tbf uid"), 0);
+  ASSERT_EQ(Set("nrs_tbf_rule", "start slow uid={1000} rate=50"), 0);
+  const std::string policies = Get("nrs_policies");
+  const std::string rules = Get("nrs_tbf_rule");
+
+  // user.* needs write permission on the directory, so the kernel answers
+  // EACCES on a 0755 root; with the kernel's check passed, stripefs refuses.
+  ASSERT_EQ(chmod(fs_->mnt().c_str(), 0777), 0);
+  for (const char* name : {"nrs_policies", "ost0.nrs_policies", "nrs_tbf_rule", "nrs_orr_quantum",
+                           "jobid_name"}) {
+    CommandResult r = Shell(std::string("runuser -u nobody -- setfattr -n user.stripefs.") +
+                            name + " -v 1 " + fs_->mnt());
+    EXPECT_NE(r.exit_code, 0) << name;
+    EXPECT_TRUE(Contains(r.output, "Operation not permitted")) << name << ": " << r.output;
+  }
+  CommandResult cli = Shell("runuser -u nobody -- " + std::string(StripefsBinary()) +
+                            " set_param " + fs_->mnt() + " nrs_policies=fifo");
+  EXPECT_EQ(cli.exit_code, 1);
+  EXPECT_TRUE(Contains(cli.output, "Operation not permitted")) << cli.output;
+  // Anyone may read.
+  CommandResult read = Shell("runuser -u nobody -- " + std::string(StripefsBinary()) +
+                             " get_param " + fs_->mnt() + " nrs_tbf_rule nrs_orr_quantum");
+  EXPECT_EQ(read.exit_code, 0) << read.output;
+  EXPECT_TRUE(Contains(read.output, "nrs_orr_quantum=256")) << read.output;
+  EXPECT_TRUE(Contains(read.output, "nrs_tbf_rule=\nregular_requests:")) << read.output;
+
+  struct Bad {
+    const char* name;
+    const char* value;
+    int err;
+  };
+  const Bad bad[] = {
+      {"nrs_policies", "nosuch", EINVAL},
+      {"nrs_policies", "tbf nid", EINVAL},
+      {"nrs_policies", "fifo reg hp", EINVAL},
+      {"nrs_policies", "", EINVAL},
+      {"nrs_tbf_rule", "start x uid={1000 rate=5", EINVAL},
+      {"nrs_tbf_rule", "start x nid={1@tcp} rate=5", EINVAL},
+      {"nrs_tbf_rule", "start x uid={abc} rate=5", EINVAL},
+      {"nrs_tbf_rule", "start x uid={5} rate=0", EINVAL},
+      {"nrs_tbf_rule", "start x jobid={a} rate=5", EINVAL},  // tbf uid cannot test jobid
+      {"nrs_tbf_rule", "start slow uid={5} rate=5", EEXIST},
+      {"nrs_tbf_rule", "change nosuch rate=5", ENOENT},
+      {"nrs_tbf_rule", "stop default", EPERM},
+      {"nrs_tbf_rule", "launch x", EINVAL},
+      {"nrs_orr_quantum", "0", EINVAL},
+      {"nrs_orr_quantum", "12abc", EINVAL},
+      {"nrs_orr_supported", "everything", EINVAL},
+      {"nrs_delay_pct", "101", EINVAL},
+      {"nrs_delay_min", "1 hour", EINVAL},
+      {"nrs_delay_min", "1s", EINVAL},  // above nrs_delay_max (100ms)
+      {"nrs_hp_ops", "fsync,flush", EINVAL},
+      {"nrs_stats", "clear", EINVAL},
+      {"jobid_name", "%q", EINVAL},
+  };
+  for (const Bad& b : bad) {
+    EXPECT_EQ(Set(b.name, b.value), b.err) << b.name << "=" << b.value;
+  }
+  EXPECT_EQ(Get("nrs_policies"), policies);
+  EXPECT_EQ(Get("nrs_tbf_rule"), rules);
+  EXPECT_EQ(Get("nrs_orr_quantum"), "256");
+  EXPECT_EQ(Get("nrs_delay_min"), "10ms");
+  EXPECT_TRUE(Contains(fs_->Log(), "unknown NRS policy 'nosuch'")) << fs_->Log();
+  // Still the old configuration after a remount: nothing bad was stored.
+  ASSERT_TRUE(fs_->Unmount());
+  ASSERT_TRUE(fs_->Mount());
+  EXPECT_TRUE(Contains(Get("ost0.nrs_policies"), "spec: tbf uid")) << Get("ost0.nrs_policies");
+  EXPECT_EQ(Get("nrs_orr_quantum"), "256");
+}
+
+TEST_F(NrsTest, JobIdsFromTheEnvironmentAndWritebackAttributedToTheOpener) {
+  Start();
+  ASSERT_EQ(chmod(fs_->mnt().c_str(), 0777), 0);
+  ASSERT_EQ(Set("jobid_var", "SFS_JOB"), 0);
+  ASSERT_EQ(Set("nrs_policies", "tbf jobid"), 0);
+  CommandResult env = Shell("SFS_JOB=ior.42 dd if=/dev/zero of=" + P("env") +
+                            " bs=64k count=4 oflag=direct status=none");
+  ASSERT_EQ(env.exit_code, 0) << env.output;
+  CommandResult named = Shell("dd if=/dev/zero of=" + P("named") +
+                              " bs=64k count=4 oflag=direct status=none");
+  ASSERT_EQ(named.exit_code, 0) << named.output;
+  std::string stats = Get("nrs_stats");
+  EXPECT_TRUE(Contains(stats, "tbf class=jobid=ior.42 ")) << stats;
+  EXPECT_TRUE(Contains(stats, "tbf class=jobid=dd.0 ")) << stats;
+
+  // A shared writable mapping written by nobody and written back by the
+  // kernel: the write-back carries no caller, so it is charged to the
+  // process that opened the file, here uid 65534.
+  ASSERT_EQ(Set("nrs_policies", "tbf uid"), 0);
+  const std::string path = P("mapped");
+  ASSERT_TRUE(WriteFile(path, std::string(1 << 20, '\0'), 0666));
+  ASSERT_EQ(chmod(path.c_str(), 0666), 0);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (setgid(65534) != 0 || setuid(65534) != 0) _exit(2);
+    int fd = open(path.c_str(), O_RDWR);
+    if (fd < 0) _exit(3);
+    void* map = mmap(nullptr, 1 << 20, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (map == MAP_FAILED) _exit(4);
+    memset(map, 'm', 1 << 20);
+    if (msync(map, 1 << 20, MS_SYNC) != 0) _exit(5);
+    munmap(map, 1 << 20);
+    close(fd);
+    _exit(0);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  stats = Get("nrs_stats");
+  EXPECT_TRUE(Contains(stats, "tbf class=uid=65534 ")) << stats;
+  // The data arrived.
+  ASSERT_EQ(Shell("echo 3 > /proc/sys/vm/drop_caches").exit_code, 0);
+  auto data = ReadFile(path);
+  ASSERT_TRUE(data.has_value());
+  EXPECT_EQ(*data, std::string(1 << 20, 'm'));
+}
+
+}  // namespace
+}  // namespace sfs::test

@@ -1,0 +1,78 @@
+#include "tools/stripefs/params.h"
+
+#include <sys/xattr.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+namespace sfs::cli {
+namespace {
+
+constexpr const char* kPrefix = "user.stripefs.";
+
+int Fail(const std::string& message) {
+  fprintf(stderr, "stripefs: %s\n", message.c_str());
+  return 1;
+}
+
+std::string Explain(const std::string& what, int err) {
+  std::string text = what + ": " + strerror(err);
+  if (err == EINVAL || err == ENOENT || err == EEXIST) text += " (the stripefs log says why)";
+  if (err == EPERM) text += " (only root or the mount's admin_uid may change settings)";
+  if (err == ENOTSUP || err == EOPNOTSUPP) text += " (is this a stripefs mount point?)";
+  return text;
+}
+
+}  // namespace
+
+int SetParam(const std::vector<std::string>& args) {
+  if (args.size() < 2) return Fail("usage: stripefs set_param MOUNTPOINT name=value [...]");
+  const std::string& mountpoint = args[0];
+  for (size_t i = 1; i < args.size(); i++) {
+    const size_t eq = args[i].find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Fail("set_param wants name=value, not '" + args[i] + "'");
+    }
+    const std::string name = kPrefix + args[i].substr(0, eq);
+    const std::string value = args[i].substr(eq + 1);
+    if (setxattr(mountpoint.c_str(), name.c_str(), value.data(), value.size(), 0) != 0) {
+      return Fail(Explain("set_param " + args[i].substr(0, eq), errno));
+    }
+  }
+  return 0;
+}
+
+int GetParam(const std::vector<std::string>& args) {
+  if (args.size() < 2) return Fail("usage: stripefs get_param MOUNTPOINT name [...]");
+  const std::string& mountpoint = args[0];
+  for (size_t i = 1; i < args.size(); i++) {
+    const std::string name = kPrefix + args[i];
+    std::string value;
+    // The value may grow between the size query and the read (statistics).
+    for (int attempt = 0; attempt < 5; attempt++) {
+      const ssize_t size = getxattr(mountpoint.c_str(), name.c_str(), nullptr, 0);
+      if (size < 0) return Fail(Explain("get_param " + args[i], errno));
+      value.resize(static_cast<size_t>(size) + 4096);
+      const ssize_t got = getxattr(mountpoint.c_str(), name.c_str(), value.data(), value.size());
+      if (got >= 0) {
+        value.resize(static_cast<size_t>(got));
+        break;
+      }
+      if (errno != ERANGE) return Fail(Explain("get_param " + args[i], errno));
+      value.clear();
+    }
+    // lctl's form: one-line values after '=', longer ones below the name.
+    const bool multiline = value.find('\n') != std::string::npos &&
+                           value.find('\n') + 1 < value.size();
+    if (multiline) {
+      printf("%s=\n%s%s", args[i].c_str(), value.c_str(), value.back() == '\n' ? "" : "\n");
+    } else {
+      while (!value.empty() && value.back() == '\n') value.pop_back();
+      printf("%s=%s\n", args[i].c_str(), value.c_str());
+    }
+  }
+  return 0;
+}
+
+}  // namespace sfs::cli
