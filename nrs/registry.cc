@@ -75,6 +75,9 @@ bool PolicyRegistry::Has(std::string_view name) const {
 PolicyRegistry BuiltinPolicies() {
   PolicyRegistry registry;
   registry.Register("fifo", NewFifoFromArgs);
+  registry.Register("crrn", NewCrrnPolicy);
+  registry.Register("orr", NewOrrPolicy);
+  registry.Register("delay", NewDelayPolicy);
   return registry;
 }
 
