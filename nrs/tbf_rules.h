@@ -16,6 +16,14 @@
 // rule. The rule named "default" always exists, matches everything, comes
 // last, cannot be stopped, and takes its rate from the nrs_tbf_default_rate
 // tunable unless "change default" set one.
+//
+// Names are 1 to 15 letters, digits or '_' (Lustre's limit). A started
+// rule needs rate= (1..10^9), bps= (1..2^50, suffixes K M G T are powers of
+// 1024) or both; a rule with only bps= limits bytes and not requests.
+// depth= is 1..10^6 (default 3), realtime= is 0 or 1. "change" sets only
+// the keys it names; "change <name> bps=0" drops the byte limit of a rule
+// that keeps a rate. "rank=" moves a rule just before another one
+// (rank=default: last before the default); the default rule takes no rank.
 #pragma once
 
 #include <cstdint>
@@ -42,10 +50,20 @@ enum TbfField : uint8_t {
 using TbfFields = uint8_t;
 constexpr TbfFields kTbfAllFields = kTbfUid | kTbfGid | kTbfJobid | kTbfOpcode;
 
+// The largest rate= a rule accepts: one request per nanosecond.
+constexpr uint64_t kTbfMaxRate = 1'000'000'000;
+
 // "uid", "gid+jobid", ... ; "" means every field. EINVAL otherwise.
 Result<TbfFields> ParseTbfType(std::string_view type);
 // The canonical "uid+opcode" form (fields in the order uid, gid, jobid, opcode).
 std::string TbfTypeName(TbfFields fields);
+
+// Opcode classes as rules and class labels name them: "read", "write",
+// "punch" (Op::kTruncate and Op::kPunch), "fsync", "fallocate", "destroy".
+const char* TbfOpcodeName(Op op);
+// The one Op that stands for the opcode class of `op` (kPunch for
+// kTruncate), so two ops of one class make one TBF class key.
+Op TbfOpcodeClass(Op op);
 
 class TbfExpression;  // parsed conditions; defined in the .cc
 
@@ -53,7 +71,7 @@ struct TbfRule {
   std::string name;
   std::string expression;  // canonical text, e.g. "uid={1000 1001}&opcode={write}"
   TbfFields fields = 0;    // the fields `expression` tests
-  uint64_t rate = 0;       // requests per second, > 0
+  uint64_t rate = 0;       // requests per second; 0: bps-only rule, or default on the tunable
   uint64_t bps = 0;        // bytes per second, 0 = no byte limit
   uint32_t depth = 3;      // bucket depth in requests (Lustre's global default)
   bool realtime = false;
@@ -93,8 +111,15 @@ class TbfRuleSet {
   const TbfRule& Match(const RequestInfo& info) const;
 
  private:
+  // The default rule as a new set has it: no rate of its own, depth 3.
+  static TbfRule DefaultRule();
+  // Apply; with `append_start`, a "start" without rank= goes last (before
+  // the default) instead of first, so Deserialize keeps the saved order.
+  Result<std::shared_ptr<const TbfRuleSet>> ApplyCommand(std::string_view command,
+                                                         bool append_start) const;
+
   std::vector<TbfRule> rules_;
-  TbfRule default_;
+  TbfRule default_ = DefaultRule();
 };
 
 }  // namespace sfs::nrs

@@ -1,0 +1,535 @@
+// The TBF policy (seed 001; Lustre nrs_tbf.c): one FIFO class queue per
+// distinct key of the type's fields, a token bucket per class whose numbers
+// come from the first rule matching the class, and a min-heap of the
+// backlogged classes ordered by the time their head request conforms.
+//
+// Token buckets are refilled lazily from the elapsed time, never by a timer.
+// Credit is kept in exact integer units: a bucket earns `rate` units per
+// nanosecond and a token is worth 10^9 units, so no fraction of a token is
+// ever lost to rounding and a deadline is exact to the nanosecond (rounded
+// up). A class has a request bucket (capacity depth tokens, one token per
+// request) when its rule has rate=, and a byte bucket (bps= bytes/s, one
+// token per byte of info.length) when it has bps=; its head request must
+// conform to both.
+//
+// Byte bucket capacity: max(bps * depth / rate, 1) bytes, the bytes earned in
+// the time the request bucket takes to fill. A bps-only rule limits bytes
+// alone and sizes its byte bucket as if its rate were 100/s (a burst window
+// of depth x 10 ms). A request bigger than the byte capacity conforms when
+// the byte bucket is full and leaves it in debt, so the long-run bytes/s is
+// exact whatever the request sizes.
+//
+// realtime=0 (Lustre's default): whenever a bucket is refilled its credit is
+// capped at its capacity, so tokens earned while the service was late beyond
+// a full bucket are lost (a backlogged class then gets less than its rate).
+// realtime=1 (Lustre's NTRS_REALTIME, which neither caps ntoken at depth nor
+// drops the sub-token remainder): while the class is backlogged its credit is
+// not capped, so every token earned since its time base is paid back: after a
+// late Dequeue the class is served back to back until it has caught up, and
+// its deadline, which then lies in the past, sorts it before classes that are
+// merely due now. The cap still applies when an idle class gets a request
+// (idle time banks at most `depth`) and when its rule changes.
+//
+// Throttled time of a rule: summed over the requests it served, the time
+// from the request reaching the head of its class queue to the moment its
+// tokens were there (its deadline); time a conformant request then waits for
+// the service to call Dequeue is not throttling and is not counted.
+//
+// Rule changes (Retune with a new rule set or default rate): backlogged
+// classes re-match at once, so a waiting request gets a deadline from its new
+// rule (a stopped rule's classes fall to the next matching rule or the
+// default); idle classes re-match lazily when they next get a request
+// (generation check). Per-rule counters live in RuleState objects that
+// survive a Retune when the rule name does; a class holds its RuleState by
+// shared_ptr and copies the numbers it uses, so it never reads a freed rule.
+// Retune assumes, as Policy::Retune allows, that the settings layer checked
+// the new rules with NewTbfPolicy: a rule testing a field outside the type
+// would see that field as 0 or "" in every class.
+#include <algorithm>
+#include <cassert>
+#include <cerrno>
+#include <limits>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "nrs/policy.h"
+#include "nrs/tbf_rules.h"
+
+namespace sfs::nrs {
+namespace {
+
+using Credit = __int128;  // signed: a byte bucket may be in debt
+using Nanos = std::chrono::nanoseconds;
+
+constexpr int64_t kUnitsPerToken = 1'000'000'000;  // = ns per second
+constexpr uint64_t kBpsOnlyRate = 100;
+// Waits are clamped to this (36 years) so a TimePoint never overflows.
+constexpr int64_t kMaxWaitNs = int64_t{1} << 60;
+constexpr size_t kNotInHeap = std::numeric_limits<size_t>::max();
+
+struct Limits {
+  uint64_t rate = 0;  // requests/s; 0 = no request bucket
+  uint64_t bps = 0;   // bytes/s; 0 = no byte bucket
+  uint32_t depth = 3;
+  bool realtime = false;
+  Credit request_capacity = 0;  // credit units
+  Credit byte_capacity = 0;
+};
+
+Limits LimitsOf(const TbfRule& rule, uint64_t rate) {
+  Limits limits;
+  limits.rate = std::min(rate, kTbfMaxRate);
+  limits.bps = rule.bps;
+  limits.depth = std::max<uint32_t>(rule.depth, 1);
+  limits.realtime = rule.realtime;
+  limits.request_capacity = Credit(limits.depth) * kUnitsPerToken;
+  const uint64_t window_rate = limits.rate != 0 ? limits.rate : kBpsOnlyRate;
+  const Credit bytes = std::max<Credit>(Credit(limits.bps) * limits.depth / window_rate, 1);
+  limits.byte_capacity = bytes * kUnitsPerToken;
+  return limits;
+}
+
+// One rule of the current set as the policy sees it: its numbers and the
+// counters Describe reports.
+struct RuleState {
+  std::string name;
+  std::string expression;
+  Limits limits;
+  uint64_t classes = 0;  // live classes bound to this state
+  uint64_t served = 0;
+  uint64_t throttled_ns = 0;
+};
+
+// A class key: the type's fields of a request, the others zero or empty.
+struct ClassKey {
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  Op op = Op::kRead;
+  std::string_view jobid;  // borrowed: the request's or the class's own copy
+
+  bool operator==(const ClassKey&) const = default;
+};
+
+struct ClassKeyHash {
+  size_t operator()(const ClassKey& key) const {
+    uint64_t x = (uint64_t{key.uid} << 32 | key.gid) * 0x9E3779B97F4A7C15ull;
+    x ^= (x >> 29) + static_cast<uint64_t>(key.op);
+    if (!key.jobid.empty()) x ^= std::hash<std::string_view>{}(key.jobid) * 0xBF58476D1CE4E5B9ull;
+    return static_cast<size_t>(x ^ (x >> 32));
+  }
+};
+
+struct TbfClass {
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  Op op = Op::kRead;
+  std::string jobid;
+
+  // Queued requests in arrival order, linked through Request::policy_data.
+  Request* head = nullptr;
+  Request* tail = nullptr;
+  size_t queued = 0;
+
+  std::shared_ptr<RuleState> rule;
+  uint64_t generation = 0;  // of the rule set `rule` and `limits` come from
+  Limits limits;
+  TimePoint refilled{};  // the credits below are as of this time
+  Credit request_credit = 0;
+  Credit byte_credit = 0;
+
+  // While queued > 0: when `head` conforms, and when it became the head.
+  TimePoint deadline{};
+  TimePoint head_since{};
+  uint64_t order = 0;  // heap tie-break: earlier (re)scheduled class first
+  size_t heap_index = kNotInHeap;
+
+  // Idle LRU links, while queued == 0.
+  TbfClass* lru_prev = nullptr;
+  TbfClass* lru_next = nullptr;
+
+  ClassKey key() const { return ClassKey{uid, gid, op, jobid}; }
+};
+
+// Time from `credit` to `threshold` at `per_ns` units per ns: positive to
+// wait, negative (or zero) when the threshold was reached that long ago.
+int64_t WaitFor(Credit credit, Credit threshold, uint64_t per_ns) {
+  // Both quotients are below 2^60 after clamping; 64-bit division when the
+  // dividend fits is several times cheaper than the 128-bit one.
+  auto divide = [per_ns](Credit a) -> int64_t {
+    if (a <= Credit(std::numeric_limits<uint64_t>::max())) {
+      return static_cast<int64_t>(static_cast<uint64_t>(a) / per_ns);
+    }
+    return static_cast<int64_t>(a / per_ns);
+  };
+  const Credit max_credit = Credit(kMaxWaitNs) * per_ns;
+  if (credit >= threshold) return -divide(std::min(credit - threshold, max_credit));
+  return divide(std::min(threshold - credit, max_credit) + per_ns - 1);
+}
+
+int64_t NanosBetween(TimePoint from, TimePoint to) {
+  return std::chrono::duration_cast<Nanos>(to - from).count();
+}
+
+class TbfPolicy final : public Policy {
+ public:
+  TbfPolicy(TbfFields type, const Tunables& tunables) : type_(type) {
+    idle_limit_ = tunables.tbf_idle_class_limit;
+    SetRules(tunables);
+  }
+
+  std::string_view Name() const override { return "tbf"; }
+
+  bool Enqueue(Request* request, TimePoint now) override {
+    const ClassKey key = KeyOf(request->info);
+    auto it = classes_.find(key);
+    TbfClass* c = it != classes_.end() ? it->second.get() : NewClass(key, now);
+    request->policy_data = nullptr;
+    if (c->tail != nullptr) {
+      c->tail->policy_data = request;
+    } else {
+      c->head = request;
+    }
+    c->tail = request;
+    queued_++;
+    if (++c->queued == 1) Wake(c, now);
+    return true;
+  }
+
+  Pick Dequeue(TimePoint now) override {
+    if (heap_.empty()) return Pick::Empty();
+    TbfClass* c = heap_.front();
+    if (c->deadline > now) return Pick::Until(c->deadline);
+
+    Refill(c, now, /*cap=*/!c->limits.realtime);
+    Request* request = c->head;
+    const uint64_t length = request->info.length;
+    assert(Conforms(*c, length));
+    if (c->limits.rate != 0) c->request_credit -= kUnitsPerToken;
+    if (c->limits.bps != 0) c->byte_credit -= Credit(length) * kUnitsPerToken;
+
+    RuleState& rule = *c->rule;
+    rule.served++;
+    const TimePoint conformed = std::min(c->deadline, now);
+    if (conformed > c->head_since) rule.throttled_ns += NanosBetween(c->head_since, conformed);
+
+    c->head = static_cast<Request*>(request->policy_data);
+    if (c->head == nullptr) c->tail = nullptr;
+    request->policy_data = nullptr;
+    queued_--;
+    if (--c->queued == 0) {
+      HeapErase(c);
+      LruPushBack(c);
+      Reclaim();  // may free c
+    } else {
+      c->head_since = now;
+      Schedule(c);
+      SiftDown(0);
+    }
+    return Pick::Of(request);
+  }
+
+  size_t Queued() const override { return queued_; }
+
+  // A new rule set or default rate re-matches the backlogged classes now and
+  // the idle ones when next used; a lower idle class limit reclaims at once.
+  void Retune(const Tunables& tunables, TimePoint now) override {
+    idle_limit_ = tunables.tbf_idle_class_limit;
+    const auto& rules = tunables.tbf_rules ? tunables.tbf_rules : TbfRuleSet::Empty();
+    if (rules != rules_ || tunables.tbf_default_rate != default_rate_) {
+      SetRules(tunables);
+      for (TbfClass* c : heap_) {
+        Rebind(c, now);
+        Schedule(c);
+      }
+      for (size_t i = heap_.size() / 2; i-- > 0;) SiftDown(i);
+    }
+    Reclaim();
+  }
+
+  std::string ClassOf(const Request& request) const override {
+    const RequestInfo& info = request.info;
+    std::string label;
+    auto add = [&](TbfField field, std::string_view name, std::string_view value) {
+      if (!(type_ & field)) return;
+      if (!label.empty()) label += '+';
+      label.append(name).append("=").append(value);
+    };
+    add(kTbfUid, "uid", std::to_string(info.uid));
+    add(kTbfGid, "gid", std::to_string(info.gid));
+    add(kTbfJobid, "jobid", info.jobid ? std::string_view(*info.jobid) : "");
+    add(kTbfOpcode, "opcode", TbfOpcodeName(info.op));
+    return label;
+  }
+
+  std::string Describe() const override {
+    std::string out = "type=" + TbfTypeName(type_) + " classes=" + std::to_string(classes_.size()) +
+                      " queued=" + std::to_string(queued_);
+    for (const auto& state : states_) {
+      const Limits& l = state->limits;
+      out += "\nrule " + state->name + " " + state->expression + " rate=" + std::to_string(l.rate) +
+             " bps=" + std::to_string(l.bps) + " depth=" + std::to_string(l.depth) +
+             " realtime=" + (l.realtime ? "1" : "0") +
+             " classes=" + std::to_string(state->classes) +
+             " throttled_ms=" + std::to_string(state->throttled_ns / 1'000'000) +
+             " served=" + std::to_string(state->served);
+    }
+    return out;
+  }
+
+ private:
+  ClassKey KeyOf(const RequestInfo& info) const {
+    ClassKey key;
+    if (type_ & kTbfUid) key.uid = info.uid;
+    if (type_ & kTbfGid) key.gid = info.gid;
+    if (type_ & kTbfOpcode) key.op = TbfOpcodeClass(info.op);
+    if ((type_ & kTbfJobid) && info.jobid) key.jobid = *info.jobid;
+    return key;
+  }
+
+  // Takes a new rule set: one RuleState per rule then the default, reusing
+  // the state (and counters) of every name that survives.
+  void SetRules(const Tunables& tunables) {
+    rules_ = tunables.tbf_rules ? tunables.tbf_rules : TbfRuleSet::Empty();
+    default_rate_ = tunables.tbf_default_rate;
+    std::vector<std::shared_ptr<RuleState>> next;
+    auto add = [&](const TbfRule& rule, uint64_t rate) {
+      auto it = std::find_if(states_.begin(), states_.end(),
+                             [&](const auto& s) { return s->name == rule.name; });
+      auto state = it != states_.end() ? *it : std::make_shared<RuleState>();
+      state->name = rule.name;
+      state->expression = rule.expression;
+      state->limits = LimitsOf(rule, rate);
+      next.push_back(std::move(state));
+    };
+    for (const TbfRule& rule : rules_->rules()) add(rule, rule.rate);
+    const TbfRule& fallback = rules_->default_rule();
+    add(fallback, std::max<uint64_t>(fallback.rate != 0 ? fallback.rate : default_rate_, 1));
+    states_ = std::move(next);
+    generation_++;
+  }
+
+  // The state of the first rule matching the class's key.
+  const std::shared_ptr<RuleState>& MatchState(const TbfClass& c) const {
+    RequestInfo info;
+    info.uid = c.uid;
+    info.gid = c.gid;
+    info.op = c.op;
+    // Aliasing a shared_ptr that owns nothing: the class outlives the call.
+    info.jobid = std::shared_ptr<const std::string>(std::shared_ptr<const std::string>(), &c.jobid);
+    const TbfRule& rule = rules_->Match(info);
+    const auto& rules = rules_->rules();
+    const size_t index = &rule == &rules_->default_rule() ? rules.size() : &rule - rules.data();
+    return states_[index];
+  }
+
+  TbfClass* NewClass(const ClassKey& key, TimePoint now) {
+    auto owned = std::make_unique<TbfClass>();
+    TbfClass* c = owned.get();
+    c->uid = key.uid;
+    c->gid = key.gid;
+    c->op = key.op;
+    c->jobid = std::string(key.jobid);
+    c->rule = MatchState(*c);
+    c->rule->classes++;
+    c->generation = generation_;
+    c->limits = c->rule->limits;
+    c->refilled = now;
+    c->request_credit = c->limits.request_capacity;  // a new class starts full
+    c->byte_credit = c->limits.byte_capacity;
+    classes_.emplace(c->key(), std::move(owned));  // the key borrows c->jobid
+    return c;
+  }
+
+  // The class just got its first queued request.
+  void Wake(TbfClass* c, TimePoint now) {
+    if (c->lru_prev != nullptr || lru_head_ == c) LruUnlink(c);
+    if (c->generation != generation_) Rebind(c, now);
+    Refill(c, now, /*cap=*/true);
+    c->head_since = now;
+    Schedule(c);
+    c->heap_index = heap_.size();
+    heap_.push_back(c);
+    SiftUp(c->heap_index);
+  }
+
+  // Re-matches `c` under the current rule set. Credit earned so far counts
+  // at the old numbers; the new capacity then caps it (except for a
+  // backlogged realtime class, which keeps what it is owed).
+  void Rebind(TbfClass* c, TimePoint now) {
+    const bool backlogged = c->queued > 0;
+    Refill(c, now, /*cap=*/!(backlogged && c->limits.realtime));
+    const std::shared_ptr<RuleState>& state = MatchState(*c);
+    if (state != c->rule) {
+      c->rule->classes--;
+      state->classes++;
+      c->rule = state;
+    }
+    const Limits old = c->limits;
+    c->limits = state->limits;
+    const bool cap = !(backlogged && c->limits.realtime);
+    auto adopt = [cap](Credit& credit, uint64_t old_per_ns, uint64_t per_ns, Credit capacity) {
+      if (per_ns == 0) {
+        credit = 0;
+      } else if (old_per_ns == 0) {
+        credit = capacity;  // a bucket the class did not have starts full
+      } else if (cap) {
+        credit = Capped(credit, capacity, per_ns);
+      }
+    };
+    adopt(c->request_credit, old.rate, c->limits.rate, c->limits.request_capacity);
+    adopt(c->byte_credit, old.bps, c->limits.bps, c->limits.byte_capacity);
+    c->generation = generation_;
+  }
+
+  // Brings the credits up to `now` (a clock that went back adds nothing).
+  static void Refill(TbfClass* c, TimePoint now, bool cap) {
+    const Credit elapsed = std::max<int64_t>(NanosBetween(c->refilled, now), 0);
+    c->refilled = std::max(c->refilled, now);
+    const Limits& l = c->limits;
+    if (l.rate != 0) {
+      c->request_credit += elapsed * l.rate;
+      if (cap) c->request_credit = Capped(c->request_credit, l.request_capacity, l.rate);
+    }
+    if (l.bps != 0) {
+      c->byte_credit += elapsed * l.bps;
+      if (cap) c->byte_credit = Capped(c->byte_credit, l.byte_capacity, l.bps);
+    }
+  }
+
+  // A full bucket keeps up to one nanosecond's earnings above its capacity:
+  // less than one token, but what a deadline rounded up to a whole
+  // nanosecond overshoots by, so a service that is exactly on time loses no
+  // fraction of a token even with depth=1.
+  static Credit Capped(Credit credit, Credit capacity, uint64_t per_ns) {
+    return std::min(credit, capacity + Credit(per_ns) - 1);
+  }
+
+  static Credit ByteThreshold(const Limits& l, uint64_t length) {
+    return std::min(Credit(length) * kUnitsPerToken, l.byte_capacity);
+  }
+
+  static bool Conforms(const TbfClass& c, uint64_t length) {
+    return (c.limits.rate == 0 || c.request_credit >= kUnitsPerToken) &&
+           (c.limits.bps == 0 || c.byte_credit >= ByteThreshold(c.limits, length));
+  }
+
+  // Sets the deadline of the class's head request from its credit as of
+  // `refilled`, and gives it the newest tie-break order.
+  void Schedule(TbfClass* c) {
+    const Limits& l = c->limits;
+    int64_t wait = l.rate == 0 && l.bps == 0 ? 0 : -kMaxWaitNs;
+    if (l.rate != 0) wait = std::max(wait, WaitFor(c->request_credit, kUnitsPerToken, l.rate));
+    if (l.bps != 0) {
+      wait = std::max(wait, WaitFor(c->byte_credit, ByteThreshold(l, c->head->info.length), l.bps));
+    }
+    c->deadline = c->refilled + Nanos(wait);
+    c->order = ++order_;
+  }
+
+  // Heap of backlogged classes, earliest (deadline, order) first.
+  static bool Before(const TbfClass* a, const TbfClass* b) {
+    return a->deadline != b->deadline ? a->deadline < b->deadline : a->order < b->order;
+  }
+  void Place(size_t i, TbfClass* c) {
+    heap_[i] = c;
+    c->heap_index = i;
+  }
+  void SiftUp(size_t i) {
+    TbfClass* c = heap_[i];
+    while (i > 0 && Before(c, heap_[(i - 1) / 2])) {
+      Place(i, heap_[(i - 1) / 2]);
+      i = (i - 1) / 2;
+    }
+    Place(i, c);
+  }
+  void SiftDown(size_t i) {
+    TbfClass* c = heap_[i];
+    for (;;) {
+      size_t child = 2 * i + 1;
+      if (child >= heap_.size()) break;
+      if (child + 1 < heap_.size() && Before(heap_[child + 1], heap_[child])) child++;
+      if (!Before(heap_[child], c)) break;
+      Place(i, heap_[child]);
+      i = child;
+    }
+    Place(i, c);
+  }
+  void HeapErase(TbfClass* c) {
+    const size_t i = c->heap_index;
+    TbfClass* last = heap_.back();
+    heap_.pop_back();
+    c->heap_index = kNotInHeap;
+    if (last == c) return;
+    Place(i, last);
+    SiftDown(i);
+    SiftUp(last->heap_index);
+  }
+
+  // Idle classes, least recently used first.
+  void LruPushBack(TbfClass* c) {
+    c->lru_prev = lru_tail_;
+    c->lru_next = nullptr;
+    (lru_tail_ != nullptr ? lru_tail_->lru_next : lru_head_) = c;
+    lru_tail_ = c;
+    idle_++;
+  }
+  void LruUnlink(TbfClass* c) {
+    (c->lru_prev != nullptr ? c->lru_prev->lru_next : lru_head_) = c->lru_next;
+    (c->lru_next != nullptr ? c->lru_next->lru_prev : lru_tail_) = c->lru_prev;
+    c->lru_prev = c->lru_next = nullptr;
+    idle_--;
+  }
+  // Frees the least recently used idle classes beyond the limit. A class
+  // that comes back starts with a full bucket, as a new one does.
+  void Reclaim() {
+    while (idle_ > idle_limit_) {
+      TbfClass* c = lru_head_;
+      LruUnlink(c);
+      c->rule->classes--;
+      classes_.erase(classes_.find(c->key()));
+    }
+  }
+
+  const TbfFields type_;
+  std::shared_ptr<const TbfRuleSet> rules_;
+  uint64_t default_rate_ = 0;  // the tunable, used when the default rule has no rate
+  size_t idle_limit_ = 0;
+  std::vector<std::shared_ptr<RuleState>> states_;  // rules_ in match order, then default
+  uint64_t generation_ = 0;
+
+  std::unordered_map<ClassKey, std::unique_ptr<TbfClass>, ClassKeyHash> classes_;
+  std::vector<TbfClass*> heap_;  // backlogged classes
+  TbfClass* lru_head_ = nullptr;
+  TbfClass* lru_tail_ = nullptr;
+  size_t idle_ = 0;
+  size_t queued_ = 0;
+  uint64_t order_ = 0;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Policy>> NewTbfPolicy(std::string_view args, const Tunables& tunables) {
+  auto type = ParseTbfType(args);
+  if (!type.ok()) return type.status();
+  const auto& rules = tunables.tbf_rules ? tunables.tbf_rules : TbfRuleSet::Empty();
+  for (const TbfRule& rule : rules->rules()) {
+    const TbfFields outside = rule.fields & ~*type;
+    if (outside != 0) {
+      return Status::Error(EINVAL, "tbf " + TbfTypeName(*type) + " cannot use rule '" + rule.name +
+                                       "': it tests " + TbfTypeName(outside));
+    }
+  }
+  const uint64_t rate = rules->default_rule().rate;
+  if (rate == 0 && (tunables.tbf_default_rate == 0 || tunables.tbf_default_rate > kTbfMaxRate)) {
+    return Status::Error(EINVAL, "nrs_tbf_default_rate " +
+                                     std::to_string(tunables.tbf_default_rate) +
+                                     " is out of range 1.." + std::to_string(kTbfMaxRate));
+  }
+  return std::unique_ptr<Policy>(std::make_unique<TbfPolicy>(*type, tunables));
+}
+
+}  // namespace sfs::nrs
