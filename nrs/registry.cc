@@ -78,6 +78,7 @@ PolicyRegistry BuiltinPolicies() {
   registry.Register("crrn", NewCrrnPolicy);
   registry.Register("orr", NewOrrPolicy);
   registry.Register("delay", NewDelayPolicy);
+  registry.Register("tbf", NewTbfPolicy);
   return registry;
 }
 

@@ -12,10 +12,12 @@
 // token per byte of info.length) when it has bps=; its head request must
 // conform to both.
 //
-// Byte bucket capacity: max(bps * depth / rate, 1) bytes, the bytes earned in
-// the time the request bucket takes to fill. A bps-only rule limits bytes
-// alone and sizes its byte bucket as if its rate were 100/s (a burst window
-// of depth x 10 ms). A request bigger than the byte capacity conforms when
+// Byte bucket capacity: bps * depth / min(rate, 100) bytes (at least 1), the
+// bytes earned in the time the request bucket takes to fill, but never a
+// window shorter than depth x 10 ms; a bps-only rule uses that window too.
+// The floor matters: with rate=10000 and depth 3 the window would be 0.3 ms,
+// and any service latency longer than that (a timer wake-up, a busy core)
+// would throw earned bytes away: measured on a mount, bps=50M then gave 41. A request bigger than the byte capacity conforms when
 // the byte bucket is full and leaves it in debt, so the long-run bytes/s is
 // exact whatever the request sizes.
 //
@@ -66,7 +68,7 @@ using Credit = __int128;  // signed: a byte bucket may be in debt
 using Nanos = std::chrono::nanoseconds;
 
 constexpr int64_t kUnitsPerToken = 1'000'000'000;  // = ns per second
-constexpr uint64_t kBpsOnlyRate = 100;
+constexpr uint64_t kByteWindowRate = 100;  // byte bursts span >= depth x 10 ms
 // Waits are clamped to this (36 years) so a TimePoint never overflows.
 constexpr int64_t kMaxWaitNs = int64_t{1} << 60;
 constexpr size_t kNotInHeap = std::numeric_limits<size_t>::max();
@@ -87,7 +89,8 @@ Limits LimitsOf(const TbfRule& rule, uint64_t rate) {
   limits.depth = std::max<uint32_t>(rule.depth, 1);
   limits.realtime = rule.realtime;
   limits.request_capacity = Credit(limits.depth) * kUnitsPerToken;
-  const uint64_t window_rate = limits.rate != 0 ? limits.rate : kBpsOnlyRate;
+  const uint64_t window_rate =
+      limits.rate != 0 ? std::min(limits.rate, kByteWindowRate) : kByteWindowRate;
   const Credit bytes = std::max<Credit>(Credit(limits.bps) * limits.depth / window_rate, 1);
   limits.byte_capacity = bytes * kUnitsPerToken;
   return limits;

@@ -109,7 +109,8 @@ TEST_F(NrsTest, SwitchingPoliciesDuringDdLosesNothing) {
   ASSERT_EQ(Set("nrs_delay_min", "1ms"), 0);
   ASSERT_EQ(Set("nrs_delay_max", "3ms"), 0);
   ASSERT_EQ(Set("nrs_delay_pct", "30"), 0);
-  ASSERT_EQ(Set("nrs_tbf_rule", "start dd jobid={dd.*} rate=5000"), 0);
+  // Every TBF type below classifies by uid, so this rule fits them all.
+  ASSERT_EQ(Set("nrs_tbf_rule", "start dd uid={0} rate=5000"), 0);
 
   std::atomic<bool> done{false};
   CommandResult write, read;
@@ -118,12 +119,13 @@ TEST_F(NrsTest, SwitchingPoliciesDuringDdLosesNothing) {
                   "dd if=" + source + " of=" + P("copy2") + " bs=64k status=none && sync");
     done = true;
   });
-  const char* policies[] = {"crrn", "orr", "tbf uid", "delay", "tbf", "fifo", "tbf jobid",
-                            "crrn uid", "orr hp", "tbf hp opcode"};
+  const char* policies[] = {"crrn", "orr", "tbf uid", "delay", "tbf", "fifo", "tbf uid+jobid",
+                            "crrn uid", "orr hp", "tbf hp uid+opcode"};
   int switches = 0;
+  // EXPECT, not ASSERT: the writer thread must be joined whatever happens.
   while (!done.load() || switches < 10) {
-    ASSERT_EQ(Set("nrs_policies", policies[switches % 10]), 0) << policies[switches % 10];
-    if (switches % 3 == 0) ASSERT_EQ(Set("nrs_orr_supported", "reads_and_writes"), 0);
+    EXPECT_EQ(Set("nrs_policies", policies[switches % 10]), 0) << policies[switches % 10];
+    if (switches % 3 == 0) EXPECT_EQ(Set("nrs_orr_supported", "reads_and_writes"), 0);
     switches++;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
@@ -140,7 +142,7 @@ TEST_F(NrsTest, SwitchingPoliciesDuringDdLosesNothing) {
   });
   switches = 0;
   while (!done.load() || switches < 10) {
-    ASSERT_EQ(Set("nrs_policies", policies[(switches + 3) % 10]), 0);
+    EXPECT_EQ(Set("nrs_policies", policies[(switches + 3) % 10]), 0);
     switches++;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

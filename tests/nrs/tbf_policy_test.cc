@@ -192,12 +192,12 @@ TEST(TbfPolicyTest, FifoWithinAClass) {
 }
 
 TEST(TbfPolicyTest, BigRequestsPassWhenTheByteBucketIsFullAndLeaveDebt) {
-  // Byte capacity = 1 MiB/s * 3 / 1000 = 3145 bytes, far below 1 MiB.
+  // Byte capacity = 1 MiB/s * 3 / min(1000, 100) = 31457 bytes, far below 1 MiB.
   auto tbf = NewTbf("uid", WithRules({"start io uid={1} rate=1000 bps=1M"}));
   Requests requests;
   requests.Enqueue(*tbf, 20, 1, 1 << 20);
   EXPECT_EQ(DrainAt(*tbf, T0()).size(), 1u);
-  // The debt of 1 MiB - 3145 bytes plus a full bucket again: exactly 1 s.
+  // The debt of 1 MiB - 31457 bytes plus a full bucket again: exactly 1 s.
   EXPECT_EQ(tbf->Dequeue(T0()).not_before, At(seconds(1)));
   auto served = Simulate(*tbf, T0(), At(seconds(10)));
   ASSERT_EQ(served.size(), 10u);

@@ -49,7 +49,7 @@ drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
 fio_write() {  # $1 = block size, $2 = seconds
   fio --name=tbf --filename="$mnt/tbf.dat" --size=64m --rw=randwrite --bs="$1" --direct=1 \
       --ioengine=psync --numjobs=4 --time_based --runtime="$2" --group_reporting --minimal |
-    awk -F';' '{ printf "%.1f %.2f", $49, $48 / 1024 }'
+    awk -F';' '{ printf "%.1f %.2f\n", $49, $48 / 1024 }'
 }
 
 echo "== TBF accuracy (one uid, 4 processes, one OST, ${seconds} s per rate; $(date -u +%F))"
@@ -86,13 +86,13 @@ set_param nrs_orr_supported=reads
 printf "%-6s %14s %18s %10s\n" policy "requests" "seek KiB/request" "MiB/s"
 for policy in fifo orr fifo orr; do
   set_param nrs_policies="$policy"
-  before=$($bin get_param "$mnt" nrs_stats | awk '/ reg dequeued=/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "dequeued") d += kv[2]; if (kv[1] == "seek_bytes") s += kv[2] } } END { print d, s }')
+  before=$($bin get_param "$mnt" nrs_stats | awk '/ reg dequeued=/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "dequeued") d += kv[2]; if (kv[1] == "seek_bytes") s += kv[2] } } END { printf "%.0f %.0f\n", d, s }')
   drop_caches
   mibs=$(fio --name=orr --filename="$mnt/orr.dat" --size=240m --bs=64k --rw=read:960k --direct=1 \
       --ioengine=psync --numjobs=16 --offset_increment=64k --group_reporting --minimal |
     awk -F';' '{ printf "%.1f", $7 / 1024 }')
-  after=$($bin get_param "$mnt" nrs_stats | awk '/ reg dequeued=/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "dequeued") d += kv[2]; if (kv[1] == "seek_bytes") s += kv[2] } } END { print d, s }')
+  after=$($bin get_param "$mnt" nrs_stats | awk '/ reg dequeued=/ { for (i = 1; i <= NF; i++) { split($i, kv, "="); if (kv[1] == "dequeued") d += kv[2]; if (kv[1] == "seek_bytes") s += kv[2] } } END { printf "%.0f %.0f\n", d, s }')
   read -r d0 s0 <<<"$before"; read -r d1 s1 <<<"$after"
   printf "%-6s %14d %18.1f %10s\n" "$policy" $((d1 - d0)) \
-    "$(awk -v s=$((s1 - s0)) -v d=$((d1 - d0)) 'BEGIN { print d > 0 ? s / d / 1024 : 0 }')" "$mibs"
+    "$(awk -v s=$((s1 - s0)) -v d=$((d1 - d0)) 'BEGIN { print (d > 0 ? s / d / 1024 : 0) }')" "$mibs"
 done
