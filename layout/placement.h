@@ -32,7 +32,7 @@ struct PlacementContext {
   uint32_t uid = 0;
   uint32_t gid = 0;
   std::string jobid;
-  std::string pool;  // explicit pool; an unknown name is EINVAL
+  std::string pool;     // explicit pool; an unknown name is EINVAL
   uint32_t projid = 0;  // inherited user.stripefs.projid; 0 = none
   // (New members carry initialisers so fs/'s positional {uid, gid, {}, {}}
   // still compiles without -Wmissing-field-initializers.)
@@ -44,10 +44,10 @@ struct PlacementContext {
 
 // What Choose decided and why, so the caller can record and log it.
 struct PlacementChoice {
-  std::vector<uint32_t> osts;  // stripe i -> osts[i]
-  std::string pool;            // pool drawn from; "" = all OSTs
-  std::string rule;            // the rule that named `pool`, if one did
-  uint32_t wanted = 0;         // stripes asked for, after capping
+  std::vector<uint32_t> osts;          // stripe i -> osts[i]
+  std::string pool;                    // pool drawn from; "" = all OSTs
+  std::string rule;                    // the rule that named `pool`, if one did
+  uint32_t wanted = 0;                 // stripes asked for, after capping
   bool fallback_pool_missing = false;  // fallback_pool named no pool
   // Fewer stripes than asked: the pool ran out of usable OSTs (a caller
   // asking for kAllStripes expects that and need not log it).

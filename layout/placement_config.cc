@@ -37,7 +37,8 @@ Result<uint32_t> ParseIndex(std::string_view word) {
     return Status::Error(EINVAL, Quote(word) + " is not an OST index");
   }
   if (value >= kMaxOsts) {
-    return Status::Error(EINVAL, "OST index " + std::string(word) + " is not below " + std::to_string(kMaxOsts));
+    return Status::Error(
+        EINVAL, "OST index " + std::string(word) + " is not below " + std::to_string(kMaxOsts));
   }
   return value;
 }
@@ -46,11 +47,13 @@ Result<uint32_t> ParseIndex(std::string_view word) {
 Result<double> ParseReal(std::string_view word, double max) {
   double value = 0;
   auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), value);
-  if (word.empty() || ec != std::errc() || end != word.data() + word.size() ||
-      std::isnan(value) || value < 0 || value > max) {
-    return Status::Error(EINVAL, Quote(word) + " is not a number in [0, " +
-                                     (std::isinf(max) ? std::string("inf") : std::to_string(static_cast<uint64_t>(max))) +
-                                     "]");
+  if (word.empty() || ec != std::errc() || end != word.data() + word.size() || std::isnan(value) ||
+      value < 0 || value > max) {
+    return Status::Error(
+        EINVAL,
+        Quote(word) + " is not a number in [0, " +
+            (std::isinf(max) ? std::string("inf") : std::to_string(static_cast<uint64_t>(max))) +
+            "]");
   }
   return value;
 }
@@ -67,8 +70,9 @@ std::string FormatReal(double value) {
 }
 
 Status NoSuchOst(uint32_t ost, uint32_t count, const std::string& where) {
-  return Status::Error(EINVAL, where + " names OST " + std::to_string(ost) + "; the filesystem has " +
-                                   std::to_string(count) + " OSTs (0-" + std::to_string(count - 1) + ")");
+  return Status::Error(EINVAL, where + " names OST " + std::to_string(ost) +
+                                   "; the filesystem has " + std::to_string(count) + " OSTs (0-" +
+                                   std::to_string(count - 1) + ")");
 }
 
 }  // namespace
@@ -93,9 +97,13 @@ Result<WeightList> ParseWeightList(std::string_view text) {
       return Status::Error(EINVAL, "weight list item " + Quote(item) + " is not OST=weight");
     }
     auto index = ParseIndex(item.substr(0, eq));
-    if (!index.ok()) return Status::Error(EINVAL, "weight list item " + Quote(item) + ": " + index.status().message());
+    if (!index.ok())
+      return Status::Error(EINVAL,
+                           "weight list item " + Quote(item) + ": " + index.status().message());
     auto weight = ParseReal(item.substr(eq + 1), kMaxWeight);
-    if (!weight.ok()) return Status::Error(EINVAL, "weight list item " + Quote(item) + ": " + weight.status().message());
+    if (!weight.ok())
+      return Status::Error(EINVAL,
+                           "weight list item " + Quote(item) + ": " + weight.status().message());
     list.emplace_back(*index, *weight);
   }
   if (list.empty()) return Status::Error(EINVAL, "weight list is empty (expected OST=weight,...)");
@@ -144,7 +152,8 @@ Result<std::vector<RelativeWeightEntry>> ParseRelativeWeights(std::string_view t
     if (!factor.ok()) return bad(factor.status().message());
     entries.push_back({*from, *to, *factor});
   }
-  if (entries.empty()) return Status::Error(EINVAL, "relative weight list is empty (expected I:J=factor,...)");
+  if (entries.empty())
+    return Status::Error(EINVAL, "relative weight list is empty (expected I:J=factor,...)");
   std::vector<std::pair<uint32_t, uint32_t>> pairs;
   for (const auto& e : entries) pairs.emplace_back(e.from, e.to);
   std::sort(pairs.begin(), pairs.end());
@@ -159,7 +168,8 @@ std::string FormatRelativeWeights(const PlacementConfig& config) {
   std::string out;
   for (const auto& [pair, factor] : config.relative) {
     if (!out.empty()) out += ',';
-    out += std::to_string(pair.first) + ":" + std::to_string(pair.second) + "=" + FormatReal(factor);
+    out +=
+        std::to_string(pair.first) + ":" + std::to_string(pair.second) + "=" + FormatReal(factor);
   }
   return out;
 }
@@ -195,7 +205,8 @@ Result<std::vector<uint32_t>> ParseOstSet(std::string_view text) {
       return Status::Error(EINVAL, "pool item " + Quote(item) + ": " +
                                        (first.ok() ? last : first).status().message());
     }
-    if (*first > *last) return Status::Error(EINVAL, "pool item " + Quote(item) + ": range runs backwards");
+    if (*first > *last)
+      return Status::Error(EINVAL, "pool item " + Quote(item) + ": range runs backwards");
     for (uint32_t ost = *first; ost <= *last; ++ost) osts.push_back(ost);
   }
   std::sort(osts.begin(), osts.end());
@@ -220,8 +231,8 @@ std::string FormatOstSet(const std::vector<uint32_t>& osts) {
 Status ValidatePlacementConfig(const PlacementConfig& config) {
   const uint32_t count = config.ost_count();
   if (count == 0 || count > kMaxOsts) {
-    return Status::Error(EINVAL, "placement needs 1 to " + std::to_string(kMaxOsts) + " OSTs, not " +
-                                     std::to_string(count));
+    return Status::Error(EINVAL, "placement needs 1 to " + std::to_string(kMaxOsts) +
+                                     " OSTs, not " + std::to_string(count));
   }
   bool any_positive = false;
   for (uint32_t i = 0; i < count; ++i) {
@@ -257,7 +268,8 @@ Status ValidatePlacementConfig(const PlacementConfig& config) {
   for (const auto& [name, rule] : config.rules) {
     if (Status s = CheckPoolName(name, "rule"); !s.ok()) return s;
     if (!config.pools.contains(rule.pool)) {
-      return Status::Error(EINVAL, "rule " + name + " names pool " + rule.pool + ", which does not exist");
+      return Status::Error(EINVAL,
+                           "rule " + name + " names pool " + rule.pool + ", which does not exist");
     }
   }
   return Status::Ok();
@@ -266,8 +278,10 @@ Status ValidatePlacementConfig(const PlacementConfig& config) {
 std::string EncodePlacementConfig(const PlacementConfig& config) {
   std::string out = "weights " + FormatWeightList(config.weights) + "\n";
   if (!config.relative.empty()) out += "relative " + FormatRelativeWeights(config) + "\n";
-  for (const auto& [name, osts] : config.pools) out += "pool " + name + " " + FormatOstSet(osts) + "\n";
-  for (const auto& [name, rule] : config.rules) out += "rule " + name + " " + FormatPoolRule(rule) + "\n";
+  for (const auto& [name, osts] : config.pools)
+    out += "pool " + name + " " + FormatOstSet(osts) + "\n";
+  for (const auto& [name, rule] : config.rules)
+    out += "rule " + name + " " + FormatPoolRule(rule) + "\n";
   return out;
 }
 

@@ -8,8 +8,8 @@ namespace {
 
 bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\n'; }
 bool IsNameChar(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-         c == '_' || c == '.' || c == '-';
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '.' || c == '-';
 }
 
 Status Invalid(std::string_view text, std::string what) {
@@ -36,7 +36,8 @@ Result<uint32_t> ParseNumber(std::string_view word) {
   uint32_t value = 0;
   auto [end, ec] = std::from_chars(word.data(), word.data() + word.size(), value);
   if (word.empty() || ec != std::errc() || end != word.data() + word.size()) {
-    return Status::Error(EINVAL, "\"" + std::string(word) + "\" is not a number in [0, 4294967295]");
+    return Status::Error(EINVAL,
+                         "\"" + std::string(word) + "\" is not a number in [0, 4294967295]");
   }
   return value;
 }
@@ -66,7 +67,8 @@ Result<RuleCondition> ParseValues(RuleField field, std::string_view inside) {
       }
     } else {
       auto number = ParseNumber(value);
-      if (!number.ok()) return Status::Error(EINVAL, std::string(NameOf(field)) + ": " + number.status().message());
+      if (!number.ok())
+        return Status::Error(EINVAL, std::string(NameOf(field)) + ": " + number.status().message());
       condition.numbers.push_back(*number);
     }
   }
@@ -85,7 +87,8 @@ Status CheckPoolName(std::string_view name, std::string_view what) {
   const std::string prefix = std::string(what) + " name \"" + std::string(name) + "\" ";
   if (name.empty()) return Status::Error(EINVAL, std::string(what) + " name is empty");
   if (name.size() > kMaxPoolNameLen) {
-    return Status::Error(EINVAL, prefix + "is longer than " + std::to_string(kMaxPoolNameLen) + " characters");
+    return Status::Error(
+        EINVAL, prefix + "is longer than " + std::to_string(kMaxPoolNameLen) + " characters");
   }
   if (!std::all_of(name.begin(), name.end(), IsNameChar)) {
     return Status::Error(EINVAL, prefix + "may hold only letters, digits, '_', '-' and '.'");
@@ -124,9 +127,15 @@ bool RuleCondition::Matches(const PlacementContext& context) const {
     case RuleField::kJobid:
       return std::any_of(patterns.begin(), patterns.end(),
                          [&](const std::string& p) { return GlobMatch(p, context.jobid); });
-    case RuleField::kUid: number = context.uid; break;
-    case RuleField::kGid: number = context.gid; break;
-    case RuleField::kProjid: number = context.projid; break;
+    case RuleField::kUid:
+      number = context.uid;
+      break;
+    case RuleField::kGid:
+      number = context.gid;
+      break;
+    case RuleField::kProjid:
+      number = context.projid;
+      break;
   }
   return std::binary_search(numbers.begin(), numbers.end(), number);
 }
@@ -159,8 +168,8 @@ Result<PoolRule> ParsePoolRule(std::string_view text) {
       ++word_end;
     }
     if (eq != word_end) {
-      return Invalid(text, "\"" + std::string(text.substr(pos, word_end - pos)) +
-                               "\" is not key=value");
+      return Invalid(text,
+                     "\"" + std::string(text.substr(pos, word_end - pos)) + "\" is not key=value");
     }
     const std::string_view key = text.substr(pos, eq - pos);
     pos = eq + 1;
@@ -174,7 +183,8 @@ Result<PoolRule> ParsePoolRule(std::string_view text) {
         return Invalid(text, std::string(key) + "= must be followed by {values}");
       }
       const size_t close = text.find('}', pos);
-      if (close == std::string_view::npos) return Invalid(text, "unclosed '{' after " + std::string(key));
+      if (close == std::string_view::npos)
+        return Invalid(text, "unclosed '{' after " + std::string(key));
       auto condition = ParseValues(field->field, text.substr(pos + 1, close - pos - 1));
       if (!condition.ok()) return Invalid(text, condition.status().message());
       rule.conditions.push_back(std::move(condition).value());

@@ -199,8 +199,8 @@ class RtdsPlacementImpl final : public RtdsPlacement {
     SFS_RETURN_IF_ERROR(CheckFactor(factor, ost));
     std::lock_guard writer(writer_mu_);
     if (ost >= auto_.size()) {
-      return Status::Error(EINVAL, "automatic factor for OST " + std::to_string(ost) +
-                                       ", which does not exist");
+      return Status::Error(
+          EINVAL, "automatic factor for OST " + std::to_string(ost) + ", which does not exist");
     }
     const uint64_t units = WeightToUnits(snapshot_->config->weights[ost] * factor);
     std::unique_lock lock(mu_);
@@ -210,7 +210,8 @@ class RtdsPlacementImpl final : public RtdsPlacement {
   }
 
   Status SetAutoFactors(const std::vector<double>& factors) override {
-    for (uint32_t ost = 0; ost < factors.size(); ++ost) SFS_RETURN_IF_ERROR(CheckFactor(factors[ost], ost));
+    for (uint32_t ost = 0; ost < factors.size(); ++ost)
+      SFS_RETURN_IF_ERROR(CheckFactor(factors[ost], ost));
     std::lock_guard writer(writer_mu_);
     if (factors.size() != auto_.size()) {
       return Status::Error(EINVAL, std::to_string(factors.size()) + " automatic factors for " +
@@ -314,7 +315,8 @@ class RtdsPlacementImpl final : public RtdsPlacement {
     const std::vector<uint32_t>* pool = nullptr;
     if (!context.pool.empty()) {
       auto it = config.pools.find(context.pool);
-      if (it == config.pools.end()) return Status::Error(EINVAL, "pool " + context.pool + " does not exist");
+      if (it == config.pools.end())
+        return Status::Error(EINVAL, "pool " + context.pool + " does not exist");
       pool = &it->second;
       choice->pool = context.pool;
     }
@@ -323,11 +325,13 @@ class RtdsPlacementImpl final : public RtdsPlacement {
       if (ost >= config.ost_count()) {
         return Status::Error(EINVAL, "OST " + std::to_string(ost) + " does not exist");
       }
-      if (std::find(context.osts.begin(), context.osts.begin() + k, ost) != context.osts.begin() + k) {
+      if (std::find(context.osts.begin(), context.osts.begin() + k, ost) !=
+          context.osts.begin() + k) {
         return Status::Error(EINVAL, "OST " + std::to_string(ost) + " is listed twice");
       }
       if (pool != nullptr && !std::binary_search(pool->begin(), pool->end(), ost)) {
-        return Status::Error(EINVAL, "OST " + std::to_string(ost) + " is not in pool " + context.pool);
+        return Status::Error(EINVAL,
+                             "OST " + std::to_string(ost) + " is not in pool " + context.pool);
       }
     }
     for (uint32_t ost : context.osts) {
@@ -340,18 +344,19 @@ class RtdsPlacementImpl final : public RtdsPlacement {
 
   SharedRandom random_;
 
-  std::mutex writer_mu_;  // serialises Reconfigure and SetAutoFactor*; taken before mu_
+  std::mutex writer_mu_;          // serialises Reconfigure and SetAutoFactor*; taken before mu_
   mutable std::shared_mutex mu_;  // guards the three members below
   std::shared_ptr<const Snapshot> snapshot_;  // replaced whole; also read under writer_mu_
-  std::vector<PoolTree> trees_;  // [0] all OSTs, then one per pool in name order
-  std::vector<double> auto_;     // automatic factor per OST; also read under writer_mu_
+  std::vector<PoolTree> trees_;               // [0] all OSTs, then one per pool in name order
+  std::vector<double> auto_;  // automatic factor per OST; also read under writer_mu_
 };
 
 }  // namespace
 
 Result<std::unique_ptr<RtdsPlacement>> NewRtdsPlacement(PlacementConfig config, uint64_t seed) {
   SFS_RETURN_IF_ERROR(ValidatePlacementConfig(config));
-  return std::unique_ptr<RtdsPlacement>(std::make_unique<RtdsPlacementImpl>(std::move(config), seed));
+  return std::unique_ptr<RtdsPlacement>(
+      std::make_unique<RtdsPlacementImpl>(std::move(config), seed));
 }
 
 }  // namespace sfs::layout

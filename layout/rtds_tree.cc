@@ -98,9 +98,8 @@ size_t WeightOverlay::Find(uint64_t point) const {
     return std::lower_bound(deltas_.begin(), deltas_.end(), std::make_pair(item, INT64_MIN)) -
            deltas_.begin();
   };
-  return tree_->Descend(point, [&](size_t begin, size_t end) {
-    return prefix_[rank(end)] - prefix_[rank(begin)];
-  });
+  return tree_->Descend(
+      point, [&](size_t begin, size_t end) { return prefix_[rank(end)] - prefix_[rank(begin)]; });
 }
 
 }  // namespace sfs::layout

@@ -11,7 +11,8 @@ namespace sfs::layout::testing {
 
 // sum (observed - expected)^2 / expected over cells with expected > 0;
 // `probabilities` need not be normalised.
-inline double ChiSquare(const std::vector<uint64_t>& observed, const std::vector<double>& probabilities) {
+inline double ChiSquare(const std::vector<uint64_t>& observed,
+                        const std::vector<double>& probabilities) {
   double total = 0, mass = 0;
   for (uint64_t o : observed) total += static_cast<double>(o);
   for (double p : probabilities) mass += p;

@@ -49,7 +49,8 @@ TEST(PoolRuleTest, CanonicalFormRoundTrips) {
 }
 
 TEST(PoolRuleTest, MatchesOnEveryField) {
-  auto rule = ParsePoolRule("rank=1 uid={1000,1001} & gid={100} & jobid={ior.* dd.?} & projid={42} pool=p");
+  auto rule =
+      ParsePoolRule("rank=1 uid={1000,1001} & gid={100} & jobid={ior.* dd.?} & projid={42} pool=p");
   ASSERT_TRUE(rule.ok());
   EXPECT_TRUE(rule->Matches(Who(1000, 100, "ior.1000", 42)));
   EXPECT_TRUE(rule->Matches(Who(1001, 100, "dd.7", 42)));
@@ -76,25 +77,25 @@ TEST(PoolRuleTest, Glob) {
 
 TEST(PoolRuleTest, RejectsMalformedRulesWithAMessage) {
   const char* bad[] = {
-      "",                                 // no pool
-      "rank=1 uid={1}",                   // no pool
-      "pool=a pool=b",                    // twice
-      "rank=1 rank=2 pool=a",             // twice
-      "rank=x pool=a",                    // not a number
+      "",                      // no pool
+      "rank=1 uid={1}",        // no pool
+      "pool=a pool=b",         // twice
+      "rank=1 rank=2 pool=a",  // twice
+      "rank=x pool=a",         // not a number
       "rank=-1 pool=a",
       "rank=4294967296 pool=a",
-      "color=red pool=a",                 // unknown key
-      "uid={1} gid={2} pool=a",           // missing '&'
-      "& uid={1} pool=a",                 // leading '&'
-      "uid={1} & pool=a",                 // '&' before a non-condition
-      "uid={1} &",                        // dangling
+      "color=red pool=a",        // unknown key
+      "uid={1} gid={2} pool=a",  // missing '&'
+      "& uid={1} pool=a",        // leading '&'
+      "uid={1} & pool=a",        // '&' before a non-condition
+      "uid={1} &",               // dangling
       "uid={1} & & gid={2} pool=a",
-      "uid={} pool=a",                    // no value
+      "uid={} pool=a",  // no value
       "uid={ , } pool=a",
       "uid={abc} pool=a",
-      "uid={1 pool=a",                    // unclosed
-      "uid=1 pool=a",                     // no braces
-      "uid={1},gid={2} pool=a",           // ',' outside braces
+      "uid={1 pool=a",           // unclosed
+      "uid=1 pool=a",            // no braces
+      "uid={1},gid={2} pool=a",  // ',' outside braces
       "uid={1}pool=a",
       "jobid={a{b} pool=a",
       "pool=bad/name",

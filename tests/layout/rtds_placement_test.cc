@@ -166,7 +166,8 @@ PlacementConfig Pools() {
   return config;
 }
 
-std::set<uint32_t> Used(RtdsPlacement& placement, const PlacementContext& context, uint32_t stripes = 2) {
+std::set<uint32_t> Used(RtdsPlacement& placement, const PlacementContext& context,
+                        uint32_t stripes = 2) {
   std::set<uint32_t> used;
   for (int i = 0; i < 300; ++i) {
     auto osts = placement.ChooseOsts(stripes, context);
@@ -286,16 +287,24 @@ TEST(RtdsPlacementTest, BadReconfigurationChangesNothing) {
       [](PlacementConfig* c) { return ApplyWeights(c, *ParseWeightList("9=1")); }, commit);
   EXPECT_EQ(s.err(), EINVAL);
   // The persistence step fails.
-  s = placement->Reconfigure([](PlacementConfig* c) { c->weights[0] = 5; return Status::Ok(); },
-                             [](const PlacementConfig&) { return Status::Error(EIO, "disk"); });
+  s = placement->Reconfigure(
+      [](PlacementConfig* c) {
+        c->weights[0] = 5;
+        return Status::Ok();
+      },
+      [](const PlacementConfig&) { return Status::Error(EIO, "disk"); });
   EXPECT_EQ(s.err(), EIO);
   EXPECT_EQ(commits, 0);
   EXPECT_EQ(placement->config(), before);  // the very same snapshot
   const auto counts = Histogram(*placement, 30000, 1);
   EXPECT_LT(ChiSquare(counts, {1, 1, 1, 1, 1, 1}), ChiSquareBound(5));
 
-  ASSERT_TRUE(placement->Reconfigure(
-      [](PlacementConfig* c) { return ApplyWeights(c, *ParseWeightList("0=4,2=0")); }, commit).ok());
+  ASSERT_TRUE(
+      placement
+          ->Reconfigure(
+              [](PlacementConfig* c) { return ApplyWeights(c, *ParseWeightList("0=4,2=0")); },
+              commit)
+          .ok());
   EXPECT_EQ(commits, 1);
   const std::vector<double> now = {4, 1, 0, 1, 1, 1};
   EXPECT_LT(ChiSquare(Histogram(*placement, 30000, 1), now), ChiSquareBound(DegreesOfFreedom(now)));
@@ -384,7 +393,8 @@ TEST(RtdsPlacementConcurrencyTest, PicksSeeWholeChangesOnly) {
                       c->weights[4 + round % 12] = 1 + round % 3;  // trees patched in place
                     }
                   }).ok());
-      EXPECT_EQ(Edit(*placement, [](PlacementConfig* c) { c->weights.assign(kOsts, 0); }).err(), ENOSPC);
+      EXPECT_EQ(Edit(*placement, [](PlacementConfig* c) { c->weights.assign(kOsts, 0); }).err(),
+                ENOSPC);
     }
   });
   std::vector<std::thread> pickers;

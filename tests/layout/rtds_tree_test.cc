@@ -155,7 +155,11 @@ TEST(WeightOverlayTest, PrivateCopyLeavesTheSharedTreeAlone) {
         ASSERT_EQ(overlay.Find(point), LinearFind(mine, point)) << "n " << n << " point " << point;
       }
     }
-    EXPECT_EQ(tree.total(), [&] { uint64_t t = 0; for (auto w : shared) t += w; return t; }());
+    EXPECT_EQ(tree.total(), [&] {
+      uint64_t t = 0;
+      for (auto w : shared) t += w;
+      return t;
+    }());
   }
 }
 
