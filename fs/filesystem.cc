@@ -66,6 +66,10 @@ Filesystem::~Filesystem() {
     Status saved = SaveTimes(*file);
     if (!saved.ok()) Logger("fs")->error("saving mtime of inode {}: {}", file->ino, saved.ToString());
   }
+  // The controls borrow the services (the automatic weights sample them on
+  // their own thread), so they go first.
+  placement_control_.reset();
+  nrs_control_.reset();
   // Services drain their queues (including destroys) before meta_ closes.
   osts_.clear();
   Status synced = meta_ ? meta_->Sync() : Status::Ok();
@@ -127,7 +131,6 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
     indexes.push_back(index);
   }
   if (indexes.empty()) return Status::Error(EIO, "filesystem has no OST");
-  fs->placement_ = layout::NewRandomPlacement(indexes, std::random_device{}());
 
   auto settings = std::make_shared<Settings>();
   auto count = SettingNumber(store, kStripeCountKey);
@@ -143,6 +146,8 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
   for (auto& service : fs->osts_) services.push_back(service.get());
   fs->nrs_control_ = std::make_unique<NrsControl>(fs->meta_.get(), services, &fs->registry_);
   if (Status loaded = fs->nrs_control_->Load(); !loaded.ok()) return loaded;
+  fs->placement_control_ = std::make_unique<PlacementControl>(fs->meta_.get(), services);
+  if (Status loaded = fs->placement_control_->Load(); !loaded.ok()) return loaded;
 
   auto orphans = store.Orphans();
   if (!orphans.ok()) return orphans.status();
@@ -153,18 +158,35 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
   return fs;
 }
 
-Result<layout::Layout> Filesystem::NewLayout(const layout::PlacementContext& context) {
+Result<layout::Layout> Filesystem::NewLayout(const layout::PlacementContext& context,
+                                             const layout::LayoutSpec& spec) {
   const auto settings = this->settings();
-  const layout::LayoutRequest& want = settings->default_layout;
-  auto osts = placement_->ChooseOsts(want.stripe_count, context);
-  if (!osts.ok()) return osts.status();
-  auto first_id = meta_->AllocateObjectIds(static_cast<uint32_t>(osts->size()));
+  const layout::LayoutRequest& fallback = settings->default_layout;
+  uint32_t count = fallback.stripe_count;
+  if (spec.stripe_count == -1) count = layout::kAllStripes;
+  if (spec.stripe_count > 0) count = static_cast<uint32_t>(spec.stripe_count);
+  layout::PlacementContext where = context;
+  if (!spec.osts.empty()) {
+    where.osts = spec.osts;
+    if (spec.stripe_count == 0) count = static_cast<uint32_t>(spec.osts.size());
+  }
+  auto choice = placement_control_->placement().Choose(count, where);
+  if (!choice.ok()) return choice.status();
+  if (choice->fallback_pool_missing) {
+    Logger("layout")->warn("pool '{}' of a directory layout no longer exists; using all OSTs",
+                           where.fallback_pool);
+  }
+  if (choice->short_count() && count != layout::kAllStripes) {
+    Logger("layout")->info("pool '{}' has {} usable OSTs: file gets {} of the {} stripes asked",
+                           choice->pool, choice->osts.size(), choice->osts.size(), count);
+  }
+  auto first_id = meta_->AllocateObjectIds(static_cast<uint32_t>(choice->osts.size()));
   if (!first_id.ok()) return first_id.status();
   layout::Layout layout;
-  layout.stripe_size = want.stripe_size;
-  layout.pool = want.pool;
-  for (size_t i = 0; i < osts->size(); ++i) {
-    layout.objects.push_back({(*osts)[i], *first_id + i});
+  layout.stripe_size = spec.stripe_size != 0 ? spec.stripe_size : fallback.stripe_size;
+  layout.pool = choice->pool;
+  for (size_t i = 0; i < choice->osts.size(); ++i) {
+    layout.objects.push_back({choice->osts[i], *first_id + i});
   }
   return layout;
 }
@@ -324,18 +346,26 @@ void Filesystem::DestroyObjects(uint64_t ino) {
 }
 
 bool Filesystem::IsSettingName(const std::string& name) {
-  return name == kJobidVarKey || name == kJobidNameKey || NrsControl::Handles(name);
+  return name == kJobidVarKey || name == kJobidNameKey || NrsControl::Handles(name) ||
+         PlacementControl::Handles(name);
+}
+
+Status Filesystem::RemoveSetting(const std::string& name) {
+  if (PlacementControl::Handles(name)) return placement_control_->Remove(name);
+  return Status::Error(EINVAL, "setting " + name + " cannot be removed");
 }
 
 Result<std::string> Filesystem::GetSetting(const std::string& name) {
   if (name == kJobidVarKey) return settings()->jobid.var;
   if (name == kJobidNameKey) return settings()->jobid.name;
   if (NrsControl::Handles(name)) return nrs_control_->Get(name);
+  if (PlacementControl::Handles(name)) return placement_control_->Get(name);
   return Status::Error(ENODATA, "no setting " + name);
 }
 
 Status Filesystem::SetSetting(const std::string& name, const std::string& raw) {
   if (NrsControl::Handles(name)) return nrs_control_->Set(name, raw);
+  if (PlacementControl::Handles(name)) return placement_control_->Set(name, raw);
   // setfattr -v and `echo x >` style values may carry a newline.
   std::string value = raw;
   while (!value.empty() && (value.back() == '\n' || value.back() == ' ')) value.pop_back();

@@ -21,8 +21,10 @@
 #include "common/status.h"
 #include "fs/jobid.h"
 #include "fs/nrs_control.h"
+#include "fs/placement_control.h"
 #include "fs/stripefs.h"
 #include "layout/layout.h"
+#include "layout/layout_spec.h"
 #include "layout/placement.h"
 #include "meta/meta_store.h"
 #include "nrs/registry.h"
@@ -99,8 +101,24 @@ class Filesystem {
   const Config& config() const { return config_; }
   bool IsAdmin(uint32_t uid) const { return uid == 0 || uid == config_.admin_uid; }
 
-  // Layout for a new regular file created by `context`.
-  Result<layout::Layout> NewLayout(const layout::PlacementContext& context);
+  // Layout for a new regular file created by `context`: stripe count and
+  // size from `spec` where it sets them, else the filesystem default; its
+  // explicit OSTs, if any, go to the placement as such. The caller puts the
+  // pool precedence inputs into `context` (placement.h).
+  Result<layout::Layout> NewLayout(const layout::PlacementContext& context,
+                                   const layout::LayoutSpec& spec);
+
+  // user.stripefs.layout and user.stripefs.projid of files and directories
+  // (fs/layout_xattr.cc). Setting needs the owner or an admin (EPERM).
+  // A directory's layout is the default for what is created in it and is
+  // copied to new subdirectories; a file's may only be set while it is
+  // empty (ENOTEMPTY) and not open (EBUSY).
+  Result<std::string> GetLayoutXattr(uint64_t ino);
+  Status SetLayoutXattr(uint32_t uid, uint64_t ino, const std::string& value);
+  Status RemoveLayoutXattr(uint32_t uid, uint64_t ino);
+  Result<std::string> GetProjid(uint64_t ino);
+  Status SetProjid(uint32_t uid, uint64_t ino, const std::string& value);
+  Status RemoveProjid(uint32_t uid, uint64_t ino);
 
   // The layout of `ino`, checked against this filesystem's OSTs (EIO if it
   // names one that does not exist, or is corrupt).
@@ -142,12 +160,18 @@ class Filesystem {
   // Run-time settings on the mount root (user.stripefs.<name>): jobid_var,
   // jobid_name and the NRS settings (fs/nrs_control.h).
   Status SetSetting(const std::string& name, const std::string& value);
+  Status RemoveSetting(const std::string& name);
   Result<std::string> GetSetting(const std::string& name);
   static bool IsSettingName(const std::string& name);
 
  private:
   Filesystem(const Config& config, nrs::PolicyRegistry registry);
   void DestroyObjects(uint64_t ino);
+  // Removes the objects of a layout no file uses any more (the old layout
+  // of an empty file given a new one); failures are logged.
+  void DropObjects(const layout::Layout& old_layout);
+  // The caller may change ino's layout or project id.
+  Status CheckOwner(uint32_t uid, uint64_t ino, const char* what);
 
   const Config config_;
   const nrs::PolicyRegistry registry_;
@@ -155,8 +179,8 @@ class Filesystem {
   // observers (destroy completions) still write to it while they drain.
   std::unique_ptr<meta::MetaStore> meta_;
   std::vector<std::unique_ptr<ost::Service>> osts_;
-  std::unique_ptr<layout::Placement> placement_;
-  std::unique_ptr<NrsControl> nrs_control_;  // borrows meta_ and osts_
+  std::unique_ptr<NrsControl> nrs_control_;              // borrows meta_ and osts_
+  std::unique_ptr<PlacementControl> placement_control_;  // borrows meta_ and osts_
   JobIds jobids_;
   std::mutex settings_mu_;  // serializes SetSetting of Settings fields: persist, then publish
   std::atomic<std::shared_ptr<const Settings>> settings_;

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "layout/layout_spec.h"
 
 namespace sfs::fs {
 
@@ -94,10 +95,31 @@ Result<meta::Inode> MakeNode(fuse_req_t req, fuse_ino_t parent, const char* name
     if (S_ISDIR(mode)) node.mode |= S_ISGID;
   }
   if (symlink_target != nullptr) node.symlink = symlink_target;
+  // The directory's default layout and project id: copied to a new
+  // subdirectory (in the same write), used by a new file.
+  auto dir_layout = fs.meta().GetXattr(parent, kLayoutXattrName);
+  auto dir_projid = fs.meta().GetXattr(parent, kProjidXattrName);
+  if (S_ISDIR(mode)) {
+    if (dir_layout.ok()) node.xattrs[kLayoutXattrName] = *dir_layout;
+    if (dir_projid.ok()) node.xattrs[kProjidXattrName] = *dir_projid;
+  }
   if (S_ISREG(mode)) {
-    layout::PlacementContext who{ctx->uid, ctx->gid, {}, {}};
+    layout::LayoutSpec spec;
+    if (dir_layout.ok()) {
+      auto parsed = layout::ParseLayoutSpec(*dir_layout);
+      if (!parsed.ok()) {
+        return Status::Error(EIO, "directory " + std::to_string(parent) +
+                                      " has a corrupt default layout: " + parsed.status().message());
+      }
+      spec = std::move(parsed).value();
+    }
+    layout::PlacementContext who;
+    who.uid = ctx->uid;
+    who.gid = ctx->gid;
     who.jobid = *fs.jobids().Resolve(ctx->pid, ctx->uid, ctx->gid, fs.settings()->jobid);
-    auto layout = fs.NewLayout(who);
+    who.fallback_pool = spec.pool;
+    if (dir_projid.ok()) who.projid = static_cast<uint32_t>(std::strtoul(dir_projid->c_str(), nullptr, 10));
+    auto layout = fs.NewLayout(who, spec);
     if (!layout.ok()) return layout.status();
     node.layout = layout::Encode(*layout);
   }

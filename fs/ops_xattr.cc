@@ -1,8 +1,9 @@
 // Extended attributes. user.* names are stored in the metadata store;
-// user.stripefs.* is reserved: "layout" on a file shows its layout, and on
-// the mount root each run-time setting (jobid_var, jobid_name, the NRS
-// settings of fs/nrs_control.h) is read by anyone and written by root or
-// admin_uid only. Other namespaces are not supported.
+// user.stripefs.* is reserved: "layout" and "projid" on files and
+// directories (fs/layout_xattr.cc; the owner or an admin may set them), and
+// on the mount root each run-time setting (jobid_var, jobid_name, the NRS
+// settings of fs/nrs_control.h, the placement settings of
+// fs/placement_control.h), read by anyone and written by root or admin_uid. Other namespaces are not supported.
 #include <cstring>
 #include <string>
 
@@ -15,22 +16,15 @@ namespace {
 constexpr std::string_view kUserPrefix = "user.";
 constexpr std::string_view kReservedPrefix = "user.stripefs.";
 constexpr std::string_view kLayoutName = "layout";
+constexpr std::string_view kProjidName = "projid";
 
 bool StartsWith(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
 }
 
 Result<std::string> GetReserved(Filesystem& fs, fuse_ino_t ino, const std::string& key) {
-  if (key == kLayoutName) {
-    auto inode = fs.meta().GetInode(ino);
-    if (!inode.ok()) return inode.status();
-    if (!S_ISREG(inode->mode)) return Status::Error(ENODATA, "only regular files have a layout");
-    auto blob = fs.meta().GetLayout(ino);
-    if (!blob.ok()) return blob.status();
-    auto decoded = layout::Decode(*blob);
-    if (!decoded.ok()) return decoded.status();
-    return layout::Describe(*decoded);
-  }
+  if (key == kLayoutName) return fs.GetLayoutXattr(ino);
+  if (key == kProjidName) return fs.GetProjid(ino);
   if (ino == meta::kRootIno && Filesystem::IsSettingName(key)) return fs.GetSetting(key);
   return Status::Error(ENODATA, "unknown stripefs attribute user.stripefs." + key);
 }
@@ -38,9 +32,9 @@ Result<std::string> GetReserved(Filesystem& fs, fuse_ino_t ino, const std::strin
 Status SetReserved(fuse_req_t req, fuse_ino_t ino, const std::string& key,
                    const std::string& value) {
   Filesystem& fs = Fs(req);
-  if (key == kLayoutName) {
-    return Status::Error(EINVAL, "user.stripefs.layout is read-only in this version");
-  }
+  const uid_t caller = fuse_req_ctx(req)->uid;
+  if (key == kLayoutName) return fs.SetLayoutXattr(caller, ino, value);
+  if (key == kProjidName) return fs.SetProjid(caller, ino, value);
   if (ino != meta::kRootIno || !Filesystem::IsSettingName(key)) {
     return Status::Error(EINVAL, "unknown stripefs attribute user.stripefs." + key +
                                      (ino != meta::kRootIno ? " (settings live on the mount root)" : ""));
@@ -50,6 +44,20 @@ Status SetReserved(fuse_req_t req, fuse_ino_t ino, const std::string& key,
     return Status::Error(EPERM, "uid " + std::to_string(uid) + " may not change setting " + key);
   }
   return fs.SetSetting(key, value);
+}
+
+Status RemoveReserved(fuse_req_t req, fuse_ino_t ino, const std::string& key) {
+  Filesystem& fs = Fs(req);
+  const uid_t caller = fuse_req_ctx(req)->uid;
+  if (key == kLayoutName) return fs.RemoveLayoutXattr(caller, ino);
+  if (key == kProjidName) return fs.RemoveProjid(caller, ino);
+  if (ino != meta::kRootIno || !Filesystem::IsSettingName(key)) {
+    return Status::Error(EINVAL, "stripefs attribute user.stripefs." + key + " cannot be removed");
+  }
+  if (!fs.IsAdmin(caller)) {
+    return Status::Error(EPERM, "uid " + std::to_string(caller) + " may not change setting " + key);
+  }
+  return fs.RemoveSetting(key);
 }
 
 // getxattr/listxattr reply rules: size 0 asks for the length.
@@ -92,12 +100,14 @@ void OpGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
 }
 
 void OpListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
-  // Reserved names are not listed, so cp -a and tar --xattrs do not try to
-  // copy a layout onto the new file.
+  // Reserved names are not listed (a directory stores its default layout
+  // and project id among its attributes), so cp -a and tar --xattrs do not
+  // try to copy a layout onto the new file.
   auto names = Fs(req).meta().ListXattr(ino);
   if (!names.ok()) return ReplyError(req, names.status(), "listxattr");
   std::string joined;
   for (const std::string& name : *names) {
+    if (StartsWith(name, kReservedPrefix)) continue;
     joined += name;
     joined.push_back('\0');
   }
@@ -108,7 +118,7 @@ void OpRemovexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
   const std::string full(name);
   Status status;
   if (StartsWith(full, kReservedPrefix)) {
-    status = Status::Error(EINVAL, "stripefs attribute " + full + " cannot be removed");
+    status = RemoveReserved(req, ino, full.substr(kReservedPrefix.size()));
   } else if (StartsWith(full, kUserPrefix)) {
     status = Fs(req).meta().RemoveXattr(ino, full);
   } else {

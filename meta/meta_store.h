@@ -60,6 +60,9 @@ struct NewNode {
   uint64_t rdev = 0;
   std::string symlink;
   std::string layout;
+  // Extended attributes written with the node, in the same batch (e.g. a
+  // directory's inherited default layout).
+  std::map<std::string, std::string> xattrs;
 };
 
 // Fields to change; unset ones stay. ctime is always set to `now`.

@@ -65,6 +65,7 @@ Result<Inode> RocksMetaStore::Create(uint64_t parent, const std::string& name,
   m.Add(inode);
   m.PutDirent(parent, name, inode.ino, inode.mode);
   if (!node.layout.empty()) m.batch()->Put(LayoutKey(inode.ino), node.layout);
+  for (const auto& [xattr, value] : node.xattrs) m.batch()->Put(XattrKey(inode.ino, xattr), value);
   m.TouchDir(*dir);
   if (is_dir) ++(*dir)->nlink;  // the child's ".."
   SFS_RETURN_IF_ERROR(m.Commit("meta: create '" + name + "'"));

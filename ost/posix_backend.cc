@@ -207,6 +207,11 @@ class PosixBackend : public Backend {
   }
 
   Result<SpaceInfo> Space() override {
+    // fstatvfs on the descriptor of a removed directory still succeeds; the
+    // automatic weights must see such an OST as failed.
+    if (!DirectoryAlive()) {
+      return Status::Error(EIO, fmt::format("ost {}: the OST directory was removed", dir_));
+    }
     struct statvfs vfs;
     if (fstatvfs(dir_fd_, &vfs) != 0) {
       int err = errno;

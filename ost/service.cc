@@ -53,6 +53,7 @@ struct Service::Impl {
 
   std::atomic<uint64_t> errors{0};
   std::atomic<uint64_t> last_error{0};
+  std::atomic<uint64_t> bytes{0};
   std::atomic<bool> stopping{false};  // only to catch Submit after ~Service began
 };
 
@@ -117,6 +118,7 @@ void Service::Impl::Run(std::unique_ptr<IoRequest> request) {
   Outcome outcome = Execute(*request, *backend);
   Status for_caller;
   Finish(*request, outcome, &for_caller);
+  if (for_caller.ok()) bytes.fetch_add(outcome.bytes, std::memory_order_relaxed);
   {
     std::lock_guard<std::mutex> lock(mu);
     // Before the observer hears of it, so stats already count it then.
@@ -236,6 +238,10 @@ ServiceCounters Service::Counters() const {
   ServiceCounters counters;
   counters.errors = impl_->errors.load(std::memory_order_relaxed);
   counters.last_error = impl_->last_error.load(std::memory_order_relaxed);
+  counters.bytes = impl_->bytes.load(std::memory_order_relaxed);
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  counters.queued = impl_->nrs.Queued();
+  counters.active = impl_->nrs.Active();
   return counters;
 }
 

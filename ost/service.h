@@ -88,6 +88,9 @@ struct ServiceOptions {
 struct ServiceCounters {
   uint64_t errors = 0;
   uint64_t last_error = 0;  // errno of the most recent failure
+  uint64_t bytes = 0;       // moved by reads and writes since start
+  uint64_t queued = 0;      // now, both heads
+  uint64_t active = 0;      // now, in service
 };
 
 class Service {

@@ -99,7 +99,7 @@ TEST(ErrorsTest, UnknownStripefsXattrIsEinvalOnSetAndEnodataOnGet) {
   EXPECT_TRUE(Contains(get.output, "No such attribute")) << get.output;
   EXPECT_TRUE(Contains(fs.Log(), "user.stripefs.foo")) << fs.Log();
 
-  // The layout is read-only and not listed.
+  // A malformed layout is refused and the layout kept; it is not listed.
   EXPECT_EQ(ErrnoOf(setxattr(fs.Path("f").c_str(), "user.stripefs.layout", "x", 1, 0)), EINVAL);
   EXPECT_TRUE(Contains(Xattr(fs.Path("f"), "user.stripefs.layout"), "stripe_count=4"));
   EXPECT_EQ(listxattr(fs.Path("f").c_str(), nullptr, 0), 0);

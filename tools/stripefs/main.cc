@@ -3,6 +3,7 @@
 //   stripefs mount META MOUNTPOINT [-f] [-o opt[,opt...]]
 //   stripefs umount MOUNTPOINT
 //   stripefs set_param MOUNTPOINT name=value ... | get_param MOUNTPOINT name ...
+//   stripefs setstripe ... PATH | getstripe PATH... | pool list|set|remove MOUNTPOINT ...
 #include <unistd.h>
 
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include "fs/stripefs.h"
 #include "fs/version.h"
 #include "layout/layout.h"
+#include "tools/stripefs/layout_cmds.h"
 #include "tools/stripefs/params.h"
 
 namespace {
@@ -31,7 +33,11 @@ void Usage() {
           "      names: jobid_var jobid_name nrs_policies ost<N>.nrs_policies nrs_tbf_rule\n"
           "             nrs_stats nrs_crrn_quantum nrs_orr_quantum nrs_orr_supported\n"
           "             nrs_tbf_default_rate nrs_tbf_class_limit nrs_hp_ratio nrs_hp_ops\n"
-          "             nrs_delay_pct nrs_delay_min nrs_delay_max\n"
+          "             nrs_delay_pct nrs_delay_min nrs_delay_max rtds_weight rtds_relative\n"
+          "             rtds_auto rtds_auto_factors pool.<name> pool_rule.<name> pools pool_rules\n"
+          "  stripefs setstripe [-c COUNT] [-S SIZE] [-p POOL] [-o OST,...] PATH\n"
+          "  stripefs getstripe PATH...\n"
+          "  stripefs pool list MOUNTPOINT | pool set MOUNTPOINT NAME OSTS | pool remove MOUNTPOINT NAME\n"
           "  stripefs --version\n");
 }
 
@@ -129,6 +135,9 @@ int main(int argc, char** argv) {
   if (command == "umount" || command == "unmount") return Umount(args);
   if (command == "set_param") return sfs::cli::SetParam(args);
   if (command == "get_param") return sfs::cli::GetParam(args);
+  if (command == "setstripe") return sfs::cli::SetStripe(args);
+  if (command == "getstripe") return sfs::cli::GetStripe(args);
+  if (command == "pool") return sfs::cli::Pool(args);
   if (command == "--version" || command == "version") {
     puts(sfs::fs::VersionString());
     return 0;

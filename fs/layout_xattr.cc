@@ -1,0 +1,157 @@
+// user.stripefs.layout and user.stripefs.projid on files and directories
+// (issue 4). A directory's layout and project id are stored as its own
+// reserved extended attributes and copied to new subdirectories at mkdir
+// (fs/ops_common.cc MakeNode); a file's layout is its layout record.
+#include <sys/stat.h>
+
+#include <charconv>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "common/log.h"
+#include "fs/filesystem.h"
+#include "fs/io.h"
+#include "fs/ops_common.h"
+#include "layout/placement_config.h"
+
+namespace sfs::fs {
+namespace {
+
+// Logs the objects an abandoned layout leaves behind that could not be
+// removed; nothing else is waiting for them.
+class DropOp final : public MultiPartOp {
+ public:
+  layout::Layout layout;
+  std::vector<std::shared_ptr<ost::ObjectHandle>> objects;
+
+ private:
+  void Finish(const Status& status) override {
+    if (!status.ok()) {
+      Logger("fs")->error("removing the objects of a replaced layout ({}): {}",
+                          layout::Describe(layout), status.ToString());
+    }
+  }
+};
+
+}  // namespace
+
+Status Filesystem::CheckOwner(uint32_t uid, uint64_t ino, const char* what) {
+  auto inode = meta_->GetInode(ino);
+  if (!inode.ok()) return inode.status();
+  if (inode->uid != uid && !IsAdmin(uid)) {
+    return Status::Error(EPERM, fmt::format("uid {} may not change the {} of inode {} (owner {})",
+                                            uid, what, ino, inode->uid));
+  }
+  return Status::Ok();
+}
+
+Result<std::string> Filesystem::GetLayoutXattr(uint64_t ino) {
+  auto inode = meta_->GetInode(ino);
+  if (!inode.ok()) return inode.status();
+  if (S_ISDIR(inode->mode)) return meta_->GetXattr(ino, kLayoutXattrName);  // ENODATA if unset
+  if (!S_ISREG(inode->mode)) return Status::Error(ENODATA, "only files and directories have a layout");
+  auto decoded = LoadLayout(ino);
+  if (!decoded.ok()) return decoded.status();
+  return layout::Describe(*decoded);
+}
+
+Status Filesystem::SetLayoutXattr(uint32_t uid, uint64_t ino, const std::string& value) {
+  auto spec = layout::ParseLayoutSpec(value);
+  if (!spec.ok()) return spec.status();
+  SFS_RETURN_IF_ERROR(CheckOwner(uid, ino, "layout"));
+  // Names the configuration must know: refused now rather than at a create.
+  const auto config = placement_control_->placement().config();
+  if (!spec->pool.empty() && config->pools.count(spec->pool) == 0) {
+    return Status::Error(EINVAL, "layout names pool '" + spec->pool + "', which does not exist");
+  }
+  for (uint32_t ost : spec->osts) {
+    if (ost >= osts_.size()) {
+      return Status::Error(EINVAL, fmt::format("layout names OST {}; this filesystem has {}", ost,
+                                               osts_.size()));
+    }
+  }
+  auto inode = meta_->GetInode(ino);
+  if (!inode.ok()) return inode.status();
+  if (S_ISDIR(inode->mode)) {
+    if (spec->empty()) {  // "stripe_count=0" and the like: back to the defaults
+      Status removed = meta_->RemoveXattr(ino, kLayoutXattrName);
+      return removed.ok() || removed.err() == ENODATA ? Status::Ok() : removed;
+    }
+    return meta_->SetXattr(ino, kLayoutXattrName, layout::FormatLayoutSpec(*spec), 0);
+  }
+  if (!S_ISREG(inode->mode)) {
+    return Status::Error(EINVAL, "only files and directories have a layout");
+  }
+
+  // A file: choose the new objects first (no lock held), then swap under
+  // open_mu_, which every open takes to load a layout, so no open can run
+  // with the old one afterwards.
+  layout::PlacementContext context;
+  context.uid = inode->uid;
+  context.gid = inode->gid;
+  context.pool = spec->pool;
+  auto fresh = NewLayout(context, *spec);
+  if (!fresh.ok()) return fresh.status();
+  layout::Layout old;
+  {
+    std::lock_guard<std::mutex> lock(open_mu_);
+    if (open_.count(ino) != 0) {
+      return Status::Error(EBUSY, fmt::format("inode {} is open; set its layout before use", ino));
+    }
+    auto now = meta_->GetInode(ino);
+    if (!now.ok()) return now.status();
+    if (now->size != 0) {
+      return Status::Error(ENOTEMPTY, fmt::format("inode {} holds {} bytes; a layout can only be "
+                                                  "set on an empty file",
+                                                  ino, now->size));
+    }
+    auto previous = LoadLayout(ino);
+    if (!previous.ok()) return previous.status();
+    old = std::move(previous).value();
+    SFS_RETURN_IF_ERROR(meta_->PutLayout(ino, layout::Encode(*fresh)));
+  }
+  DropObjects(old);
+  return Status::Ok();
+}
+
+Status Filesystem::RemoveLayoutXattr(uint32_t uid, uint64_t ino) {
+  auto inode = meta_->GetInode(ino);
+  if (!inode.ok()) return inode.status();
+  if (!S_ISDIR(inode->mode)) {
+    return Status::Error(EINVAL, "a file's layout cannot be removed, only replaced while empty");
+  }
+  SFS_RETURN_IF_ERROR(CheckOwner(uid, ino, "layout"));
+  return meta_->RemoveXattr(ino, kLayoutXattrName);
+}
+
+Result<std::string> Filesystem::GetProjid(uint64_t ino) { return meta_->GetXattr(ino, kProjidXattrName); }
+
+Status Filesystem::SetProjid(uint32_t uid, uint64_t ino, const std::string& value) {
+  std::string_view text = value;
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.remove_suffix(1);
+  uint32_t projid = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), projid);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
+    return Status::Error(EINVAL, "projid must be a number from 0 to 4294967295, not '" + value + "'");
+  }
+  SFS_RETURN_IF_ERROR(CheckOwner(uid, ino, "project id"));
+  return meta_->SetXattr(ino, kProjidXattrName, std::to_string(projid), 0);
+}
+
+Status Filesystem::RemoveProjid(uint32_t uid, uint64_t ino) {
+  SFS_RETURN_IF_ERROR(CheckOwner(uid, ino, "project id"));
+  return meta_->RemoveXattr(ino, kProjidXattrName);
+}
+
+void Filesystem::DropObjects(const layout::Layout& old_layout) {
+  auto* op = new DropOp();
+  op->layout = old_layout;
+  op->objects = Handles(op->layout);
+  nrs::RequestInfo who;  // the filesystem's own work: uid 0
+  who.jobid = std::make_shared<const std::string>("stripefs.destroy");
+  auto parts = EveryStripe(Target{&op->layout, &op->objects}, nrs::Op::kDestroy, 0, who, op);
+  op->Launch(*this, std::move(parts));
+}
+
+}  // namespace sfs::fs

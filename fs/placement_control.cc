@@ -1,0 +1,351 @@
+#include "fs/placement_control.h"
+
+#include <algorithm>
+#include <charconv>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "common/log.h"
+#include "layout/placement_config.h"
+#include "layout/pool_rule.h"
+
+namespace sfs::fs {
+namespace {
+
+constexpr const char* kConfigKey = "placement";
+constexpr const char* kAutoKey = "rtds_auto";
+constexpr std::string_view kPoolPrefix = "pool.";
+constexpr std::string_view kRulePrefix = "pool_rule.";
+
+bool StartsWith(std::string_view text, std::string_view prefix) {
+  return text.substr(0, prefix.size()) == prefix;
+}
+
+std::string_view Trim(std::string_view s) {
+  const size_t first = s.find_first_not_of(" \t\n\r");
+  if (first == std::string_view::npos) return {};
+  return s.substr(first, s.find_last_not_of(" \t\n\r") - first + 1);
+}
+
+}  // namespace
+
+Result<AutoWeights> ParseAutoWeights(std::string_view text) {
+  text = Trim(text);
+  AutoWeights out;
+  const size_t blank = std::min(text.find(' '), text.size());
+  const std::string_view mode = text.substr(0, blank);
+  std::string_view rest = Trim(text.substr(blank));
+  if (mode == "off") {
+    out.mode = AutoWeights::Mode::kOff;
+  } else if (mode == "space") {
+    out.mode = AutoWeights::Mode::kSpace;
+  } else if (mode == "space+load") {
+    out.mode = AutoWeights::Mode::kSpaceLoad;
+  } else {
+    return Status::Error(EINVAL, "rtds_auto must be off, space or space+load [interval=SECONDS], "
+                                 "not '" + std::string(text) + "'");
+  }
+  if (!rest.empty()) {
+    constexpr std::string_view kInterval = "interval=";
+    const std::string_view digits = StartsWith(rest, kInterval) ? rest.substr(kInterval.size()) : "";
+    uint32_t seconds = 0;
+    auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), seconds);
+    if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() ||
+        seconds < 1 || seconds > 86400) {
+      return Status::Error(EINVAL, "rtds_auto interval must be interval=1..86400 (seconds), not '" +
+                                       std::string(rest) + "'");
+    }
+    out.interval_s = seconds;
+  }
+  return out;
+}
+
+std::string FormatAutoWeights(const AutoWeights& autow) {
+  switch (autow.mode) {
+    case AutoWeights::Mode::kOff: return "off";
+    case AutoWeights::Mode::kSpace: return fmt::format("space interval={}", autow.interval_s);
+    case AutoWeights::Mode::kSpaceLoad:
+      return fmt::format("space+load interval={}", autow.interval_s);
+  }
+  return "off";
+}
+
+std::vector<double> AutoFactors(AutoWeights::Mode mode, const std::vector<OstSample>& samples) {
+  std::vector<double> factors(samples.size(), 1.0);
+  if (mode == AutoWeights::Mode::kOff) return factors;
+  uint64_t max_avail = 0;
+  double busy_sum = 0, bytes_sum = 0;
+  size_t healthy = 0;
+  for (const OstSample& s : samples) {
+    if (!s.healthy) continue;
+    healthy++;
+    max_avail = std::max(max_avail, s.avail_bytes);
+    busy_sum += static_cast<double>(s.busy);
+    bytes_sum += static_cast<double>(s.bytes);
+  }
+  const double mean_busy = healthy > 0 ? busy_sum / healthy : 0;
+  const double mean_bytes = healthy > 0 ? bytes_sum / healthy : 0;
+  std::vector<double> load(samples.size(), 1.0);
+  double best_load = 0;
+  for (size_t i = 0; i < samples.size(); i++) {
+    if (!samples[i].healthy) continue;
+    load[i] = 1.0 / (1.0 + samples[i].busy / (mean_busy + 1.0) +
+                     samples[i].bytes / (mean_bytes + 1.0));
+    best_load = std::max(best_load, load[i]);
+  }
+  for (size_t i = 0; i < samples.size(); i++) {
+    if (!samples[i].healthy) {
+      factors[i] = 0;
+      continue;
+    }
+    double f = max_avail > 0 ? static_cast<double>(samples[i].avail_bytes) / max_avail : 0.0;
+    if (mode == AutoWeights::Mode::kSpaceLoad && best_load > 0) f *= load[i] / best_load;
+    factors[i] = std::clamp(f, 0.0, layout::kMaxAutoFactor);
+  }
+  return factors;
+}
+
+PlacementControl::PlacementControl(meta::MetaStore* meta, std::vector<ost::Service*> osts)
+    : meta_(meta), osts_(std::move(osts)) {
+  last_errors_.assign(osts_.size(), 0);
+  last_bytes_.assign(osts_.size(), 0);
+  failed_.assign(osts_.size(), false);
+  work_.emplace(io_.get_executor());
+  thread_ = std::thread([this] { io_.run(); });
+}
+
+PlacementControl::~PlacementControl() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto_.mode = AutoWeights::Mode::kOff;
+    timer_.cancel();
+  }
+  work_.reset();
+  io_.stop();
+  thread_.join();
+}
+
+Status PlacementControl::Load() {
+  const uint32_t count = static_cast<uint32_t>(osts_.size());
+  layout::PlacementConfig config = layout::DefaultPlacementConfig(count);
+  auto stored = meta_->GetSetting(kConfigKey);
+  if (stored.ok()) {
+    auto decoded = layout::DecodePlacementConfig(*stored, count);
+    if (!decoded.ok()) {
+      return Status::Error(EIO, "stored placement configuration: " + decoded.status().message());
+    }
+    config = std::move(decoded).value();
+  } else if (stored.err() != ENOENT) {
+    return stored.status();
+  }
+  auto placement = layout::NewRtdsPlacement(std::move(config), std::random_device{}());
+  if (!placement.ok()) {
+    return Status::Error(EIO, "stored placement configuration: " + placement.status().message());
+  }
+  placement_ = std::move(placement).value();
+
+  std::lock_guard<std::mutex> lock(mu_);
+  for (size_t i = 0; i < osts_.size(); i++) {
+    const ost::ServiceCounters counters = osts_[i]->Counters();
+    last_errors_[i] = counters.errors;
+    last_bytes_[i] = counters.bytes;
+  }
+  if (auto text = meta_->GetSetting(kAutoKey); text.ok()) {
+    auto parsed = ParseAutoWeights(*text);
+    if (parsed.ok()) {
+      auto_ = *parsed;
+    } else {
+      Logger("layout")->error("stored rtds_auto '{}' is invalid, automatic weights off: {}",
+                              *text, parsed.status().ToString());
+    }
+  }
+  if (auto_.mode != AutoWeights::Mode::kOff) {
+    boost::asio::post(io_, [this] { UpdateAutoWeights(); });
+  }
+  return Status::Ok();
+}
+
+bool PlacementControl::Handles(std::string_view name) {
+  return name == "rtds_weight" || name == "rtds_relative" || name == "rtds_auto" ||
+         name == "rtds_auto_factors" || name == "pools" || name == "pool_rules" ||
+         (StartsWith(name, kPoolPrefix) && name.size() > kPoolPrefix.size()) ||
+         (StartsWith(name, kRulePrefix) && name.size() > kRulePrefix.size());
+}
+
+Status PlacementControl::Reconfigure(const layout::RtdsPlacement::Edit& edit) {
+  return placement_->Reconfigure(edit, [this](const layout::PlacementConfig& next) {
+    return meta_->PutSetting(kConfigKey, layout::EncodePlacementConfig(next));
+  });
+}
+
+Status PlacementControl::Set(std::string_view name, std::string_view value) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (name == "rtds_weight") {
+    auto list = layout::ParseWeightList(value);
+    if (!list.ok()) return list.status();
+    return Reconfigure([&](layout::PlacementConfig* c) { return layout::ApplyWeights(c, *list); });
+  }
+  if (name == "rtds_relative") {
+    auto entries = layout::ParseRelativeWeights(value);
+    if (!entries.ok()) return entries.status();
+    return Reconfigure(
+        [&](layout::PlacementConfig* c) { return layout::ApplyRelativeWeights(c, *entries); });
+  }
+  if (StartsWith(name, kPoolPrefix)) {
+    const std::string pool(name.substr(kPoolPrefix.size()));
+    SFS_RETURN_IF_ERROR(layout::CheckPoolName(pool, "pool"));
+    auto osts = layout::ParseOstSet(value);
+    if (!osts.ok()) return osts.status();
+    return Reconfigure([&](layout::PlacementConfig* c) {
+      c->pools[pool] = *osts;
+      return Status::Ok();
+    });
+  }
+  if (StartsWith(name, kRulePrefix)) {
+    const std::string rule_name(name.substr(kRulePrefix.size()));
+    SFS_RETURN_IF_ERROR(layout::CheckPoolName(rule_name, "rule"));
+    auto rule = layout::ParsePoolRule(value);
+    if (!rule.ok()) return rule.status();
+    return Reconfigure([&](layout::PlacementConfig* c) {
+      c->rules[rule_name] = *rule;
+      return Status::Ok();
+    });
+  }
+  if (name == "rtds_auto") {
+    auto parsed = ParseAutoWeights(value);
+    if (!parsed.ok()) return parsed.status();
+    SFS_RETURN_IF_ERROR(meta_->PutSetting(kAutoKey, FormatAutoWeights(*parsed)));
+    auto_ = *parsed;
+    timer_.cancel();
+    if (auto_.mode == AutoWeights::Mode::kOff) {
+      std::fill(failed_.begin(), failed_.end(), false);
+      return placement_->SetAutoFactors(std::vector<double>(osts_.size(), 1.0));
+    }
+    boost::asio::post(io_, [this] { UpdateAutoWeights(); });
+    return Status::Ok();
+  }
+  return Status::Error(EINVAL, "setting " + std::string(name) + " is read-only");
+}
+
+Status PlacementControl::Remove(std::string_view name) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto config = placement_->config();
+  if (StartsWith(name, kPoolPrefix)) {
+    const std::string pool(name.substr(kPoolPrefix.size()));
+    if (config->pools.count(pool) == 0) return Status::Error(ENODATA, "no pool " + pool);
+    return Reconfigure([&](layout::PlacementConfig* c) {
+      c->pools.erase(pool);
+      return Status::Ok();
+    });
+  }
+  if (StartsWith(name, kRulePrefix)) {
+    const std::string rule(name.substr(kRulePrefix.size()));
+    if (config->rules.count(rule) == 0) return Status::Error(ENODATA, "no pool rule " + rule);
+    return Reconfigure([&](layout::PlacementConfig* c) {
+      c->rules.erase(rule);
+      return Status::Ok();
+    });
+  }
+  if (name == "rtds_relative") {
+    return Reconfigure([](layout::PlacementConfig* c) {
+      c->relative.clear();
+      return Status::Ok();
+    });
+  }
+  if (name == "rtds_weight") {
+    return Reconfigure([](layout::PlacementConfig* c) {
+      std::fill(c->weights.begin(), c->weights.end(), 1.0);
+      return Status::Ok();
+    });
+  }
+  if (name == "rtds_auto") {
+    SFS_RETURN_IF_ERROR(meta_->PutSetting(kAutoKey, "off"));
+    auto_ = AutoWeights{};
+    timer_.cancel();
+    std::fill(failed_.begin(), failed_.end(), false);
+    return placement_->SetAutoFactors(std::vector<double>(osts_.size(), 1.0));
+  }
+  return Status::Error(EINVAL, "setting " + std::string(name) + " cannot be removed");
+}
+
+Result<std::string> PlacementControl::Get(std::string_view name) const {
+  const auto config = placement_->config();
+  if (name == "rtds_weight") return layout::FormatWeightList(config->weights);
+  if (name == "rtds_relative") return layout::FormatRelativeWeights(*config);
+  if (name == "rtds_auto") {
+    std::lock_guard<std::mutex> lock(mu_);
+    return FormatAutoWeights(auto_);
+  }
+  if (name == "rtds_auto_factors") return layout::FormatWeightList(placement_->AutoFactors());
+  if (name == "pools") {
+    std::string out;
+    for (const auto& [pool, osts] : config->pools) out += pool + " " + layout::FormatOstSet(osts) + "\n";
+    return out;
+  }
+  if (name == "pool_rules") {
+    std::vector<std::pair<const std::string*, const layout::PoolRule*>> rules;
+    for (const auto& [rule_name, rule] : config->rules) rules.emplace_back(&rule_name, &rule);
+    std::stable_sort(rules.begin(), rules.end(),
+                     [](const auto& a, const auto& b) { return a.second->rank < b.second->rank; });
+    std::string out;
+    for (const auto& [rule_name, rule] : rules) out += *rule_name + " " + layout::FormatPoolRule(*rule) + "\n";
+    return out;
+  }
+  if (StartsWith(name, kPoolPrefix)) {
+    auto it = config->pools.find(std::string(name.substr(kPoolPrefix.size())));
+    if (it == config->pools.end()) return Status::Error(ENODATA, "no " + std::string(name));
+    return layout::FormatOstSet(it->second);
+  }
+  if (StartsWith(name, kRulePrefix)) {
+    auto it = config->rules.find(std::string(name.substr(kRulePrefix.size())));
+    if (it == config->rules.end()) return Status::Error(ENODATA, "no " + std::string(name));
+    return layout::FormatPoolRule(it->second);
+  }
+  return Status::Error(ENODATA, "no setting " + std::string(name));
+}
+
+std::vector<OstSample> PlacementControl::Sample() {
+  // REQUIRES: mu_ held.
+  std::vector<OstSample> samples(osts_.size());
+  for (size_t i = 0; i < osts_.size(); i++) {
+    OstSample& s = samples[i];
+    auto space = osts_[i]->backend().Space();
+    const ost::ServiceCounters counters = osts_[i]->Counters();
+    s.healthy = space.ok() && counters.errors == last_errors_[i];
+    if (space.ok()) s.avail_bytes = space->avail_blocks * space->block_size;
+    s.busy = counters.queued + counters.active;
+    s.bytes = counters.bytes - last_bytes_[i];
+    auto log = Logger("layout");
+    if (!s.healthy && !failed_[i]) {
+      log->warn("ost {}: automatic weight 0 until it recovers ({})", i,
+                space.ok() ? fmt::format("{} I/O errors since the last look, last errno {}",
+                                         counters.errors - last_errors_[i], counters.last_error)
+                           : space.status().ToString());
+    } else if (s.healthy && failed_[i]) {
+      log->info("ost {}: recovered, automatic weight restored", i);
+    }
+    failed_[i] = !s.healthy;
+    last_errors_[i] = counters.errors;
+    last_bytes_[i] = counters.bytes;
+  }
+  return samples;
+}
+
+void PlacementControl::UpdateAutoWeights() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (auto_.mode == AutoWeights::Mode::kOff) return;
+  const std::vector<double> factors = AutoFactors(auto_.mode, Sample());
+  Status set = placement_->SetAutoFactors(factors);
+  if (!set.ok()) Logger("layout")->error("automatic weights not applied: {}", set.ToString());
+  ArmTimerLocked();
+}
+
+void PlacementControl::ArmTimerLocked() {
+  timer_.expires_after(std::chrono::seconds(auto_.interval_s));
+  timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec != boost::asio::error::operation_aborted) UpdateAutoWeights();
+  });
+}
+
+}  // namespace sfs::fs

@@ -1,0 +1,109 @@
+// Run-time control of stripe placement (issue 4): per-OST RTDS weights,
+// relative weights, pools, pool rules and automatic weights, as the
+// user.stripefs.* settings on the mount root:
+//   rtds_weight        "0=1,1=2,2=0,3=1"; only the listed OSTs change
+//   rtds_relative      "0:1=0.5,2:2=1"; removing it restores the defaults
+//   pool.<name>        "osts=0,2-4"; removing it deletes the pool
+//   pool_rule.<name>   "rank=10 uid={1000,1001} pool=fast"; removable
+//   rtds_auto          "off" | "space [interval=S]" | "space+load [interval=S]"
+//   pools, pool_rules  read-only lists, one item per line
+// Every change is validated as a whole configuration (layout/
+// placement_config.h), stored in the metadata store, then published
+// atomically to the placement; a refused change changes nothing.
+//
+// Automatic weights run on an Asio timer on this object's own thread: each
+// interval they set every OST's automatic factor (which multiplies the admin
+// weight) from its free space and, with "+load", its scheduler's queue depth
+// and recent bandwidth; an OST whose directory is gone or whose I/O failed
+// since the last look gets factor 0 until it recovers, with a log line.
+//
+// Thread safety: every method may be called from any thread. mu_ serializes
+// changes and guards the automatic-weight state; lock order: mu_, then the
+// placement's own locks, then meta and ost::Service locks.
+#pragma once
+
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <boost/asio.hpp>
+
+#include "common/status.h"
+#include "layout/rtds_placement.h"
+#include "meta/meta_store.h"
+#include "ost/service.h"
+
+namespace sfs::fs {
+
+struct AutoWeights {
+  enum class Mode { kOff, kSpace, kSpaceLoad };
+  Mode mode = Mode::kOff;
+  uint32_t interval_s = 30;
+  bool operator==(const AutoWeights&) const = default;
+};
+Result<AutoWeights> ParseAutoWeights(std::string_view text);
+std::string FormatAutoWeights(const AutoWeights& autow);
+
+// What the automatic weights look at, per OST, at one moment.
+struct OstSample {
+  bool healthy = true;       // directory there and no I/O error since the last sample
+  uint64_t avail_bytes = 0;  // free space for unprivileged writers
+  uint64_t busy = 0;         // requests queued or in service
+  uint64_t bytes = 0;        // moved since the last sample
+};
+// The automatic factors for a set of samples (pure; unit-tested):
+//  space: avail / the largest avail among healthy OSTs;
+//  +load: times 1 / (1 + busy / (mean busy + 1) + bytes / (mean bytes + 1))
+//         relative to the other OSTs, so equal OSTs keep equal factors;
+//  an unhealthy OST: 0.
+std::vector<double> AutoFactors(AutoWeights::Mode mode, const std::vector<OstSample>& samples);
+
+class PlacementControl {
+ public:
+  // Borrows meta and the services; they outlive this object.
+  PlacementControl(meta::MetaStore* meta, std::vector<ost::Service*> osts);
+  // Stops the automatic-weight thread.
+  ~PlacementControl();
+
+  // Reads the stored configuration (or the default: every OST weight 1) and
+  // starts automatic weights if they are on. EIO if the stored
+  // configuration is unreadable.
+  Status Load();
+
+  layout::RtdsPlacement& placement() { return *placement_; }
+
+  static bool Handles(std::string_view name);
+  Status Set(std::string_view name, std::string_view value);
+  Status Remove(std::string_view name);
+  Result<std::string> Get(std::string_view name) const;
+
+  // One round of automatic weights now (the timer calls it; so can tests).
+  void UpdateAutoWeights();
+
+ private:
+  Status Reconfigure(const layout::RtdsPlacement::Edit& edit);
+  void ArmTimerLocked();
+  std::vector<OstSample> Sample();
+
+  meta::MetaStore* const meta_;
+  const std::vector<ost::Service*> osts_;
+  std::unique_ptr<layout::RtdsPlacement> placement_;
+
+  mutable std::mutex mu_;                   // serializes changes; guards the fields below
+  AutoWeights auto_;                        // GUARDED_BY(mu_)
+  std::vector<uint64_t> last_errors_;       // GUARDED_BY(mu_): per OST, at the last sample
+  std::vector<uint64_t> last_bytes_;        // GUARDED_BY(mu_)
+  std::vector<bool> failed_;                // GUARDED_BY(mu_): logged as failed
+
+  boost::asio::io_context io_;
+  boost::asio::steady_timer timer_{io_};    // GUARDED_BY(mu_)
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
+  std::thread thread_;
+};
+
+}  // namespace sfs::fs
