@@ -77,7 +77,10 @@ Filesystem::~Filesystem() {
 }
 
 void Filesystem::Quiesce() {
-  // Only at shutdown; polling keeps the per-op cost to one atomic add.
+  // Only at shutdown. Throttled requests are released first, so a stop never
+  // waits on a TBF rate or a delay policy.
+  for (auto& service : osts_) service->Drain();
+  // Polling keeps the per-op cost to one atomic add.
   for (int waited_ms = 0; in_flight_.load(std::memory_order_acquire) > 0; waited_ms += 5) {
     if (waited_ms > 0 && waited_ms % 10000 == 0) {
       Logger("fs")->warn("shutdown waits for {} operations still with the OSTs",

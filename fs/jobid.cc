@@ -100,6 +100,9 @@ std::string JobIds::Derive(pid_t pid, uid_t uid, gid_t gid, const JobidConfig& c
   std::string value;
   if (config.var != "nodelocal") {
     value = EnvValue(ReadSmallFile(dir + "/environ"), config.var);
+    // Every class and statistics label copies the job id, so a runaway
+    // environment value is cut (Lustre keeps 32 bytes).
+    if (value.size() > kMaxJobidLength) value.resize(kMaxJobidLength);
     if (!value.empty()) return value;
   }
   return Expand(config.name, pid, uid, gid, dir, value);

@@ -37,6 +37,7 @@ bool ValidJobidName(const std::string& name);
 
 class JobIds {
  public:
+  static constexpr size_t kMaxJobidLength = 64;  // longer values are cut
   static constexpr std::chrono::seconds kTtl{30};
   static constexpr size_t kMaxEntries = 65536;
 

@@ -142,6 +142,37 @@ bool IsTunable(std::string_view name) {
 
 std::string Micros(uint64_t ns) { return fmt::format("{:.0f}", ns / 1000.0); }
 
+// A report that stays readable through getxattr: lines past kMaxReport are
+// counted, not added.
+class Report {
+ public:
+  void Add(const std::string& line) {
+    if (left_out_ > 0 || text_.size() + line.size() > kMaxReport) {
+      left_out_++;
+    } else {
+      text_ += line;
+    }
+  }
+  std::string Done() {
+    if (left_out_ > 0) text_ += fmt::format("... {} more lines left out\n", left_out_);
+    return std::move(text_);
+  }
+
+ private:
+  std::string text_;
+  size_t left_out_ = 0;
+};
+
+// Each line of a policy description, indented.
+void AddDescription(Report* report, std::string_view desc, std::string_view indent,
+                    size_t max_lines) {
+  for (size_t n = 0; !desc.empty() && n < max_lines; n++) {
+    const size_t end = std::min(desc.find('\n'), desc.size());
+    if (end > 0) report->Add(fmt::format("{}{}\n", indent, desc.substr(0, end)));
+    desc = end < desc.size() ? desc.substr(end + 1) : std::string_view{};
+  }
+}
+
 }  // namespace
 
 NrsControl::NrsControl(meta::MetaStore* meta, std::vector<ost::Service*> osts,
@@ -298,7 +329,12 @@ Status NrsControl::Set(std::string_view name, std::string_view value) {
   if (IsTunable(name)) {
     State next = state_;
     SFS_RETURN_IF_ERROR(ParseTunable(name, value, &next));
-    return Commit(std::move(next));
+    const nrs::OpSet data = nrs::OpBit(nrs::Op::kRead) | nrs::OpBit(nrs::Op::kWrite);
+    const bool data_hp = (next.hp_ops & data) != 0 && (state_.hp_ops & data) == 0;
+    SFS_RETURN_IF_ERROR(Commit(std::move(next)));
+    // Allowed, but worth a line: it turns the ratio into a priority for data.
+    if (data_hp) Logger("nrs")->info("nrs_hp_ops now includes data ops: {}", value);
+    return Status::Ok();
   }
   if (name == "nrs_stats") return Status::Error(EINVAL, "nrs_stats is read-only");
   return Status::Error(EINVAL, "unknown NRS setting " + std::string(name));
@@ -384,10 +420,6 @@ Status NrsControl::ParseTunable(std::string_view name, std::string_view value, S
   } else if (name == "nrs_hp_ops") {
     auto ops = nrs::ParseOpSet(Trim(value));
     if (!ops.ok()) return Status::Error(EINVAL, "nrs_hp_ops: " + ops.status().message());
-    if ((*ops & (nrs::OpBit(nrs::Op::kRead) | nrs::OpBit(nrs::Op::kWrite))) != 0) {
-      // Allowed, but worth a line: it turns the ratio into a priority for data.
-      Logger("nrs")->info("nrs_hp_ops now includes data ops: {}", nrs::OpSetName(*ops));
-    }
     state->hp_ops = *ops;
   } else {
     return Status::Error(EINVAL, "unknown NRS setting " + n);
@@ -411,92 +443,79 @@ Result<std::string> NrsControl::Get(std::string_view name) const {
 }
 
 std::string NrsControl::PoliciesReport(size_t first_ost, size_t end_ost) const {
-  // REQUIRES: mu_ held. YAML, shaped like Lustre's nrs_policies output.
+  // REQUIRES: mu_ held. YAML, shaped like Lustre's nrs_policies output; a
+  // policy's description shows its settings line only (TBF rules are in
+  // nrs_tbf_rule), so the report stays small with many OSTs.
   const std::vector<std::string> registered = registry_->Names();
-  std::string out;
+  Report out;
   for (size_t ost = first_ost; ost < end_ost; ost++) {
-    out += fmt::format("ost{}:\n", ost);
+    out.Add(fmt::format("ost{}:\n", ost));
     for (size_t head = 0; head < kHeads; head++) {
-      out += fmt::format("  {}:\n", kHeadTitle[head]);
-      for (const nrs::PolicyStatus& s : osts_[ost]->PolicyStatus(kHeadOf[head], registered)) {
-        out += fmt::format("    - name: {}\n      state: {}\n      fallback: {}\n", s.name,
-                           nrs::PolicyStateName(s.state), s.fallback ? "yes" : "no");
-        if (s.primary) out += fmt::format("      spec: {}\n", state_.specs[head][ost]);
-        out += fmt::format("      queued: {}\n      active: {}\n", s.stats.queued, s.stats.active);
+      out.Add(fmt::format("  {}:\n", kHeadTitle[head]));
+      for (const nrs::PolicyStatus& s :
+           osts_[ost]->PolicyStatus(kHeadOf[head], registered, /*with_classes=*/false)) {
+        std::string entry = fmt::format("    - name: {}\n      state: {}\n      fallback: {}\n",
+                                        s.name, nrs::PolicyStateName(s.state),
+                                        s.fallback ? "yes" : "no");
+        if (s.primary) entry += fmt::format("      spec: {}\n", state_.specs[head][ost]);
+        entry += fmt::format("      queued: {}\n      active: {}\n", s.stats.queued, s.stats.active);
         if (s.state != nrs::PolicyState::kStopped) {
-          out += fmt::format("      completed: {}\n", s.stats.completed);
+          entry += fmt::format("      completed: {}\n", s.stats.completed);
         }
-        std::string_view desc = s.description;
-        while (!desc.empty()) {
-          const size_t end = std::min(desc.find('\n'), desc.size());
-          if (end > 0) out += fmt::format("      # {}\n", desc.substr(0, end));
-          desc = end < desc.size() ? desc.substr(end + 1) : std::string_view{};
-        }
+        out.Add(entry);
+        AddDescription(&out, s.description, "      # ", 1);
       }
     }
   }
-  return out;
+  return out.Done();
 }
 
 std::string NrsControl::RulesReport() const {
   // REQUIRES: mu_ held.
-  std::string out;
+  Report out;
   for (size_t head = 0; head < kHeads; head++) {
-    out += fmt::format("{}:\n  rules:\n", kHeadTitle[head]);
+    out.Add(fmt::format("{}:\n  rules:\n", kHeadTitle[head]));
     const nrs::TbfRuleSet& rules = *state_.rules[head];
-    for (const nrs::TbfRule& rule : rules.rules()) out += "    - " + rule.ToString() + "\n";
+    for (const nrs::TbfRule& rule : rules.rules()) out.Add("    - " + rule.ToString() + "\n");
     nrs::TbfRule fallback = rules.default_rule();
     if (fallback.rate == 0) fallback.rate = state_.tunables.tbf_default_rate;
-    out += "    - " + fallback.ToString() + "\n";
+    out.Add("    - " + fallback.ToString() + "\n");
     for (size_t ost = 0; ost < osts_.size(); ost++) {
       const std::string& spec = state_.specs[head][ost];
       if (spec.rfind("tbf", 0) != 0) continue;
-      out += fmt::format("  ost{} ({}):\n", ost, spec);
-      for (const nrs::PolicyStatus& s : osts_[ost]->PolicyStatus(kHeadOf[head], {})) {
-        if (!s.primary) continue;
-        std::string_view desc = s.description;
-        while (!desc.empty()) {
-          const size_t end = std::min(desc.find('\n'), desc.size());
-          if (end > 0) out += fmt::format("    {}\n", desc.substr(0, end));
-          desc = end < desc.size() ? desc.substr(end + 1) : std::string_view{};
-        }
+      out.Add(fmt::format("  ost{} ({}):\n", ost, spec));
+      for (const nrs::PolicyStatus& s :
+           osts_[ost]->PolicyStatus(kHeadOf[head], {}, /*with_classes=*/false)) {
+        if (s.primary) AddDescription(&out, s.description, "    ", SIZE_MAX);
       }
     }
   }
-  return out;
+  return out.Done();
 }
 
 std::string NrsControl::StatsReport() const {
   // REQUIRES: mu_ held. One line per OST, head and policy class.
-  std::string out;
-  size_t left_out = 0;
-  auto add = [&](std::string line) {
-    if (out.size() + line.size() > kMaxReport) {
-      left_out++;
-    } else {
-      out += line;
-    }
-  };
+  Report out;
   for (size_t ost = 0; ost < osts_.size(); ost++) {
     for (size_t head = 0; head < kHeads; head++) {
       const nrs::Head which = kHeadOf[head];
       const nrs::HeadStats hs = osts_[ost]->HeadStats(which);
-      add(fmt::format("ost{} {} dequeued={} seek_bytes={} object_switches={}\n", ost,
-                      nrs::HeadName(which), hs.dequeued, hs.seek_bytes, hs.object_switches));
+      out.Add(fmt::format("ost{} {} dequeued={} seek_bytes={} object_switches={}\n", ost,
+                          nrs::HeadName(which), hs.dequeued, hs.seek_bytes, hs.object_switches));
       for (const nrs::PolicyStatus& s : osts_[ost]->PolicyStatus(which, {})) {
         const std::string role = s.fallback ? "(fallback)" : s.primary ? "" : "(stopping)";
         for (const nrs::ClassStats& c : s.classes) {
-          add(fmt::format("ost{} {} {}{} class={} requests={} bytes={} wait_us_p50={} "
-                          "wait_us_p99={} service_us_p50={} service_us_p99={}\n",
-                          ost, nrs::HeadName(which), s.name, role, c.name, c.requests, c.bytes,
-                          Micros(c.wait.Percentile(50)), Micros(c.wait.Percentile(99)),
-                          Micros(c.service.Percentile(50)), Micros(c.service.Percentile(99))));
+          out.Add(fmt::format("ost{} {} {}{} class={} requests={} bytes={} wait_us_p50={} "
+                              "wait_us_p99={} service_us_p50={} service_us_p99={}\n",
+                              ost, nrs::HeadName(which), s.name, role, c.name, c.requests,
+                              c.bytes, Micros(c.wait.Percentile(50)),
+                              Micros(c.wait.Percentile(99)), Micros(c.service.Percentile(50)),
+                              Micros(c.service.Percentile(99))));
         }
       }
     }
   }
-  if (left_out > 0) out += fmt::format("... {} more lines left out\n", left_out);
-  return out;
+  return out.Done();
 }
 
 }  // namespace sfs::fs

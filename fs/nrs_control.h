@@ -66,7 +66,7 @@ class NrsControl {
   nrs::Tunables TunablesFor(const State& state, size_t head) const;
   // Builds every policy `next` runs (a dry run): EINVAL if one refuses.
   Status Check(const State& next) const;
-  // Persists `next` (only the keys that differ from state_) and publishes it.
+  // Validates `next`, persists all of it in one write and publishes it.
   Status Commit(State next);
   void Publish(const State& previous, const State& next);
   std::map<std::string, std::string> Persisted(const State& state) const;

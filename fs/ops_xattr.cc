@@ -7,6 +7,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/log.h"
 #include "fs/ops.h"
 #include "fs/ops_common.h"
 
@@ -60,6 +61,15 @@ Status RemoveReserved(fuse_req_t req, fuse_ino_t ino, const std::string& key) {
   return fs.RemoveSetting(key);
 }
 
+// A refused stripefs setting is bad input whatever its errno (an unknown
+// rule is ENOENT, a rule name in use EEXIST), so it is always one warning
+// line, which is where the CLI sends the user to read why.
+void ReplySettingError(fuse_req_t req, const Status& status, const char* op,
+                       const std::string& name) {
+  Logger("fs")->warn("{} {}: {}", op, name, status.ToString());
+  fuse_reply_err(req, status.err());
+}
+
 // getxattr/listxattr reply rules: size 0 asks for the length.
 void ReplyValue(fuse_req_t req, const std::string& value, size_t size, const char* op) {
   if (size == 0) {
@@ -78,6 +88,7 @@ void OpSetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* va
   Status status;
   if (StartsWith(full, kReservedPrefix)) {
     status = SetReserved(req, ino, full.substr(kReservedPrefix.size()), data);
+    if (!status.ok()) return ReplySettingError(req, status, "setxattr", full);
   } else if (StartsWith(full, kUserPrefix)) {
     status = Fs(req).meta().SetXattr(ino, full, data, flags);
   } else {
@@ -119,6 +130,7 @@ void OpRemovexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
   Status status;
   if (StartsWith(full, kReservedPrefix)) {
     status = RemoveReserved(req, ino, full.substr(kReservedPrefix.size()));
+    if (!status.ok()) return ReplySettingError(req, status, "removexattr", full);
   } else if (StartsWith(full, kUserPrefix)) {
     status = Fs(req).meta().RemoveXattr(ino, full);
   } else {

@@ -81,8 +81,12 @@ class CrrnPolicy final : public Policy {
 
   bool Enqueue(Request* request, TimePoint now) override {
     Client& client = clients_[By::KeyOf(*request)];
-    if (client.queued == 0) {
-      if (client.batch != 0) idle_--;  // a kept idle record, not a new one
+    if (client.queued == 0 && client.batch != 0) idle_--;  // a kept idle record
+    // A client joins the round being served only if it has had no batch in
+    // it: one whose queue ran dry mid-round goes on with its open batch or
+    // waits for the next round, so clients that keep re-arriving cannot keep
+    // a round alive and starve a backlogged one (Lustre's cc_round check).
+    if (client.batch == 0 || client.round < round_) {
       OpenBatch(client, round_);
     } else if (client.left == 0) {
       OpenBatch(client, client.round + 1);

@@ -74,17 +74,17 @@ void Nrs::Enqueue(Request* request, TimePoint now) {
   (high ? high_ : regular_).Enqueue(request, now);
 }
 
-Pick Nrs::Dequeue(TimePoint now) {
+Pick Nrs::Dequeue(TimePoint now, bool force) {
   Pick high_pick;
   const bool high_allowed = hp_in_a_row_ < hp_ratio_;
   if (high_allowed) {
-    high_pick = high_.Dequeue(now);
+    high_pick = high_.Dequeue(now, force);
     if (high_pick.request != nullptr) {
       hp_in_a_row_++;
       return high_pick;
     }
   }
-  Pick regular_pick = regular_.Dequeue(now);
+  Pick regular_pick = regular_.Dequeue(now, force);
   if (regular_pick.request != nullptr) {
     hp_in_a_row_ = 0;
     return regular_pick;
@@ -92,7 +92,7 @@ Pick Nrs::Dequeue(TimePoint now) {
   if (!high_allowed) {
     // The ratio only yields to regular work that is ready; with none, the
     // high-priority head goes on.
-    high_pick = high_.Dequeue(now);
+    high_pick = high_.Dequeue(now, force);
     if (high_pick.request != nullptr) return high_pick;
   }
   return Earliest(high_pick, regular_pick);

@@ -42,7 +42,8 @@ class Nrs {
   void SetHighPriority(OpSet ops, uint32_t ratio);
 
   void Enqueue(Request* request, TimePoint now);
-  Pick Dequeue(TimePoint now);
+  // `force`: shutdown, any held request whatever the throttles (Scheduler).
+  Pick Dequeue(TimePoint now, bool force = false);
   // REQUIRES: `request` came from Dequeue and is not yet completed.
   void Complete(Request* request, TimePoint now);
 

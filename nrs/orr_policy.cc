@@ -98,8 +98,11 @@ class OrrPolicy final : public Policy {
   bool Enqueue(Request* request, TimePoint now) override {
     if (!Supports(supported_, request->info.op)) return false;
     Object& object = objects_[KeyOf(*request)];
-    if (object.queued == 0) {
-      if (object.batch != 0) idle_--;  // a kept idle record, not a new one
+    if (object.queued == 0 && object.batch != 0) idle_--;  // a kept idle record
+    // As in CRR-N: an object whose queue ran dry mid-round continues its
+    // batch or waits for the next round, so a stream of re-arriving objects
+    // cannot keep a round alive and starve a backlogged one.
+    if (object.batch == 0 || object.round < round_) {
       OpenBatch(object, round_);
     } else if (object.sorted >= quantum_) {
       // Compared with the quantum of now, so a raised quantum lets the open

@@ -47,6 +47,12 @@ class Policy {
   // The next request to serve, if any is allowed at `now`.
   virtual Pick Dequeue(TimePoint now) = 0;
 
+  // Any request it holds, ignoring every throttle, or null when empty: the
+  // OST is shutting down and serves what is left at once. The default suits
+  // policies whose Dequeue holds nothing back for long; throttling ones
+  // (TBF) override it.
+  virtual Request* TakeAny() { return Dequeue(TimePoint::max()).request; }
+
   // Called when a request this policy handed out has finished service.
   virtual void Served(Request* request, TimePoint now) {}
 

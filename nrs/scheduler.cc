@@ -31,13 +31,13 @@ uint64_t NanosBetween(TimePoint from, TimePoint to) {
 }
 
 PolicyStatus StatusOfSlot(const Policy& policy, const PolicyStats& stats,
-                          const ClassStatsTable& classes, PolicyState state) {
+                          const ClassStatsTable& classes, PolicyState state, bool with_classes) {
   PolicyStatus status;
   status.name = std::string(policy.Name());
   status.state = state;
   status.description = policy.Describe();
   status.stats = stats;
-  status.classes = classes.Snapshot();
+  if (with_classes) status.classes = classes.Snapshot();
   return status;
 }
 
@@ -72,9 +72,9 @@ void Scheduler::Enqueue(Request* request, TimePoint now) {
   slot->stats.queued++;
 }
 
-Pick Scheduler::DequeueFrom(Slot& slot, TimePoint now) {
+Pick Scheduler::DequeueFrom(Slot& slot, TimePoint now, bool force) {
   if (slot.stats.queued == 0) return Pick::Empty();
-  Pick pick = slot.policy->Dequeue(now);
+  Pick pick = force ? Pick::Of(slot.policy->TakeAny()) : slot.policy->Dequeue(now);
   if (pick.request == nullptr) return pick;
   Request* request = pick.request;
   slot.stats.queued--;
@@ -98,10 +98,10 @@ void Scheduler::NoteOrder(const RequestInfo& info) {
   last_end_ = info.offset + info.length;
 }
 
-Pick Scheduler::Dequeue(TimePoint now) {
+Pick Scheduler::Dequeue(TimePoint now, bool force) {
   std::optional<TimePoint> earliest;
   auto try_slot = [&](Slot& slot) -> Request* {
-    Pick pick = DequeueFrom(slot, now);
+    Pick pick = DequeueFrom(slot, now, force);
     if (pick.request != nullptr) NoteOrder(pick.request->info);
     if (pick.request == nullptr && pick.not_before.has_value() &&
         (!earliest.has_value() || *pick.not_before < *earliest)) {
@@ -115,10 +115,19 @@ Pick Scheduler::Dequeue(TimePoint now) {
   for (auto& slot : stopping_) {
     if (Request* r = try_slot(*slot)) return Pick::Of(r);
   }
-  if (primary_ != nullptr) {
-    if (Request* r = try_slot(*primary_)) return Pick::Of(r);
+  // The primary and the fallback take turns when both have work (Lustre
+  // moves the policy it served to the back of its queue): a primary that
+  // refuses some requests (ORR and writes) must not starve them.
+  Slot* first = primary_.get();
+  Slot* second = fallback_.get();
+  if (first == nullptr || fallback_next_) std::swap(first, second);
+  for (Slot* slot : {first, second}) {
+    if (slot == nullptr) continue;
+    if (Request* r = try_slot(*slot)) {
+      fallback_next_ = slot != fallback_.get();
+      return Pick::Of(r);
+    }
   }
-  if (Request* r = try_slot(*fallback_)) return Pick::Of(r);
   return earliest.has_value() ? Pick::Until(*earliest) : Pick::Empty();
 }
 
@@ -204,20 +213,24 @@ size_t Scheduler::Active() const {
   return total;
 }
 
-std::vector<PolicyStatus> Scheduler::Status(const std::vector<std::string>& registered) const {
+std::vector<PolicyStatus> Scheduler::Status(const std::vector<std::string>& registered,
+                                            bool with_classes) const {
   std::vector<PolicyStatus> out;
   std::set<std::string, std::less<>> running;
 
-  out.push_back(StatusOfSlot(*fallback_->policy, fallback_->stats, fallback_->classes, fallback_->state));
+  out.push_back(StatusOfSlot(*fallback_->policy, fallback_->stats, fallback_->classes,
+                             fallback_->state, with_classes));
   out.back().fallback = true;
   running.insert(out.back().name);
   if (primary_ != nullptr) {
-    out.push_back(StatusOfSlot(*primary_->policy, primary_->stats, primary_->classes, primary_->state));
+    out.push_back(StatusOfSlot(*primary_->policy, primary_->stats, primary_->classes,
+                               primary_->state, with_classes));
     out.back().primary = true;
     running.insert(out.back().name);
   }
   for (const auto& slot : stopping_) {
-    out.push_back(StatusOfSlot(*slot->policy, slot->stats, slot->classes, slot->state));
+    out.push_back(
+        StatusOfSlot(*slot->policy, slot->stats, slot->classes, slot->state, with_classes));
     running.insert(out.back().name);
   }
   for (const std::string& name : registered) {

@@ -10,9 +10,9 @@
 // under the caller's lock.
 //
 // Dequeue order: stopping policies first (oldest first) so a switch drains
-// what was queued before it, then the primary, then the fallback. Nothing is
-// lost or served twice: every Request* given to Enqueue comes back from
-// exactly one Dequeue.
+// what was queued before it, then the primary and the fallback in turn (each
+// serves one request while the other has work). Nothing is lost or served
+// twice: every Request* given to Enqueue comes back from exactly one Dequeue.
 //
 // Thread safety: NOT thread-safe; the owner (ost::Service) serializes every
 // call with its own mutex.
@@ -72,8 +72,9 @@ class Scheduler {
   // Never blocks, never fails: the primary takes it or the fallback does.
   void Enqueue(Request* request, TimePoint now);
 
-  // Next request to serve, or nothing / nothing-until (see Pick).
-  Pick Dequeue(TimePoint now);
+  // Next request to serve, or nothing / nothing-until (see Pick). With
+  // `force` (shutdown), any held request, ignoring throttles.
+  Pick Dequeue(TimePoint now, bool force = false);
 
   // REQUIRES: `request` came from Dequeue and is not yet completed.
   void Complete(Request* request, TimePoint now);
@@ -93,12 +94,15 @@ class Scheduler {
 
   // Every policy that is started or stopping, plus `registered` names that
   // are not running, reported as stopped.
-  std::vector<PolicyStatus> Status(const std::vector<std::string>& registered) const;
+  // `with_classes`: also copy the per-class statistics (not free: up to 64
+  // histograms per policy).
+  std::vector<PolicyStatus> Status(const std::vector<std::string>& registered,
+                                   bool with_classes = true) const;
   HeadStats head_stats() const { return head_stats_; }
 
  private:
   struct Slot;
-  Pick DequeueFrom(Slot& slot, TimePoint now);
+  Pick DequeueFrom(Slot& slot, TimePoint now, bool force);
   void ReapStopped();
   // The slot whose stats `request` was queued against, or null.
   Slot* SlotOf(const Request& request);
@@ -110,6 +114,7 @@ class Scheduler {
   std::unique_ptr<Slot> primary_;               // may be null
   std::vector<std::unique_ptr<Slot>> stopping_;  // oldest first
   HeadStats head_stats_;
+  bool fallback_next_ = false;  // the fallback's turn comes before the primary's
   // The last read or write served, for seek distances.
   uint32_t last_ost_ = 0;
   uint64_t last_object_ = 0;

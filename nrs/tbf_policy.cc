@@ -218,7 +218,22 @@ class TbfPolicy final : public Policy {
     rule.served++;
     const TimePoint conformed = std::min(c->deadline, now);
     if (conformed > c->head_since) rule.throttled_ns += NanosBetween(c->head_since, conformed);
+    return Pick::Of(PopHead(c, now));
+  }
 
+  // Shutdown: the earliest class's head, whatever its tokens say.
+  Request* TakeAny() override {
+    if (heap_.empty()) return nullptr;
+    TbfClass* c = heap_.front();
+    return PopHead(c, c->head_since);
+  }
+
+  size_t Queued() const override { return queued_; }
+
+ private:
+  // Unlinks c's head request and files c again: idle (LRU) or rescheduled.
+  Request* PopHead(TbfClass* c, TimePoint now) {
+    Request* request = c->head;
     c->head = static_cast<Request*>(request->policy_data);
     if (c->head == nullptr) c->tail = nullptr;
     request->policy_data = nullptr;
@@ -226,16 +241,16 @@ class TbfPolicy final : public Policy {
     if (--c->queued == 0) {
       HeapErase(c);
       LruPushBack(c);
-      Reclaim();  // may free c
+      Reclaim(now);  // may free c
     } else {
       c->head_since = now;
       Schedule(c);
       SiftDown(0);
     }
-    return Pick::Of(request);
+    return request;
   }
 
-  size_t Queued() const override { return queued_; }
+ public:
 
   // A new rule set or default rate re-matches the backlogged classes now and
   // the idle ones when next used; a lower idle class limit reclaims at once.
@@ -250,7 +265,7 @@ class TbfPolicy final : public Policy {
       }
       for (size_t i = heap_.size() / 2; i-- > 0;) SiftDown(i);
     }
-    Reclaim();
+    Reclaim(now);
   }
 
   std::string ClassOf(const Request& request) const override {
@@ -411,6 +426,18 @@ class TbfPolicy final : public Policy {
     return std::min(credit, capacity + Credit(per_ns) - 1);
   }
 
+  static bool FullAt(const TbfClass& c, TimePoint now) {
+    TbfClass probe_credit;
+    probe_credit.limits = c.limits;
+    probe_credit.refilled = c.refilled;
+    probe_credit.request_credit = c.request_credit;
+    probe_credit.byte_credit = c.byte_credit;
+    Refill(&probe_credit, now, /*cap=*/true);
+    const Limits& l = c.limits;
+    return (l.rate == 0 || probe_credit.request_credit >= l.request_capacity) &&
+           (l.bps == 0 || probe_credit.byte_credit >= l.byte_capacity);
+  }
+
   static Credit ByteThreshold(const Limits& l, uint64_t length) {
     return std::min(Credit(length) * kUnitsPerToken, l.byte_capacity);
   }
@@ -488,9 +515,16 @@ class TbfPolicy final : public Policy {
   }
   // Frees the least recently used idle classes beyond the limit. A class
   // that comes back starts with a full bucket, as a new one does.
-  void Reclaim() {
+  // Frees idle classes beyond the limit, least recently used first, but only
+  // once a class's buckets are full again: a freed class comes back full, so
+  // freeing it earlier would hand a client that keeps its queue short (and
+  // so keeps going idle) fresh tokens each time, beyond its rate. A class
+  // refills within depth/rate (at most depth seconds at rate 1), so the
+  // bound holds again within that time.
+  void Reclaim(TimePoint now) {
     while (idle_ > idle_limit_) {
       TbfClass* c = lru_head_;
+      if (!FullAt(*c, now)) break;  // the others went idle later still
       LruUnlink(c);
       c->rule->classes--;
       classes_.erase(classes_.find(c->key()));

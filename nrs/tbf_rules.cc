@@ -285,8 +285,11 @@ Result<TbfExpression::Condition> TbfExpression::ParseCondition(std::string_view 
   if (braced.size() < 2 || braced.front() != '{' || braced.back() != '}') {
     return Invalid("condition " + quoted + " is not field={...}");
   }
-  const std::vector<std::string_view> values =
-      SplitAny(braced.substr(1, braced.size() - 2), std::string(kBlanks) + ",");
+  const std::string_view inner = braced.substr(1, braced.size() - 2);
+  if (inner.find_first_of("{}=&") != std::string_view::npos) {
+    return Invalid("condition " + quoted + " has a stray brace or '=' inside its value list");
+  }
+  const std::vector<std::string_view> values = SplitAny(inner, std::string(kBlanks) + ",");
   if (values.empty()) return Invalid("condition " + quoted + " has an empty value list");
 
   Condition c;

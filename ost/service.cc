@@ -55,19 +55,20 @@ struct Service::Impl {
   std::atomic<uint64_t> last_error{0};
   std::atomic<uint64_t> bytes{0};
   std::atomic<bool> stopping{false};  // only to catch Submit after ~Service began
+  std::atomic<bool> draining{false};  // Drain(): dequeue ignoring throttles
 };
 
 void Service::Impl::ServeOne() {
   nrs::Pick pick;
   {
     std::lock_guard<std::mutex> lock(mu);
-    pick = nrs.Dequeue(nrs::Clock::now());
+    pick = nrs.Dequeue(nrs::Clock::now(), draining.load());
     if (pick.request == nullptr) {
       if (pick.not_before.has_value()) {
         parked++;
         ArmLocked(*pick.not_before, /*force=*/false);
       } else {
-        // Tokens equal queued requests, so this means another token took
+        // Every queued request has a token, so this means another token took
         // this one's request; harmless, but worth seeing when debugging.
         log->debug("ost {}: serve token found nothing queued", index);
       }
@@ -94,7 +95,7 @@ void Service::Impl::WakeParked() {
     std::lock_guard<std::mutex> lock(mu);
     armed_for.reset();
     while (parked > 0) {
-      nrs::Pick pick = nrs.Dequeue(nrs::Clock::now());
+      nrs::Pick pick = nrs.Dequeue(nrs::Clock::now(), draining.load());
       if (pick.request != nullptr) {
         parked--;
         ready.emplace_back(static_cast<IoRequest*>(pick.request));
@@ -166,8 +167,9 @@ Service::Service(const ServiceOptions& options, std::unique_ptr<Backend> backend
 Service::~Service() {
   // REQUIRES: no Submit() once destruction has begun. Dropping the guard
   // lets run() return once every token (posted or parked on the timer) has
-  // served: a throttled request still waits for its turn.
+  // served; draining first means no request waits for a throttle.
   impl_->stopping.store(true);
+  Drain();
   impl_->work.reset();
   for (std::thread& t : impl_->threads) t.join();
 }
@@ -213,6 +215,11 @@ void Service::Retune(nrs::Head head, const nrs::Tunables& tunables) {
   boost::asio::post(impl_->io, [impl = impl_.get()] { impl->WakeParked(); });
 }
 
+void Service::Drain() {
+  impl_->draining.store(true);
+  boost::asio::post(impl_->io, [impl = impl_.get()] { impl->WakeParked(); });
+}
+
 void Service::SetHighPriority(nrs::OpSet ops, uint32_t ratio) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->nrs.SetHighPriority(ops, ratio);
@@ -223,10 +230,11 @@ std::string Service::PrimaryName(nrs::Head head) const {
   return impl_->nrs.head(head).PrimaryName();
 }
 
-std::vector<nrs::PolicyStatus> Service::PolicyStatus(
-    nrs::Head head, const std::vector<std::string>& registered) const {
+std::vector<nrs::PolicyStatus> Service::PolicyStatus(nrs::Head head,
+                                                     const std::vector<std::string>& registered,
+                                                     bool with_classes) const {
   std::lock_guard<std::mutex> lock(impl_->mu);
-  return impl_->nrs.head(head).Status(registered);
+  return impl_->nrs.head(head).Status(registered, with_classes);
 }
 
 nrs::HeadStats Service::HeadStats(nrs::Head head) const {

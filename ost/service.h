@@ -5,8 +5,10 @@
 // Data path: Submit() enqueues into the OST's NRS (regular and high-priority
 // heads) under mu_ and posts one "serve" token to the io_context; a service
 // thread running a token dequeues whatever the policies allow next, runs it
-// against the object file and calls the request's observer. Tokens equal
-// requests, so nothing is served twice and nothing waits without a token.
+// against the object file and calls the request's observer. There is a
+// token (posted or parked) for every queued request, so nothing waits
+// without one, and a request leaves the scheduler once, so nothing is
+// served twice.
 // When the policies answer "nothing until t", the token is parked and one
 // Asio steady_timer per OST is armed for the earliest such t; when it fires,
 // the parked tokens take whatever has become ready, and the rest park again.
@@ -97,7 +99,8 @@ class Service {
  public:
   // Starts `options.threads` service threads.
   Service(const ServiceOptions& options, std::unique_ptr<Backend> backend);
-  // Serves every request already submitted, then joins the threads.
+  // Serves every request already submitted (at once: see Drain), then
+  // joins the threads.
   ~Service();
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;
@@ -123,10 +126,14 @@ class Service {
   // New tunables for the policies of one head (validated by the caller).
   void Retune(nrs::Head head, const nrs::Tunables& tunables);
   void SetHighPriority(nrs::OpSet ops, uint32_t ratio);
+  // Shutdown: from now on requests are served as fast as the threads go,
+  // ignoring every throttle (TBF, delay), so a stop never waits on a rate.
+  void Drain();
 
   std::string PrimaryName(nrs::Head head) const;
-  std::vector<nrs::PolicyStatus> PolicyStatus(
-      nrs::Head head, const std::vector<std::string>& registered) const;
+  std::vector<nrs::PolicyStatus> PolicyStatus(nrs::Head head,
+                                              const std::vector<std::string>& registered,
+                                              bool with_classes = true) const;
   std::vector<nrs::PolicyStatus> PolicyStatus(const std::vector<std::string>& registered) const {
     return PolicyStatus(nrs::Head::kRegular, registered);
   }

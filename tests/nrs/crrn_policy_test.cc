@@ -169,13 +169,35 @@ TEST_F(CrrnPolicyTest, IdleClientBanksNoCredit) {
             (std::vector<std::string>{"B", "B", "A", "A", "B", "B", "A", "A", "A", "A"}));
 }
 
-TEST_F(CrrnPolicyTest, ClientReturningAfterDrainStartsFresh) {
+TEST_F(CrrnPolicyTest, ClientReturningMidRoundContinuesItsBatchNotAFreshOne) {
   auto crrn = MakeCrrn("", 3);
   Add(*crrn, "A", 1);
   EXPECT_EQ(Take(*crrn), (std::vector<std::string>{"A"}));
   Add(*crrn, "B", 4);
   Add(*crrn, "A", 4);
-  EXPECT_EQ(Take(*crrn), (std::vector<std::string>{"B", "B", "B", "A", "A", "A", "B", "A"}));
+  // A has 2 of its 3 left in round 0 (its batch came first), then B's 3;
+  // round 1: B's fourth (its batch opened first), then A's last 2.
+  EXPECT_EQ(Take(*crrn), (std::vector<std::string>{"A", "A", "B", "B", "B", "B", "A", "A"}));
+}
+
+TEST_F(CrrnPolicyTest, ReArrivingClientsCannotStarveABackloggedOne) {
+  // A is backlogged; B and C send one request at a time, each re-arriving
+  // as soon as its previous one is served (synchronous clients).
+  auto crrn = MakeCrrn("", 8);
+  Add(*crrn, "A", 100);
+  Add(*crrn, "B", 1);
+  Add(*crrn, "C", 1);
+  std::map<std::string, int> served;
+  for (int i = 0; i < 300; i++) {
+    Pick pick = crrn->Dequeue(T0());
+    ASSERT_NE(pick.request, nullptr);
+    const std::string who = *pick.request->info.jobid;
+    served[who]++;
+    if (who != "A") Add(*crrn, who, 1);
+  }
+  // Round robin with quantum 8: A gets about a third.
+  EXPECT_GE(served["A"], 90);
+  EXPECT_LE(served["A"], 110);
 }
 
 TEST_F(CrrnPolicyTest, JobidClientsCompareByValue) {

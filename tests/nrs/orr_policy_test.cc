@@ -131,6 +131,25 @@ TEST_F(OrrPolicyTest, ObjectIsOstAndObjectId) {
 
 // Seed 000 section 4: a request at a high offset must not wait for ever
 // behind a stream of later arrivals at lower offsets on the same object.
+TEST_F(OrrPolicyTest, ReArrivingObjectsCannotStarveABackloggedOne) {
+  auto orr = MakeOrr(8);
+  for (uint64_t i = 0; i < 100; i++) Read(*orr, 1, i * 4096);
+  Read(*orr, 2, 0);
+  Read(*orr, 3, 0);
+  int backlogged = 0;
+  for (int i = 0; i < 300; i++) {
+    Pick pick = orr->Dequeue(T0());
+    ASSERT_NE(pick.request, nullptr);
+    const uint64_t object = pick.request->info.object_id;
+    if (object == 1) {
+      backlogged++;
+    } else {
+      Read(*orr, object, (i + 1) * 4096);  // a synchronous reader: next one at once
+    }
+  }
+  EXPECT_GE(backlogged, 90);
+}
+
 TEST_F(OrrPolicyTest, LowerOffsetStreamCannotStarveAnEarlierRequest) {
   constexpr uint32_t kQuantum = 4;
   constexpr int kStream = 1000;

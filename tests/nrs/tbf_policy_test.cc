@@ -424,7 +424,52 @@ TEST(TbfPolicyTest, IdleClassesAreReclaimedLeastRecentlyUsedFirst) {
   tbf->Retune(tunables, At(seconds(1)));
   EXPECT_EQ(Stat(*tbf, "type", "classes"), 310u);
   EXPECT_EQ(DrainAt(*tbf, At(seconds(1))).size(), 300u);
+  // The 10 older idle classes (full buckets) go; the 300 just spent a token
+  // and are kept until their buckets are full again, so that freeing them
+  // forgives nothing.
+  EXPECT_EQ(Stat(*tbf, "type", "classes"), 300u);
+  tbf->Retune(tunables, At(seconds(2)));
   EXPECT_EQ(Stat(*tbf, "type", "classes"), 10u);
+}
+
+TEST(TbfPolicyTest, TakeAnyIgnoresTokensForShutdown) {
+  auto tbf = NewTbf("uid", WithRules({"start slow uid={1} rate=1 depth=1"}));
+  Requests requests;
+  auto queued = requests.Enqueue(*tbf, 5, 1);
+  EXPECT_EQ(tbf->Dequeue(T0()).request, queued[0]);
+  EXPECT_EQ(tbf->Dequeue(T0()).not_before, At(seconds(1)));
+  for (size_t i = 1; i < 5; i++) EXPECT_EQ(tbf->TakeAny(), queued[i]);
+  EXPECT_EQ(tbf->TakeAny(), nullptr);
+  EXPECT_EQ(tbf->Queued(), 0u);
+}
+
+TEST(TbfPolicyTest, ReclaimingIdleClassesDoesNotHandOutFreshTokens) {
+  // Two synchronous clients (one request at a time) under rate 1/s with a
+  // class limit of 1: each goes idle after every request. Were an idle
+  // class freed with an empty bucket, it would come back full each time.
+  Tunables tunables = WithRules({"start slow uid={1 2} rate=1 depth=1"});
+  tunables.tbf_idle_class_limit = 1;
+  auto tbf = NewTbf("uid", tunables);
+  Requests requests;
+  TimePoint now = T0();
+  int served = 0;
+  Request* waiting[2] = {requests.Make(1), requests.Make(2)};
+  tbf->Enqueue(waiting[0], now);
+  tbf->Enqueue(waiting[1], now);
+  while (now < At(seconds(10))) {
+    Pick pick = tbf->Dequeue(now);
+    if (pick.request == nullptr) {
+      ASSERT_TRUE(pick.not_before.has_value());
+      now = *pick.not_before;
+      continue;
+    }
+    served++;
+    const uint32_t uid = pick.request->info.uid;
+    tbf->Enqueue(requests.Make(uid), now);  // the client's next request at once
+  }
+  // Per uid: 1 at once (depth) + 1 per second for 10 s.
+  EXPECT_LE(served, 2 * 11);
+  EXPECT_GE(served, 2 * 10);
 }
 
 TEST(TbfPolicyTest, ClassifiesByTheTypeFieldsOnly) {

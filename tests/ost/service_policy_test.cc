@@ -194,6 +194,24 @@ TEST(ServicePolicyTest, DestructorWaitsForParkedTokens) {
   EXPECT_EQ(rec.Results().size(), size_t(kCount));
 }
 
+TEST(ServicePolicyTest, StoppingServesThrottledRequestsAtOnce) {
+  Recorder rec;
+  std::atomic<int> waits{0};
+  constexpr int kCount = 5;
+  std::vector<std::string> bufs(kCount, std::string(10, 'z'));
+  {
+    Service service(ServiceOptions{0, 1}, NewMemBackend());
+    // Held for an hour: only Drain (in ~Service) can release them in time.
+    service.StartPolicy(
+        std::make_unique<GatePolicy>(nrs::Clock::now() + std::chrono::hours(1), &waits));
+    auto object = service.Object(1);
+    for (int i = 0; i < kCount; ++i) {
+      service.Submit(MakeIo(Op::kWrite, object, i * 10, &bufs[i], &rec, i));
+    }
+  }
+  EXPECT_EQ(rec.Results().size(), size_t(kCount));
+}
+
 // Releases one request per `interval` (a token bucket of depth 1), the
 // pattern that would wake every waiting token at each release if each had
 // its own timer.

@@ -18,8 +18,11 @@ int Fail(const std::string& message) {
 
 std::string Explain(const std::string& what, int err) {
   std::string text = what + ": " + strerror(err);
-  if (err == EINVAL || err == ENOENT || err == EEXIST) text += " (the stripefs log says why)";
-  if (err == EPERM) text += " (only root or the mount's admin_uid may change settings)";
+  if (err == EINVAL || err == ENOENT || err == EEXIST || err == ENOSPC || err == EPERM) {
+    text += " (the stripefs log says why";
+    if (err == EPERM) text += "; only root or the mount's admin_uid may change settings";
+    text += ")";
+  }
   if (err == ENOTSUP || err == EOPNOTSUPP) text += " (is this a stripefs mount point?)";
   return text;
 }
@@ -61,6 +64,7 @@ int GetParam(const std::vector<std::string>& args) {
       }
       if (errno != ERANGE) return Fail(Explain("get_param " + args[i], errno));
       value.clear();
+      if (attempt == 4) return Fail("get_param " + args[i] + ": the value keeps growing");
     }
     // lctl's form: one-line values after '=', longer ones below the name.
     const bool multiline = value.find('\n') != std::string::npos &&
