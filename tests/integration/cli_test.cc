@@ -98,7 +98,7 @@ TEST_F(CliTest, LogLevelFromTheEnvironment) {
   ASSERT_EQ(Shell(bin_ + " umount " + fs_.mnt()).exit_code, 0);
   // At warn, that line is written and the info lines of a mount are not.
   const std::string text = ReadText(log);
-  EXPECT_NE(text.find("[warning] setxattr: unknown stripefs attribute user.stripefs.nope"),
+  EXPECT_NE(text.find("[warning] setxattr user.stripefs.nope: unknown stripefs attribute"),
             std::string::npos) << text;
   EXPECT_EQ(text.find("[info]"), std::string::npos) << text;
   ASSERT_TRUE(fs_.Mount());
