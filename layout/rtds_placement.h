@@ -14,10 +14,10 @@
 // let the caller persist it, and only then publish it together with the
 // rebuilt trees; automatic factors change one OST in O(pools * log n).
 //
-// Thread safety: every method may be called from any thread. Choose holds a
-// shared lock over the trees for the whole file, so all stripes of a file see
-// one configuration and one set of weights; writers are serialised among
-// themselves and hold the lock exclusively only to swap or patch. Lock
+// Thread safety: every method may be called from any thread. Choose holds
+// the tree lock for the whole file (a few hundred ns), so all stripes of a
+// file see one configuration and one set of weights; writers are serialised
+// among themselves and hold the tree lock only to swap or patch. Lock
 // order: writer lock, then tree lock. Choose never blocks on I/O; the commit
 // callback of Reconfigure runs under the writer lock only, so creates go on
 // while it persists.
