@@ -202,4 +202,12 @@ bool MountedFs::MountTmpfs(int index, const std::string& size) {
   return true;
 }
 
+std::string MountedFs::PublicBinary() {
+  const std::string copy = root_ + "/stripefs-public";
+  if (access(copy.c_str(), X_OK) != 0) {
+    Shell(std::string("cp ") + StripefsBinary() + " " + copy + " && chmod 0755 " + copy);
+  }
+  return copy;
+}
+
 }  // namespace sfs::test

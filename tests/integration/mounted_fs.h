@@ -61,6 +61,10 @@ class MountedFs {
   // creating it; the destructor unmounts it after the filesystem.
   bool MountTmpfs(int index, const std::string& size);
 
+  // A copy of the stripefs binary that any user may run (the build tree may
+  // sit in a directory only root can enter, e.g. a clean clone in mktemp -d).
+  std::string PublicBinary();
+
   // True if mkfs succeeded in the constructor.
   bool formatted() const { return formatted_; }
 

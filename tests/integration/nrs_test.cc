@@ -244,12 +244,12 @@ TEST_F(NrsTest, NonAdminGetsEpermAndBadInputChangesNothing) {
     EXPECT_NE(r.exit_code, 0) << name;
     EXPECT_TRUE(Contains(r.output, "Operation not permitted")) << name << ": " << r.output;
   }
-  CommandResult cli = Shell("runuser -u nobody -- " + std::string(StripefsBinary()) +
+  CommandResult cli = Shell("runuser -u nobody -- " + fs_->PublicBinary() +
                             " set_param " + fs_->mnt() + " nrs_policies=fifo");
   EXPECT_EQ(cli.exit_code, 1);
   EXPECT_TRUE(Contains(cli.output, "Operation not permitted")) << cli.output;
   // Anyone may read.
-  CommandResult read = Shell("runuser -u nobody -- " + std::string(StripefsBinary()) +
+  CommandResult read = Shell("runuser -u nobody -- " + fs_->PublicBinary() +
                              " get_param " + fs_->mnt() + " nrs_tbf_rule nrs_orr_quantum");
   EXPECT_EQ(read.exit_code, 0) << read.output;
   EXPECT_TRUE(Contains(read.output, "nrs_orr_quantum=256")) << read.output;

@@ -249,7 +249,7 @@ TEST_F(PlacementTest, NonAdminGetsEpermOwnersMaySetTheirLayouts) {
   EXPECT_EQ(read.exit_code, 0) << read.output;
   // Owners set the layout of their own directory, not of root's.
   ASSERT_EQ(Shell("runuser -u nobody -- mkdir " + P("mine")).exit_code, 0);
-  CommandResult own = Shell("runuser -u nobody -- " + std::string(StripefsBinary()) +
+  CommandResult own = Shell("runuser -u nobody -- " + fs_->PublicBinary() +
                             " setstripe -c 2 -p fast " + P("mine"));
   EXPECT_EQ(own.exit_code, 0) << own.output;
   ASSERT_EQ(mkdir(P("roots").c_str(), 0755), 0);
