@@ -4,6 +4,7 @@
 // (fs/ops_common.cc MakeNode); a file's layout is its layout record.
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <charconv>
 #include <functional>
 
@@ -70,6 +71,13 @@ Status Filesystem::SetLayoutXattr(uint32_t uid, uint64_t ino, const std::string&
       return Status::Error(EINVAL, fmt::format("layout names OST {}; this filesystem has {}", ost,
                                                osts_.size()));
     }
+    if (!spec->pool.empty()) {
+      const std::vector<uint32_t>& members = config->pools.at(spec->pool);
+      if (std::find(members.begin(), members.end(), ost) == members.end()) {
+        return Status::Error(EINVAL, fmt::format("layout names OST {}, which is not in pool {}",
+                                                 ost, spec->pool));
+      }
+    }
   }
   auto inode = meta_->GetInode(ino);
   if (!inode.ok()) return inode.status();
@@ -84,14 +92,27 @@ Status Filesystem::SetLayoutXattr(uint32_t uid, uint64_t ino, const std::string&
     return Status::Error(EINVAL, "only files and directories have a layout");
   }
 
-  // A file: choose the new objects first (no lock held), then swap under
-  // open_mu_, which every open takes to load a layout, so no open can run
-  // with the old one afterwards.
+  // A file: what the new layout leaves unset it keeps from the current one
+  // (which came from the directory's layout or a pool rule when the file
+  // was made), so `setstripe -S 2M` on a file in a pool's directory stays
+  // in that pool.
+  auto current = LoadLayout(ino);
+  if (!current.ok()) return current.status();
+  layout::LayoutSpec wanted = *spec;
+  if (wanted.stripe_count == 0 && wanted.osts.empty()) {
+    wanted.stripe_count = current->stripe_count();
+  }
+  if (wanted.stripe_size == 0) wanted.stripe_size = current->stripe_size;
+  if (wanted.pool.empty() && wanted.osts.empty()) wanted.pool = current->pool;
+
+  // Choose the new objects first (no lock held), then swap under open_mu_,
+  // which every open takes to load a layout, so no open can run with the
+  // old one afterwards.
   layout::PlacementContext context;
   context.uid = inode->uid;
   context.gid = inode->gid;
-  context.pool = spec->pool;
-  auto fresh = NewLayout(context, *spec);
+  context.pool = wanted.pool;
+  auto fresh = NewLayout(context, wanted);
   if (!fresh.ok()) return fresh.status();
   layout::Layout old;
   {
@@ -99,8 +120,10 @@ Status Filesystem::SetLayoutXattr(uint32_t uid, uint64_t ino, const std::string&
     if (open_.count(ino) != 0) {
       return Status::Error(EBUSY, fmt::format("inode {} is open; set its layout before use", ino));
     }
+    if (destroying_.count(ino) != 0) return Status::Error(ENOENT, "file is being deleted");
     auto now = meta_->GetInode(ino);
     if (!now.ok()) return now.status();
+    if (now->nlink == 0) return Status::Error(ENOENT, "file was deleted");
     if (now->size != 0) {
       return Status::Error(ENOTEMPTY, fmt::format("inode {} holds {} bytes; a layout can only be "
                                                   "set on an empty file",

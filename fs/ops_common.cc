@@ -1,5 +1,6 @@
 #include "fs/ops_common.h"
 
+#include <charconv>
 #include <cstring>
 
 #include "common/log.h"
@@ -118,7 +119,10 @@ Result<meta::Inode> MakeNode(fuse_req_t req, fuse_ino_t parent, const char* name
     who.gid = ctx->gid;
     who.jobid = *fs.jobids().Resolve(ctx->pid, ctx->uid, ctx->gid, fs.settings()->jobid);
     who.fallback_pool = spec.pool;
-    if (dir_projid.ok()) who.projid = static_cast<uint32_t>(std::strtoul(dir_projid->c_str(), nullptr, 10));
+    if (dir_projid.ok()) {
+      // Stored by SetProjid in canonical decimal form.
+      std::from_chars(dir_projid->data(), dir_projid->data() + dir_projid->size(), who.projid);
+    }
     auto layout = fs.NewLayout(who, spec);
     if (!layout.ok()) return layout.status();
     node.layout = layout::Encode(*layout);

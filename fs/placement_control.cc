@@ -33,7 +33,7 @@ std::string_view Trim(std::string_view s) {
 Result<AutoWeights> ParseAutoWeights(std::string_view text) {
   text = Trim(text);
   AutoWeights out;
-  const size_t blank = std::min(text.find(' '), text.size());
+  const size_t blank = std::min(text.find_first_of(" \t"), text.size());
   const std::string_view mode = text.substr(0, blank);
   std::string_view rest = Trim(text.substr(blank));
   if (mode == "off") {
@@ -216,6 +216,14 @@ Status PlacementControl::Set(std::string_view name, std::string_view value) {
     auto parsed = ParseAutoWeights(value);
     if (!parsed.ok()) return parsed.status();
     SFS_RETURN_IF_ERROR(meta_->PutSetting(kAutoKey, FormatAutoWeights(*parsed)));
+    if (auto_.mode == AutoWeights::Mode::kOff) {
+      // Errors and bytes from while it was off are not news.
+      for (size_t i = 0; i < osts_.size(); i++) {
+        const ost::ServiceCounters counters = osts_[i]->Counters();
+        last_errors_[i] = counters.errors;
+        last_bytes_[i] = counters.bytes;
+      }
+    }
     auto_ = *parsed;
     timer_.cancel();
     if (auto_.mode == AutoWeights::Mode::kOff) {
@@ -305,8 +313,7 @@ Result<std::string> PlacementControl::Get(std::string_view name) const {
   return Status::Error(ENODATA, "no setting " + std::string(name));
 }
 
-std::vector<OstSample> PlacementControl::Sample() {
-  // REQUIRES: mu_ held.
+std::vector<OstSample> PlacementControl::SampleLocked() {
   std::vector<OstSample> samples(osts_.size());
   for (size_t i = 0; i < osts_.size(); i++) {
     OstSample& s = samples[i];
@@ -335,7 +342,7 @@ std::vector<OstSample> PlacementControl::Sample() {
 void PlacementControl::UpdateAutoWeights() {
   std::lock_guard<std::mutex> lock(mu_);
   if (auto_.mode == AutoWeights::Mode::kOff) return;
-  const std::vector<double> factors = AutoFactors(auto_.mode, Sample());
+  const std::vector<double> factors = AutoFactors(auto_.mode, SampleLocked());
   Status set = placement_->SetAutoFactors(factors);
   if (!set.ok()) Logger("layout")->error("automatic weights not applied: {}", set.ToString());
   ArmTimerLocked();

@@ -88,7 +88,8 @@ class PlacementControl {
  private:
   Status Reconfigure(const layout::RtdsPlacement::Edit& edit);
   void ArmTimerLocked();
-  std::vector<OstSample> Sample();
+  // REQUIRES: mu_ held. Reads and advances the per-OST counters.
+  std::vector<OstSample> SampleLocked();
 
   meta::MetaStore* const meta_;
   const std::vector<ost::Service*> osts_;

@@ -34,12 +34,10 @@ struct PlacementContext {
   std::string jobid;
   std::string pool;     // explicit pool; an unknown name is EINVAL
   uint32_t projid = 0;  // inherited user.stripefs.projid; 0 = none
-  // (New members carry initialisers so fs/'s positional {uid, gid, {}, {}}
-  // still compiles without -Wmissing-field-initializers.)
-  std::string fallback_pool{};  // an unknown name falls back to all OSTs
+  std::string fallback_pool;  // an unknown name falls back to all OSTs
   // Explicit OSTs in stripe order (setstripe -o): used as given, skipping
   // OSTs of weight 0; every one must belong to `pool` if that is set.
-  std::vector<uint32_t> osts{};
+  std::vector<uint32_t> osts;
 };
 
 // What Choose decided and why, so the caller can record and log it.

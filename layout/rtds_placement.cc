@@ -57,7 +57,7 @@ struct PoolTree {
 };
 
 // Everything derived from one configuration that never changes after it is
-// built. Choose reads it under the shared tree lock.
+// built. Choose reads it under the tree lock.
 struct Snapshot {
   std::shared_ptr<const PlacementConfig> config;
   // Rules in match order (rank, then name); pointers into *config.
@@ -138,6 +138,13 @@ class RtdsPlacementImpl final : public RtdsPlacement {
       return Status::Error(ENOSPC, choice.pool.empty()
                                        ? std::string("no OST has a positive weight")
                                        : "pool " + choice.pool + " has no OST of positive weight");
+    }
+    if (count == kAllStripes) {
+      // "Every usable OST of the pool": with RW(i,i) > 0 the overlay never
+      // empties, so the count must be bounded here, not by running out.
+      uint32_t usable = 0;
+      for (size_t i = 0; i < pool_tree.tree.size(); i++) usable += pool_tree.tree.weight(i) > 0;
+      choice.wanted = std::min(choice.wanted, usable);
     }
     // Seed 004: a one-stripe file uses the shared weights; a wider one a
     // private copy that each pick changes through the relative weights.

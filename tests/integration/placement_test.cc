@@ -180,7 +180,9 @@ TEST_F(PlacementTest, SetstripeOnAnEmptyFileAndRefusedOnceItHasData) {
   EXPECT_EQ(Set("layout", "stripe_count=1", P("explicit")), ENOTEMPTY);
   EXPECT_EQ(OstsOf(P("explicit")), (std::vector<int>{3, 1, 0}));
   // An empty existing file may change; the objects of the old layout go.
-  ASSERT_TRUE(WriteFile(P("empty"), ""));
+  // mknod, not create+close: the release of a closed file reaches the
+  // daemon after close() returns, and an open file refuses (EBUSY).
+  ASSERT_EQ(mknod(P("empty").c_str(), S_IFREG | 0644, 0), 0);
   EXPECT_EQ(Set("layout", "stripe_count=-1", P("empty")), 0);
   EXPECT_EQ(OstsOf(P("empty")).size(), 4u);
   // Open: EBUSY.
@@ -188,6 +190,28 @@ TEST_F(PlacementTest, SetstripeOnAnEmptyFileAndRefusedOnceItHasData) {
   ASSERT_GE(fd, 0);
   EXPECT_EQ(Set("layout", "stripe_count=2", P("empty")), EBUSY);
   close(fd);
+}
+
+TEST_F(PlacementTest, SetstripeOnAFileKeepsWhatItDoesNotSet) {
+  Start(4, 1);
+  ASSERT_EQ(Set("pool.slow", "osts=2-3"), 0);
+  ASSERT_EQ(mkdir(P("d").c_str(), 0755), 0);
+  ASSERT_EQ(Set("layout", "stripe_count=2 pool=slow", P("d")), 0);
+  ASSERT_EQ(mknod(P("d/f").c_str(), S_IFREG | 0644, 0), 0);
+  EXPECT_TRUE(Contains(Xattr(P("d/f"), "user.stripefs.layout"), "pool=slow"));
+  // Only the stripe size changes; count and pool stay the directory's.
+  ASSERT_EQ(Set("layout", "stripe_size=2M", P("d/f")), 0);
+  const std::string layout = Xattr(P("d/f"), "user.stripefs.layout");
+  EXPECT_TRUE(Contains(layout, "stripe_count=2 stripe_size=2097152 pool=slow")) << layout;
+  std::vector<int> osts = OstsOf(P("d/f"));
+  EXPECT_EQ(std::set<int>(osts.begin(), osts.end()), (std::set<int>{2, 3}));
+  // stripe_count=-1 means every usable OST of the pool, even when relative
+  // weights allow two stripes on one OST.
+  ASSERT_EQ(Set("rtds_relative", "2:2=1,3:3=1"), 0);
+  ASSERT_EQ(Set("layout", "stripe_count=-1", P("d/f")), 0);
+  EXPECT_EQ(OstsOf(P("d/f")).size(), 2u);
+  // A directory layout's OSTs must lie in its pool.
+  EXPECT_EQ(Set("layout", "pool=slow osts=0,2", P("d")), EINVAL);
 }
 
 TEST_F(PlacementTest, SettingsSurviveRemount) {

@@ -24,6 +24,8 @@ std::string Explain(const std::string& what, int err) {
   std::string text = what + ": " + strerror(err);
   if (err == EINVAL || err == ENOSPC) text += " (the stripefs log says why)";
   if (err == EPERM) text += " (only the owner, root or the mount's admin_uid may)";
+  if (err == ENOTEMPTY) text += " (the file holds data: a layout is set on an empty file)";
+  if (err == EBUSY) text += " (the file is open: set its layout before using it)";
   if (err == ENOTSUP || err == EOPNOTSUPP) text += " (is this on a stripefs mount?)";
   return text;
 }
@@ -64,14 +66,22 @@ int SetStripe(const std::vector<std::string>& args) {
   bool created = false;
   if (stat(path.c_str(), &st) != 0) {
     if (errno != ENOENT) return Fail(Explain(path, errno));
-    const int fd = open(path.c_str(), O_CREAT | O_EXCL | O_WRONLY, 0666);
-    if (fd < 0) return Fail(Explain("create " + path, errno));
-    close(fd);
+    // mknod, not open+close: a close returns before the filesystem has seen
+    // the release, so the file could still count as open (EBUSY) when the
+    // layout arrives.
+    if (mknod(path.c_str(), S_IFREG | 0666, 0) != 0) return Fail(Explain("create " + path, errno));
+    if (stat(path.c_str(), &st) != 0) return Fail(Explain(path, errno));
     created = true;
   }
   if (setxattr(path.c_str(), kLayout, spec.data(), spec.size(), 0) != 0) {
     const int err = errno;
-    if (created) unlink(path.c_str());  // do not leave a file with the wrong layout
+    // Do not leave an empty file with the wrong layout behind, but only if
+    // the name still is that same empty file: someone may have taken over.
+    struct stat now;
+    if (created && stat(path.c_str(), &now) == 0 && now.st_ino == st.st_ino &&
+        now.st_dev == st.st_dev && now.st_size == 0) {
+      unlink(path.c_str());
+    }
     return Fail(Explain("setstripe " + path, err));
   }
   return 0;
