@@ -48,7 +48,8 @@ void ClassStatsTable::Add(const std::string& class_name, uint64_t bytes, uint64_
                           uint64_t service_ns) {
   auto it = index_.find(class_name);
   if (it == index_.end()) {
-    lru_.push_front(ClassStats{class_name});
+    lru_.emplace_front();
+    lru_.front().name = class_name;
     it = index_.emplace(class_name, lru_.begin()).first;
     if (lru_.size() > limit_) FoldOldest();
   } else if (it->second != lru_.begin()) {

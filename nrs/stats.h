@@ -47,7 +47,7 @@ struct ClassStats {
 // so a million job ids cost a fixed amount of memory.
 class ClassStatsTable {
  public:
-  explicit ClassStatsTable(size_t limit = 64) : limit_(limit) {}
+  explicit ClassStatsTable(size_t limit = 64) : limit_(limit) { other_.name = "(other)"; }
   void Add(const std::string& class_name, uint64_t bytes, uint64_t wait_ns, uint64_t service_ns);
   // Most recently used first; "(other)" last if anything was folded.
   std::vector<ClassStats> Snapshot() const;
@@ -58,7 +58,7 @@ class ClassStatsTable {
   size_t limit_;
   std::list<ClassStats> lru_;  // front = most recently used
   std::unordered_map<std::string, std::list<ClassStats>::iterator> index_;
-  ClassStats other_{"(other)"};
+  ClassStats other_;
 };
 
 }  // namespace sfs::nrs

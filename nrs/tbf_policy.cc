@@ -2,35 +2,8 @@
 // distinct key of the type's fields, a token bucket per class whose numbers
 // come from the first rule matching the class, and a min-heap of the
 // backlogged classes ordered by the time their head request conforms.
-//
-// Token buckets are refilled lazily from the elapsed time, never by a timer.
-// Credit is kept in exact integer units: a bucket earns `rate` units per
-// nanosecond and a token is worth 10^9 units, so no fraction of a token is
-// ever lost to rounding and a deadline is exact to the nanosecond (rounded
-// up). A class has a request bucket (capacity depth tokens, one token per
-// request) when its rule has rate=, and a byte bucket (bps= bytes/s, one
-// token per byte of info.length) when it has bps=; its head request must
-// conform to both.
-//
-// Byte bucket capacity: bps * depth / min(rate, 100) bytes (at least 1), the
-// bytes earned in the time the request bucket takes to fill, but never a
-// window shorter than depth x 10 ms; a bps-only rule uses that window too.
-// The floor matters: with rate=10000 and depth 3 the window would be 0.3 ms,
-// and any service latency longer than that (a timer wake-up, a busy core)
-// would throw earned bytes away: measured on a mount, bps=50M then gave 41. A request bigger than the byte capacity conforms when
-// the byte bucket is full and leaves it in debt, so the long-run bytes/s is
-// exact whatever the request sizes.
-//
-// realtime=0 (Lustre's default): whenever a bucket is refilled its credit is
-// capped at its capacity, so tokens earned while the service was late beyond
-// a full bucket are lost (a backlogged class then gets less than its rate).
-// realtime=1 (Lustre's NTRS_REALTIME, which neither caps ntoken at depth nor
-// drops the sub-token remainder): while the class is backlogged its credit is
-// not capped, so every token earned since its time base is paid back: after a
-// late Dequeue the class is served back to back until it has caught up, and
-// its deadline, which then lies in the past, sorts it before classes that are
-// merely due now. The cap still applies when an idle class gets a request
-// (idle time banks at most `depth`) and when its rule changes.
+// What a bucket earns and holds, and what realtime= changes, is in
+// tbf_bucket.h.
 //
 // Throttled time of a rule: summed over the requests it served, the time
 // from the request reaching the head of its class queue to the moment its
@@ -59,49 +32,20 @@
 #include <vector>
 
 #include "nrs/policy.h"
+#include "nrs/tbf_bucket.h"
 #include "nrs/tbf_rules.h"
 
 namespace sfs::nrs {
 namespace {
 
-using Credit = __int128;  // signed: a byte bucket may be in debt
-using Nanos = std::chrono::nanoseconds;
-
-constexpr int64_t kUnitsPerToken = 1'000'000'000;  // = ns per second
-constexpr uint64_t kByteWindowRate = 100;  // byte bursts span >= depth x 10 ms
-// Waits are clamped to this (36 years) so a TimePoint never overflows.
-constexpr int64_t kMaxWaitNs = int64_t{1} << 60;
 constexpr size_t kNotInHeap = std::numeric_limits<size_t>::max();
-
-struct Limits {
-  uint64_t rate = 0;  // requests/s; 0 = no request bucket
-  uint64_t bps = 0;   // bytes/s; 0 = no byte bucket
-  uint32_t depth = 3;
-  bool realtime = false;
-  Credit request_capacity = 0;  // credit units
-  Credit byte_capacity = 0;
-};
-
-Limits LimitsOf(const TbfRule& rule, uint64_t rate) {
-  Limits limits;
-  limits.rate = std::min(rate, kTbfMaxRate);
-  limits.bps = rule.bps;
-  limits.depth = std::max<uint32_t>(rule.depth, 1);
-  limits.realtime = rule.realtime;
-  limits.request_capacity = Credit(limits.depth) * kUnitsPerToken;
-  const uint64_t window_rate =
-      limits.rate != 0 ? std::min(limits.rate, kByteWindowRate) : kByteWindowRate;
-  const Credit bytes = std::max<Credit>(Credit(limits.bps) * limits.depth / window_rate, 1);
-  limits.byte_capacity = bytes * kUnitsPerToken;
-  return limits;
-}
 
 // One rule of the current set as the policy sees it: its numbers and the
 // counters Describe reports.
 struct RuleState {
   std::string name;
   std::string expression;
-  Limits limits;
+  TbfLimits limits;
   uint64_t classes = 0;  // live classes bound to this state
   uint64_t served = 0;
   uint64_t throttled_ns = 0;
@@ -138,11 +82,8 @@ struct TbfClass {
   size_t queued = 0;
 
   std::shared_ptr<RuleState> rule;
-  uint64_t generation = 0;  // of the rule set `rule` and `limits` come from
-  Limits limits;
-  TimePoint refilled{};  // the credits below are as of this time
-  Credit request_credit = 0;
-  Credit byte_credit = 0;
+  uint64_t generation = 0;  // of the rule set `rule` and `buckets.limits` come from
+  TbfBuckets buckets;
 
   // While queued > 0: when `head` conforms, and when it became the head.
   TimePoint deadline{};
@@ -156,26 +97,6 @@ struct TbfClass {
 
   ClassKey key() const { return ClassKey{uid, gid, op, jobid}; }
 };
-
-// Time from `credit` to `threshold` at `per_ns` units per ns: positive to
-// wait, negative (or zero) when the threshold was reached that long ago.
-int64_t WaitFor(Credit credit, Credit threshold, uint64_t per_ns) {
-  // Both quotients are below 2^60 after clamping; 64-bit division when the
-  // dividend fits is several times cheaper than the 128-bit one.
-  auto divide = [per_ns](Credit a) -> int64_t {
-    if (a <= Credit(std::numeric_limits<uint64_t>::max())) {
-      return static_cast<int64_t>(static_cast<uint64_t>(a) / per_ns);
-    }
-    return static_cast<int64_t>(a / per_ns);
-  };
-  const Credit max_credit = Credit(kMaxWaitNs) * per_ns;
-  if (credit >= threshold) return -divide(std::min(credit - threshold, max_credit));
-  return divide(std::min(threshold - credit, max_credit) + per_ns - 1);
-}
-
-int64_t NanosBetween(TimePoint from, TimePoint to) {
-  return std::chrono::duration_cast<Nanos>(to - from).count();
-}
 
 class TbfPolicy final : public Policy {
  public:
@@ -207,12 +128,11 @@ class TbfPolicy final : public Policy {
     TbfClass* c = heap_.front();
     if (c->deadline > now) return Pick::Until(c->deadline);
 
-    Refill(c, now, /*cap=*/!c->limits.realtime);
+    c->buckets.Refill(now, /*cap=*/!c->buckets.limits.realtime);
     Request* request = c->head;
     const uint64_t length = request->info.length;
-    assert(Conforms(*c, length));
-    if (c->limits.rate != 0) c->request_credit -= kUnitsPerToken;
-    if (c->limits.bps != 0) c->byte_credit -= Credit(length) * kUnitsPerToken;
+    assert(c->buckets.Conforms(length));
+    c->buckets.Spend(length);
 
     RuleState& rule = *c->rule;
     rule.served++;
@@ -287,7 +207,7 @@ class TbfPolicy final : public Policy {
     std::string out = "type=" + TbfTypeName(type_) + " classes=" + std::to_string(classes_.size()) +
                       " queued=" + std::to_string(queued_);
     for (const auto& state : states_) {
-      const Limits& l = state->limits;
+      const TbfLimits& l = state->limits;
       out += "\nrule " + state->name + " " + state->expression + " rate=" + std::to_string(l.rate) +
              " bps=" + std::to_string(l.bps) + " depth=" + std::to_string(l.depth) +
              " realtime=" + (l.realtime ? "1" : "0") +
@@ -320,7 +240,7 @@ class TbfPolicy final : public Policy {
       auto state = it != states_.end() ? *it : std::make_shared<RuleState>();
       state->name = rule.name;
       state->expression = rule.expression;
-      state->limits = LimitsOf(rule, rate);
+      state->limits = TbfLimitsOf(rule, rate);
       next.push_back(std::move(state));
     };
     for (const TbfRule& rule : rules_->rules()) add(rule, rule.rate);
@@ -354,10 +274,7 @@ class TbfPolicy final : public Policy {
     c->rule = MatchState(*c);
     c->rule->classes++;
     c->generation = generation_;
-    c->limits = c->rule->limits;
-    c->refilled = now;
-    c->request_credit = c->limits.request_capacity;  // a new class starts full
-    c->byte_credit = c->limits.byte_capacity;
+    c->buckets = TbfBuckets::Full(c->rule->limits, now);  // a new class starts full
     classes_.emplace(c->key(), std::move(owned));  // the key borrows c->jobid
     return c;
   }
@@ -366,7 +283,7 @@ class TbfPolicy final : public Policy {
   void Wake(TbfClass* c, TimePoint now) {
     if (c->lru_prev != nullptr || lru_head_ == c) LruUnlink(c);
     if (c->generation != generation_) Rebind(c, now);
-    Refill(c, now, /*cap=*/true);
+    c->buckets.Refill(now, /*cap=*/true);
     c->head_since = now;
     Schedule(c);
     c->heap_index = heap_.size();
@@ -379,84 +296,21 @@ class TbfPolicy final : public Policy {
   // backlogged realtime class, which keeps what it is owed).
   void Rebind(TbfClass* c, TimePoint now) {
     const bool backlogged = c->queued > 0;
-    Refill(c, now, /*cap=*/!(backlogged && c->limits.realtime));
+    c->buckets.Refill(now, /*cap=*/!(backlogged && c->buckets.limits.realtime));
     const std::shared_ptr<RuleState>& state = MatchState(*c);
     if (state != c->rule) {
       c->rule->classes--;
       state->classes++;
       c->rule = state;
     }
-    const Limits old = c->limits;
-    c->limits = state->limits;
-    const bool cap = !(backlogged && c->limits.realtime);
-    auto adopt = [cap](Credit& credit, uint64_t old_per_ns, uint64_t per_ns, Credit capacity) {
-      if (per_ns == 0) {
-        credit = 0;
-      } else if (old_per_ns == 0) {
-        credit = capacity;  // a bucket the class did not have starts full
-      } else if (cap) {
-        credit = Capped(credit, capacity, per_ns);
-      }
-    };
-    adopt(c->request_credit, old.rate, c->limits.rate, c->limits.request_capacity);
-    adopt(c->byte_credit, old.bps, c->limits.bps, c->limits.byte_capacity);
+    c->buckets.Adopt(state->limits, /*cap=*/!(backlogged && state->limits.realtime));
     c->generation = generation_;
   }
 
-  // Brings the credits up to `now` (a clock that went back adds nothing).
-  static void Refill(TbfClass* c, TimePoint now, bool cap) {
-    const Credit elapsed = std::max<int64_t>(NanosBetween(c->refilled, now), 0);
-    c->refilled = std::max(c->refilled, now);
-    const Limits& l = c->limits;
-    if (l.rate != 0) {
-      c->request_credit += elapsed * l.rate;
-      if (cap) c->request_credit = Capped(c->request_credit, l.request_capacity, l.rate);
-    }
-    if (l.bps != 0) {
-      c->byte_credit += elapsed * l.bps;
-      if (cap) c->byte_credit = Capped(c->byte_credit, l.byte_capacity, l.bps);
-    }
-  }
-
-  // A full bucket keeps up to one nanosecond's earnings above its capacity:
-  // less than one token, but what a deadline rounded up to a whole
-  // nanosecond overshoots by, so a service that is exactly on time loses no
-  // fraction of a token even with depth=1.
-  static Credit Capped(Credit credit, Credit capacity, uint64_t per_ns) {
-    return std::min(credit, capacity + Credit(per_ns) - 1);
-  }
-
-  static bool FullAt(const TbfClass& c, TimePoint now) {
-    TbfClass probe_credit;
-    probe_credit.limits = c.limits;
-    probe_credit.refilled = c.refilled;
-    probe_credit.request_credit = c.request_credit;
-    probe_credit.byte_credit = c.byte_credit;
-    Refill(&probe_credit, now, /*cap=*/true);
-    const Limits& l = c.limits;
-    return (l.rate == 0 || probe_credit.request_credit >= l.request_capacity) &&
-           (l.bps == 0 || probe_credit.byte_credit >= l.byte_capacity);
-  }
-
-  static Credit ByteThreshold(const Limits& l, uint64_t length) {
-    return std::min(Credit(length) * kUnitsPerToken, l.byte_capacity);
-  }
-
-  static bool Conforms(const TbfClass& c, uint64_t length) {
-    return (c.limits.rate == 0 || c.request_credit >= kUnitsPerToken) &&
-           (c.limits.bps == 0 || c.byte_credit >= ByteThreshold(c.limits, length));
-  }
-
   // Sets the deadline of the class's head request from its credit as of
-  // `refilled`, and gives it the newest tie-break order.
+  // `buckets.refilled`, and gives it the newest tie-break order.
   void Schedule(TbfClass* c) {
-    const Limits& l = c->limits;
-    int64_t wait = l.rate == 0 && l.bps == 0 ? 0 : -kMaxWaitNs;
-    if (l.rate != 0) wait = std::max(wait, WaitFor(c->request_credit, kUnitsPerToken, l.rate));
-    if (l.bps != 0) {
-      wait = std::max(wait, WaitFor(c->byte_credit, ByteThreshold(l, c->head->info.length), l.bps));
-    }
-    c->deadline = c->refilled + Nanos(wait);
+    c->deadline = c->buckets.Deadline(c->head->info.length);
     c->order = ++order_;
   }
 
@@ -513,8 +367,6 @@ class TbfPolicy final : public Policy {
     c->lru_prev = c->lru_next = nullptr;
     idle_--;
   }
-  // Frees the least recently used idle classes beyond the limit. A class
-  // that comes back starts with a full bucket, as a new one does.
   // Frees idle classes beyond the limit, least recently used first, but only
   // once a class's buckets are full again: a freed class comes back full, so
   // freeing it earlier would hand a client that keeps its queue short (and
@@ -524,7 +376,7 @@ class TbfPolicy final : public Policy {
   void Reclaim(TimePoint now) {
     while (idle_ > idle_limit_) {
       TbfClass* c = lru_head_;
-      if (!FullAt(*c, now)) break;  // the others went idle later still
+      if (!c->buckets.FullAt(now)) break;  // the others went idle later still
       LruUnlink(c);
       c->rule->classes--;
       classes_.erase(classes_.find(c->key()));

@@ -2,79 +2,19 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <charconv>
 #include <utility>
+
+#include "nrs/tbf_expression.h"
+#include "nrs/tbf_text.h"
 
 namespace sfs::nrs {
 namespace {
 
-constexpr std::string_view kBlanks = " \t\n\r\f\v";
 constexpr size_t kMaxNameLength = 15;  // Lustre's MAX_TBF_NAME, less its NUL
-constexpr size_t kMaxJobidLength = 255;
 constexpr uint64_t kMaxBps = uint64_t{1} << 50;
 constexpr uint64_t kMaxDepth = 1'000'000;
 constexpr uint32_t kDefaultDepth = 3;
 constexpr std::string_view kDefaultName = "default";
-
-// Opcode classes, in the order of their bits in TbfExpression::Condition.
-constexpr const char* kOpcodeNames[] = {"read", "write", "punch", "fsync", "fallocate", "destroy"};
-constexpr size_t kOpcodeCount = std::size(kOpcodeNames);
-
-size_t OpcodeIndex(Op op) {
-  switch (op) {
-    case Op::kRead: return 0;
-    case Op::kWrite: return 1;
-    case Op::kTruncate:
-    case Op::kPunch: return 2;
-    case Op::kSync: return 3;
-    case Op::kAllocate: return 4;
-    case Op::kDestroy: return 5;
-  }
-  return 0;
-}
-
-Status Invalid(std::string message) { return Status::Error(EINVAL, std::move(message)); }
-
-std::string_view Trim(std::string_view s) {
-  const size_t first = s.find_first_not_of(kBlanks);
-  if (first == std::string_view::npos) return {};
-  return s.substr(first, s.find_last_not_of(kBlanks) - first + 1);
-}
-
-// The first blank-separated word of `s`, and what follows it (trimmed).
-std::pair<std::string_view, std::string_view> SplitWord(std::string_view s) {
-  s = Trim(s);
-  const size_t end = std::min(s.find_first_of(kBlanks), s.size());
-  return {s.substr(0, end), Trim(s.substr(end))};
-}
-
-// Pieces of `s` separated by any of `separators`, empty pieces dropped.
-std::vector<std::string_view> SplitAny(std::string_view s, std::string_view separators) {
-  std::vector<std::string_view> out;
-  while (!s.empty()) {
-    const size_t end = std::min(s.find_first_of(separators), s.size());
-    if (end > 0) out.push_back(s.substr(0, end));
-    s.remove_prefix(std::min(end + 1, s.size()));
-  }
-  return out;
-}
-
-// Splits at `separator` outside braces. REQUIRES: braces are balanced.
-std::vector<std::string_view> SplitOutsideBraces(std::string_view s, char separator) {
-  std::vector<std::string_view> out;
-  int depth = 0;
-  size_t start = 0;
-  for (size_t i = 0; i < s.size(); i++) {
-    if (s[i] == '{') depth++;
-    if (s[i] == '}') depth--;
-    if (s[i] == separator && depth == 0) {
-      out.push_back(s.substr(start, i - start));
-      start = i + 1;
-    }
-  }
-  out.push_back(s.substr(start));
-  return out;
-}
 
 Status CheckName(std::string_view name, std::string_view what) {
   if (name.empty()) return Invalid("missing " + std::string(what) + " name");
@@ -91,21 +31,6 @@ Status CheckName(std::string_view name, std::string_view what) {
     }
   }
   return Status::Ok();
-}
-
-Result<uint64_t> ParseNumber(std::string_view key, std::string_view text, uint64_t min,
-                             uint64_t max) {
-  uint64_t value = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  const std::string quoted = std::string(key) + "=" + std::string(text);
-  if (text.empty() || end != text.data() + text.size() || ec == std::errc::invalid_argument) {
-    return Invalid("'" + quoted + "' is not a number");
-  }
-  if (ec == std::errc::result_out_of_range || value < min || value > max) {
-    return Invalid("'" + quoted + "' is out of range " + std::to_string(min) + ".." +
-                   std::to_string(max));
-  }
-  return value;
 }
 
 // "100M" -> 100 << 20; powers of 1024.
@@ -140,28 +65,6 @@ std::string FormatBytes(uint64_t bytes) {
     if (bytes != 0 && bytes % unit == 0) return std::to_string(bytes / unit) + suffix;
   }
   return std::to_string(bytes);
-}
-
-// '*' matches any run of characters, '?' any one character.
-bool GlobMatch(std::string_view pattern, std::string_view text) {
-  size_t p = 0, t = 0;
-  size_t star = std::string_view::npos, star_text = 0;
-  while (t < text.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
-      p++;
-      t++;
-    } else if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      star_text = t;
-    } else if (star != std::string_view::npos) {
-      p = star + 1;
-      t = ++star_text;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') p++;
-  return p == pattern.size();
 }
 
 // The keys after a start or change command; unset ones stay nullopt.
@@ -225,154 +128,6 @@ void SetNumbers(const RuleOptions& options, TbfRule& rule) {
 
 }  // namespace
 
-// An expression: conjunctions ('&') of conditions, any one of which (',')
-// must hold.
-class TbfExpression {
- public:
-  struct Condition {
-    TbfField field = kTbfUid;
-    std::vector<uint32_t> ids;        // uid or gid
-    std::vector<std::string> jobids;  // patterns
-    uint8_t opcodes = 0;              // bit i = kOpcodeNames[i]
-
-    bool Matches(const RequestInfo& info) const {
-      switch (field) {
-        case kTbfUid: return std::find(ids.begin(), ids.end(), info.uid) != ids.end();
-        case kTbfGid: return std::find(ids.begin(), ids.end(), info.gid) != ids.end();
-        case kTbfJobid: {
-          const std::string_view jobid = info.jobid ? std::string_view(*info.jobid) : "";
-          return std::any_of(jobids.begin(), jobids.end(),
-                             [&](const std::string& p) { return GlobMatch(p, jobid); });
-        }
-        case kTbfOpcode: return (opcodes >> OpcodeIndex(info.op)) & 1;
-      }
-      return false;
-    }
-  };
-
-  static Result<std::shared_ptr<const TbfExpression>> Parse(std::string_view text);
-
-  bool Matches(const RequestInfo& info) const {
-    return std::any_of(any_of_.begin(), any_of_.end(), [&](const std::vector<Condition>& all) {
-      return std::all_of(all.begin(), all.end(),
-                         [&](const Condition& c) { return c.Matches(info); });
-    });
-  }
-
-  TbfFields fields() const {
-    TbfFields fields = 0;
-    for (const auto& all : any_of_) {
-      for (const Condition& c : all) fields |= c.field;
-    }
-    return fields;
-  }
-
-  std::string ToString() const;
-
- private:
-  static Result<Condition> ParseCondition(std::string_view text);
-
-  std::vector<std::vector<Condition>> any_of_;
-};
-
-Result<TbfExpression::Condition> TbfExpression::ParseCondition(std::string_view text) {
-  text = Trim(text);
-  const std::string quoted = "'" + std::string(text) + "'";
-  const size_t eq = text.find('=');
-  if (eq == std::string_view::npos) return Invalid("condition " + quoted + " is not field={...}");
-  const std::string_view field = Trim(text.substr(0, eq));
-  const std::string_view braced = Trim(text.substr(eq + 1));
-  if (braced.size() < 2 || braced.front() != '{' || braced.back() != '}') {
-    return Invalid("condition " + quoted + " is not field={...}");
-  }
-  const std::string_view inner = braced.substr(1, braced.size() - 2);
-  if (inner.find_first_of("{}=&") != std::string_view::npos) {
-    return Invalid("condition " + quoted + " has a stray brace or '=' inside its value list");
-  }
-  const std::vector<std::string_view> values = SplitAny(inner, std::string(kBlanks) + ",");
-  if (values.empty()) return Invalid("condition " + quoted + " has an empty value list");
-
-  Condition c;
-  if (field == "uid" || field == "gid") {
-    c.field = field == "uid" ? kTbfUid : kTbfGid;
-    for (std::string_view v : values) {
-      auto id = ParseNumber(field, v, 0, UINT32_MAX);
-      if (!id.ok()) return id.status();
-      c.ids.push_back(static_cast<uint32_t>(*id));
-    }
-  } else if (field == "jobid") {
-    c.field = kTbfJobid;
-    for (std::string_view v : values) {
-      if (v.size() > kMaxJobidLength) {
-        return Invalid("job id '" + std::string(v) + "' is longer than " +
-                       std::to_string(kMaxJobidLength) + " characters");
-      }
-      c.jobids.emplace_back(v);
-    }
-  } else if (field == "opcode") {
-    c.field = kTbfOpcode;
-    for (std::string_view v : values) {
-      const auto* it = std::find(std::begin(kOpcodeNames), std::end(kOpcodeNames), v);
-      if (it == std::end(kOpcodeNames)) {
-        return Invalid("unknown opcode '" + std::string(v) +
-                       "' (read, write, punch, fsync, fallocate, destroy)");
-      }
-      c.opcodes |= uint8_t(1u << (it - std::begin(kOpcodeNames)));
-    }
-  } else if (field == "nid") {
-    return Invalid("condition " + quoted + ": stripefs has no network ids (nid)");
-  } else {
-    return Invalid("condition " + quoted + " tests unknown field '" + std::string(field) +
-                   "' (uid, gid, jobid, opcode)");
-  }
-  return c;
-}
-
-Result<std::shared_ptr<const TbfExpression>> TbfExpression::Parse(std::string_view text) {
-  int depth = 0;
-  for (char ch : text) {
-    if (ch == '{') depth++;
-    if (ch == '}') depth--;
-    if (depth < 0 || depth > 1) {
-      return Invalid("expression '" + std::string(text) + "' has bad braces");
-    }
-  }
-  if (depth != 0) return Invalid("expression '" + std::string(text) + "' has bad braces");
-
-  auto expression = std::make_shared<TbfExpression>();
-  for (std::string_view conjunction : SplitOutsideBraces(text, ',')) {
-    std::vector<Condition> all;
-    for (std::string_view condition : SplitOutsideBraces(conjunction, '&')) {
-      auto c = ParseCondition(condition);
-      if (!c.ok()) return c.status();
-      all.push_back(std::move(*c));
-    }
-    expression->any_of_.push_back(std::move(all));
-  }
-  return std::shared_ptr<const TbfExpression>(std::move(expression));
-}
-
-std::string TbfExpression::ToString() const {
-  std::string out;
-  for (size_t i = 0; i < any_of_.size(); i++) {
-    if (i > 0) out += ',';
-    for (size_t j = 0; j < any_of_[i].size(); j++) {
-      const Condition& c = any_of_[i][j];
-      if (j > 0) out += '&';
-      out += TbfTypeName(c.field) + "={";
-      std::vector<std::string> values;
-      for (uint32_t id : c.ids) values.push_back(std::to_string(id));
-      for (const std::string& jobid : c.jobids) values.push_back(jobid);
-      for (size_t k = 0; k < kOpcodeCount; k++) {
-        if ((c.opcodes >> k) & 1) values.push_back(kOpcodeNames[k]);
-      }
-      for (size_t k = 0; k < values.size(); k++) out += (k > 0 ? " " : "") + values[k];
-      out += '}';
-    }
-  }
-  return out;
-}
-
 Result<TbfFields> ParseTbfType(std::string_view type) {
   type = Trim(type);
   if (type.empty()) return TbfFields{kTbfAllFields};
@@ -412,10 +167,6 @@ std::string TbfTypeName(TbfFields fields) {
   }
   return out;
 }
-
-const char* TbfOpcodeName(Op op) { return kOpcodeNames[OpcodeIndex(op)]; }
-
-Op TbfOpcodeClass(Op op) { return op == Op::kTruncate ? Op::kPunch : op; }
 
 bool TbfRule::Matches(const RequestInfo& info) const {
   return matcher == nullptr || matcher->Matches(info);

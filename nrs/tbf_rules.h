@@ -65,7 +65,7 @@ const char* TbfOpcodeName(Op op);
 // kTruncate), so two ops of one class make one TBF class key.
 Op TbfOpcodeClass(Op op);
 
-class TbfExpression;  // parsed conditions; defined in the .cc
+class TbfExpression;  // parsed conditions; defined in tbf_expression.h (internal)
 
 struct TbfRule {
   std::string name;

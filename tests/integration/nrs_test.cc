@@ -125,7 +125,9 @@ TEST_F(NrsTest, SwitchingPoliciesDuringDdLosesNothing) {
   // EXPECT, not ASSERT: the writer thread must be joined whatever happens.
   while (!done.load() || switches < 10) {
     EXPECT_EQ(Set("nrs_policies", policies[switches % 10]), 0) << policies[switches % 10];
-    if (switches % 3 == 0) EXPECT_EQ(Set("nrs_orr_supported", "reads_and_writes"), 0);
+    if (switches % 3 == 0) {
+      EXPECT_EQ(Set("nrs_orr_supported", "reads_and_writes"), 0);
+    }
     switches++;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }

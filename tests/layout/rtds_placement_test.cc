@@ -78,9 +78,11 @@ TEST(RtdsPlacementTest, ZeroWeightNeverChosenAndShortFilesReported) {
     EXPECT_TRUE(choice->short_count());
     EXPECT_EQ(choice->wanted, 4u);
   }
+  // "All stripes" means every usable OST of the pool, so it is not short.
   auto all = placement->Choose(kAllStripes, {});
   EXPECT_EQ(all->osts.size(), 3u);
-  EXPECT_EQ(all->wanted, kMaxStripeCount);
+  EXPECT_EQ(all->wanted, 3u);
+  EXPECT_FALSE(all->short_count());
 }
 
 TEST(RtdsPlacementTest, AllZeroWeightsIsEnospc) {
