@@ -51,7 +51,8 @@ Result<std::string> Filesystem::GetLayoutXattr(uint64_t ino) {
   auto inode = meta_->GetInode(ino);
   if (!inode.ok()) return inode.status();
   if (S_ISDIR(inode->mode)) return meta_->GetXattr(ino, kLayoutXattrName);  // ENODATA if unset
-  if (!S_ISREG(inode->mode)) return Status::Error(ENODATA, "only files and directories have a layout");
+  if (!S_ISREG(inode->mode))
+    return Status::Error(ENODATA, "only files and directories have a layout");
   auto decoded = LoadLayout(ino);
   if (!decoded.ok()) return decoded.status();
   return layout::Describe(*decoded);
@@ -68,14 +69,14 @@ Status Filesystem::SetLayoutXattr(uint32_t uid, uint64_t ino, const std::string&
   }
   for (uint32_t ost : spec->osts) {
     if (ost >= osts_.size()) {
-      return Status::Error(EINVAL, fmt::format("layout names OST {}; this filesystem has {}", ost,
-                                               osts_.size()));
+      return Status::Error(
+          EINVAL, fmt::format("layout names OST {}; this filesystem has {}", ost, osts_.size()));
     }
     if (!spec->pool.empty()) {
       const std::vector<uint32_t>& members = config->pools.at(spec->pool);
       if (std::find(members.begin(), members.end(), ost) == members.end()) {
-        return Status::Error(EINVAL, fmt::format("layout names OST {}, which is not in pool {}",
-                                                 ost, spec->pool));
+        return Status::Error(
+            EINVAL, fmt::format("layout names OST {}, which is not in pool {}", ost, spec->pool));
       }
     }
   }
@@ -148,7 +149,9 @@ Status Filesystem::RemoveLayoutXattr(uint32_t uid, uint64_t ino) {
   return meta_->RemoveXattr(ino, kLayoutXattrName);
 }
 
-Result<std::string> Filesystem::GetProjid(uint64_t ino) { return meta_->GetXattr(ino, kProjidXattrName); }
+Result<std::string> Filesystem::GetProjid(uint64_t ino) {
+  return meta_->GetXattr(ino, kProjidXattrName);
+}
 
 Status Filesystem::SetProjid(uint32_t uid, uint64_t ino, const std::string& value) {
   std::string_view text = value;
@@ -156,7 +159,8 @@ Status Filesystem::SetProjid(uint32_t uid, uint64_t ino, const std::string& valu
   uint32_t projid = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), projid);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size()) {
-    return Status::Error(EINVAL, "projid must be a number from 0 to 4294967295, not '" + value + "'");
+    return Status::Error(EINVAL,
+                         "projid must be a number from 0 to 4294967295, not '" + value + "'");
   }
   SFS_RETURN_IF_ERROR(CheckOwner(uid, ino, "project id"));
   return meta_->SetXattr(ino, kProjidXattrName, std::to_string(projid), 0);

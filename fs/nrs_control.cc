@@ -103,8 +103,10 @@ Result<nrs::OrrSupported> ParseOrrSupported(std::string_view text) {
                  nrs::OrrSupported::kReadsAndWrites}) {
     if (text == nrs::OrrSupportedName(s)) return s;
   }
-  return Status::Error(EINVAL, "nrs_orr_supported must be reads, writes or reads_and_writes, "
-                               "not '" + std::string(text) + "'");
+  return Status::Error(EINVAL,
+                       "nrs_orr_supported must be reads, writes or reads_and_writes, "
+                       "not '" +
+                           std::string(text) + "'");
 }
 
 // The OST index of "ost<N>.nrs_policies", or -1 when `name` is not one.
@@ -129,9 +131,9 @@ std::string RulesKey(size_t head) {
 }
 
 constexpr const char* kTunableNames[] = {
-    "nrs_crrn_quantum",     "nrs_orr_quantum",     "nrs_orr_supported", "nrs_tbf_default_rate",
-    "nrs_tbf_class_limit",  "nrs_delay_pct",       "nrs_delay_min",     "nrs_delay_max",
-    "nrs_hp_ratio",         "nrs_hp_ops"};
+    "nrs_crrn_quantum",    "nrs_orr_quantum", "nrs_orr_supported", "nrs_tbf_default_rate",
+    "nrs_tbf_class_limit", "nrs_delay_pct",   "nrs_delay_min",     "nrs_delay_max",
+    "nrs_hp_ratio",        "nrs_hp_ops"};
 
 bool IsTunable(std::string_view name) {
   return std::find(std::begin(kTunableNames), std::end(kTunableNames), name) !=
@@ -183,7 +185,8 @@ Status NrsControl::Check(const State& next) const {
 std::map<std::string, std::string> NrsControl::Persisted(const State& state) const {
   std::map<std::string, std::string> out;
   for (size_t head = 0; head < kHeads; head++) {
-    for (size_t ost = 0; ost < osts_.size(); ost++) out[PolicyKey(head, ost)] = state.specs[head][ost];
+    for (size_t ost = 0; ost < osts_.size(); ost++)
+      out[PolicyKey(head, ost)] = state.specs[head][ost];
     out[RulesKey(head)] = state.rules[head]->Serialize();
   }
   const nrs::Tunables& t = state.tunables;
@@ -308,8 +311,8 @@ Status NrsControl::Set(std::string_view name, std::string_view value) {
 Status NrsControl::SetPolicies(std::string_view name, std::string_view value) {
   const int64_t only_ost = OstOfName(name);
   if (only_ost >= static_cast<int64_t>(osts_.size())) {
-    return Status::Error(ENOENT, fmt::format("there is no OST {} (this filesystem has {})",
-                                             only_ost, osts_.size()));
+    return Status::Error(
+        ENOENT, fmt::format("there is no OST {} (this filesystem has {})", only_ost, osts_.size()));
   }
   HeadChoice heads;
   std::string spec;

@@ -63,11 +63,12 @@ std::string NrsControl::PoliciesReport(size_t first_ost, size_t end_ost) const {
       out.Add(fmt::format("  {}:\n", kHeadTitle[head]));
       for (const nrs::PolicyStatus& s :
            osts_[ost]->PolicyStatus(kHeadOf[head], registered, /*with_classes=*/false)) {
-        std::string entry = fmt::format("    - name: {}\n      state: {}\n      fallback: {}\n",
-                                        s.name, nrs::PolicyStateName(s.state),
-                                        s.fallback ? "yes" : "no");
+        std::string entry =
+            fmt::format("    - name: {}\n      state: {}\n      fallback: {}\n", s.name,
+                        nrs::PolicyStateName(s.state), s.fallback ? "yes" : "no");
         if (s.primary) entry += fmt::format("      spec: {}\n", state_.specs[head][ost]);
-        entry += fmt::format("      queued: {}\n      active: {}\n", s.stats.queued, s.stats.active);
+        entry +=
+            fmt::format("      queued: {}\n      active: {}\n", s.stats.queued, s.stats.active);
         if (s.state != nrs::PolicyState::kStopped) {
           entry += fmt::format("      completed: {}\n", s.stats.completed);
         }
@@ -114,12 +115,12 @@ std::string NrsControl::StatsReport() const {
       for (const nrs::PolicyStatus& s : osts_[ost]->PolicyStatus(which, {})) {
         const std::string role = s.fallback ? "(fallback)" : s.primary ? "" : "(stopping)";
         for (const nrs::ClassStats& c : s.classes) {
-          out.Add(fmt::format("ost{} {} {}{} class={} requests={} bytes={} wait_us_p50={} "
-                              "wait_us_p99={} service_us_p50={} service_us_p99={}\n",
-                              ost, nrs::HeadName(which), s.name, role, c.name, c.requests,
-                              c.bytes, Micros(c.wait.Percentile(50)),
-                              Micros(c.wait.Percentile(99)), Micros(c.service.Percentile(50)),
-                              Micros(c.service.Percentile(99))));
+          out.Add(
+              fmt::format("ost{} {} {}{} class={} requests={} bytes={} wait_us_p50={} "
+                          "wait_us_p99={} service_us_p50={} service_us_p99={}\n",
+                          ost, nrs::HeadName(which), s.name, role, c.name, c.requests, c.bytes,
+                          Micros(c.wait.Percentile(50)), Micros(c.wait.Percentile(99)),
+                          Micros(c.service.Percentile(50)), Micros(c.service.Percentile(99))));
         }
       }
     }

@@ -43,12 +43,15 @@ Result<AutoWeights> ParseAutoWeights(std::string_view text) {
   } else if (mode == "space+load") {
     out.mode = AutoWeights::Mode::kSpaceLoad;
   } else {
-    return Status::Error(EINVAL, "rtds_auto must be off, space or space+load [interval=SECONDS], "
-                                 "not '" + std::string(text) + "'");
+    return Status::Error(EINVAL,
+                         "rtds_auto must be off, space or space+load [interval=SECONDS], "
+                         "not '" +
+                             std::string(text) + "'");
   }
   if (!rest.empty()) {
     constexpr std::string_view kInterval = "interval=";
-    const std::string_view digits = StartsWith(rest, kInterval) ? rest.substr(kInterval.size()) : "";
+    const std::string_view digits =
+        StartsWith(rest, kInterval) ? rest.substr(kInterval.size()) : "";
     uint32_t seconds = 0;
     auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), seconds);
     if (digits.empty() || ec != std::errc() || end != digits.data() + digits.size() ||
@@ -63,8 +66,10 @@ Result<AutoWeights> ParseAutoWeights(std::string_view text) {
 
 std::string FormatAutoWeights(const AutoWeights& autow) {
   switch (autow.mode) {
-    case AutoWeights::Mode::kOff: return "off";
-    case AutoWeights::Mode::kSpace: return fmt::format("space interval={}", autow.interval_s);
+    case AutoWeights::Mode::kOff:
+      return "off";
+    case AutoWeights::Mode::kSpace:
+      return fmt::format("space interval={}", autow.interval_s);
     case AutoWeights::Mode::kSpaceLoad:
       return fmt::format("space+load interval={}", autow.interval_s);
   }
@@ -90,8 +95,8 @@ std::vector<double> AutoFactors(AutoWeights::Mode mode, const std::vector<OstSam
   double best_load = 0;
   for (size_t i = 0; i < samples.size(); i++) {
     if (!samples[i].healthy) continue;
-    load[i] = 1.0 / (1.0 + samples[i].busy / (mean_busy + 1.0) +
-                     samples[i].bytes / (mean_bytes + 1.0));
+    load[i] =
+        1.0 / (1.0 + samples[i].busy / (mean_busy + 1.0) + samples[i].bytes / (mean_bytes + 1.0));
     best_load = std::max(best_load, load[i]);
   }
   for (size_t i = 0; i < samples.size(); i++) {
@@ -156,8 +161,8 @@ Status PlacementControl::Load() {
     if (parsed.ok()) {
       auto_ = *parsed;
     } else {
-      Logger("layout")->error("stored rtds_auto '{}' is invalid, automatic weights off: {}",
-                              *text, parsed.status().ToString());
+      Logger("layout")->error("stored rtds_auto '{}' is invalid, automatic weights off: {}", *text,
+                              parsed.status().ToString());
     }
   }
   if (auto_.mode != AutoWeights::Mode::kOff) {
@@ -288,7 +293,8 @@ Result<std::string> PlacementControl::Get(std::string_view name) const {
   if (name == "rtds_auto_factors") return layout::FormatWeightList(placement_->AutoFactors());
   if (name == "pools") {
     std::string out;
-    for (const auto& [pool, osts] : config->pools) out += pool + " " + layout::FormatOstSet(osts) + "\n";
+    for (const auto& [pool, osts] : config->pools)
+      out += pool + " " + layout::FormatOstSet(osts) + "\n";
     return out;
   }
   if (name == "pool_rules") {
@@ -297,7 +303,8 @@ Result<std::string> PlacementControl::Get(std::string_view name) const {
     std::stable_sort(rules.begin(), rules.end(),
                      [](const auto& a, const auto& b) { return a.second->rank < b.second->rank; });
     std::string out;
-    for (const auto& [rule_name, rule] : rules) out += *rule_name + " " + layout::FormatPoolRule(*rule) + "\n";
+    for (const auto& [rule_name, rule] : rules)
+      out += *rule_name + " " + layout::FormatPoolRule(*rule) + "\n";
     return out;
   }
   if (StartsWith(name, kPoolPrefix)) {

@@ -95,14 +95,14 @@ class PlacementControl {
   const std::vector<ost::Service*> osts_;
   std::unique_ptr<layout::RtdsPlacement> placement_;
 
-  mutable std::mutex mu_;                   // serializes changes; guards the fields below
-  AutoWeights auto_;                        // GUARDED_BY(mu_)
-  std::vector<uint64_t> last_errors_;       // GUARDED_BY(mu_): per OST, at the last sample
-  std::vector<uint64_t> last_bytes_;        // GUARDED_BY(mu_)
-  std::vector<bool> failed_;                // GUARDED_BY(mu_): logged as failed
+  mutable std::mutex mu_;              // serializes changes; guards the fields below
+  AutoWeights auto_;                   // GUARDED_BY(mu_)
+  std::vector<uint64_t> last_errors_;  // GUARDED_BY(mu_): per OST, at the last sample
+  std::vector<uint64_t> last_bytes_;   // GUARDED_BY(mu_)
+  std::vector<bool> failed_;           // GUARDED_BY(mu_): logged as failed
 
   boost::asio::io_context io_;
-  boost::asio::steady_timer timer_{io_};    // GUARDED_BY(mu_)
+  boost::asio::steady_timer timer_{io_};  // GUARDED_BY(mu_)
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   std::thread thread_;
 };

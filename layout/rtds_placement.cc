@@ -350,7 +350,7 @@ class RtdsPlacementImpl final : public RtdsPlacement {
 
   SharedRandom random_;
 
-  std::mutex writer_mu_;          // serialises Reconfigure and SetAutoFactor*; taken before mu_
+  std::mutex writer_mu_;  // serialises Reconfigure and SetAutoFactor*; taken before mu_
   // Guards the three members below. A plain mutex, not a reader/writer lock:
   // with a thread changing weights nonstop, std::shared_mutex let picks wait
   // ~50 us each (writers first, readers convoy) against ~200 ns with this,

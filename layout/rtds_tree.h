@@ -10,7 +10,8 @@
 // With doubles, rounding could pick an item whose weight was just set to 0.
 //
 // Thread safety: none. RtdsTree and WeightOverlay are plain values; their
-// owner serialises writes against reads (RtdsPlacement holds a mutex). An overlay borrows its tree, which must not change while it lives.
+// owner serialises writes against reads (RtdsPlacement holds a mutex). An overlay borrows its tree,
+// which must not change while it lives.
 #pragma once
 
 #include <cstddef>

@@ -48,9 +48,7 @@ class Nrs {
   void Complete(Request* request, TimePoint now);
 
   Scheduler& head(Head which) { return which == Head::kRegular ? regular_ : high_; }
-  const Scheduler& head(Head which) const {
-    return which == Head::kRegular ? regular_ : high_;
-  }
+  const Scheduler& head(Head which) const { return which == Head::kRegular ? regular_ : high_; }
   size_t Queued() const { return regular_.Queued() + high_.Queued(); }
   size_t Active() const { return regular_.Active() + high_.Active(); }
   OpSet hp_ops() const { return hp_ops_; }

@@ -82,9 +82,12 @@ ObjectKey KeyOf(const Request& r) { return ObjectKey{r.info.ost, r.info.object_i
 
 bool Supports(OrrSupported supported, Op op) {
   switch (op) {
-    case Op::kRead: return supported != OrrSupported::kWrites;
-    case Op::kWrite: return supported != OrrSupported::kReads;
-    default: return false;  // no extent worth sorting
+    case Op::kRead:
+      return supported != OrrSupported::kWrites;
+    case Op::kWrite:
+      return supported != OrrSupported::kReads;
+    default:
+      return false;  // no extent worth sorting
   }
 }
 
@@ -190,8 +193,10 @@ Result<std::unique_ptr<Policy>> NewOrrPolicy(std::string_view args, const Tunabl
   switch (tunables.orr_supported) {
     case OrrSupported::kReads:
     case OrrSupported::kWrites:
-    case OrrSupported::kReadsAndWrites: break;
-    default: return Status::Error(EINVAL, "NRS policy 'orr': unknown set of supported operations");
+    case OrrSupported::kReadsAndWrites:
+      break;
+    default:
+      return Status::Error(EINVAL, "NRS policy 'orr': unknown set of supported operations");
   }
   return std::unique_ptr<Policy>(std::make_unique<OrrPolicy>(tunables));
 }

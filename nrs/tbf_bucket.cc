@@ -10,7 +10,7 @@ namespace {
 using Nanos = std::chrono::nanoseconds;
 
 constexpr int64_t kUnitsPerToken = 1'000'000'000;  // = ns per second
-constexpr uint64_t kByteWindowRate = 100;  // byte bursts span >= depth x 10 ms
+constexpr uint64_t kByteWindowRate = 100;          // byte bursts span >= depth x 10 ms
 // Waits are clamped to this (36 years) so a TimePoint never overflows.
 constexpr int64_t kMaxWaitNs = int64_t{1} << 60;
 

@@ -17,13 +17,19 @@ constexpr size_t kOpcodeCount = std::size(kOpcodeNames);
 
 size_t OpcodeIndex(Op op) {
   switch (op) {
-    case Op::kRead: return 0;
-    case Op::kWrite: return 1;
+    case Op::kRead:
+      return 0;
+    case Op::kWrite:
+      return 1;
     case Op::kTruncate:
-    case Op::kPunch: return 2;
-    case Op::kSync: return 3;
-    case Op::kAllocate: return 4;
-    case Op::kDestroy: return 5;
+    case Op::kPunch:
+      return 2;
+    case Op::kSync:
+      return 3;
+    case Op::kAllocate:
+      return 4;
+    case Op::kDestroy:
+      return 5;
   }
   return 0;
 }
@@ -54,14 +60,17 @@ bool GlobMatch(std::string_view pattern, std::string_view text) {
 
 bool TbfExpression::Condition::Matches(const RequestInfo& info) const {
   switch (field) {
-    case kTbfUid: return std::find(ids.begin(), ids.end(), info.uid) != ids.end();
-    case kTbfGid: return std::find(ids.begin(), ids.end(), info.gid) != ids.end();
+    case kTbfUid:
+      return std::find(ids.begin(), ids.end(), info.uid) != ids.end();
+    case kTbfGid:
+      return std::find(ids.begin(), ids.end(), info.gid) != ids.end();
     case kTbfJobid: {
       const std::string_view jobid = info.jobid ? std::string_view(*info.jobid) : "";
       return std::any_of(jobids.begin(), jobids.end(),
                          [&](const std::string& p) { return GlobMatch(p, jobid); });
     }
-    case kTbfOpcode: return (opcodes >> OpcodeIndex(info.op)) & 1;
+    case kTbfOpcode:
+      return (opcodes >> OpcodeIndex(info.op)) & 1;
   }
   return false;
 }

@@ -171,7 +171,6 @@ class TbfPolicy final : public Policy {
   }
 
  public:
-
   // A new rule set or default rate re-matches the backlogged classes now and
   // the idle ones when next used; a lower idle class limit reclaims at once.
   void Retune(const Tunables& tunables, TimePoint now) override {
@@ -275,7 +274,7 @@ class TbfPolicy final : public Policy {
     c->rule->classes++;
     c->generation = generation_;
     c->buckets = TbfBuckets::Full(c->rule->limits, now);  // a new class starts full
-    classes_.emplace(c->key(), std::move(owned));  // the key borrows c->jobid
+    classes_.emplace(c->key(), std::move(owned));         // the key borrows c->jobid
     return c;
   }
 

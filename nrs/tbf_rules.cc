@@ -39,13 +39,21 @@ Result<uint64_t> ParseBytes(std::string_view key, std::string_view text) {
   if (!text.empty() && !(text.back() >= '0' && text.back() <= '9')) {
     switch (text.back()) {
       case 'K':
-      case 'k': shift = 10; break;
+      case 'k':
+        shift = 10;
+        break;
       case 'M':
-      case 'm': shift = 20; break;
+      case 'm':
+        shift = 20;
+        break;
       case 'G':
-      case 'g': shift = 30; break;
+      case 'g':
+        shift = 30;
+        break;
       case 'T':
-      case 't': shift = 40; break;
+      case 't':
+        shift = 40;
+        break;
       default:
         return Invalid("'" + std::string(key) + "=" + std::string(text) +
                        "' has a bad suffix (K, M, G or T)");

@@ -108,6 +108,9 @@ void Service::Impl::WakeParked() {
         parked = 0;
       }
     }
+    // A wait nobody needs any more must go: a pending timer is io_context
+    // work, and one armed for an hour would hold ~Service for that hour.
+    if (!armed_for.has_value()) timer.cancel();
   }
   // Each request runs as its own handler so the service threads share them.
   for (auto& request : ready) {

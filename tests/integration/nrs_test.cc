@@ -75,8 +75,8 @@ TEST_F(NrsTest, TbfHoldsOneUidNearItsRateWhileAnotherRunsFree) {
 
   // 60 O_DIRECT writes of 4 KiB each: one OST request apiece.
   constexpr int kWrites = 60;
-  const std::string dd = "dd if=/dev/zero bs=4k count=" + std::to_string(kWrites) +
-                         " oflag=direct status=none of=";
+  const std::string dd =
+      "dd if=/dev/zero bs=4k count=" + std::to_string(kWrites) + " oflag=direct status=none of=";
   double slow = -1, fast = -1;
   std::string slow_out, fast_out;
   std::thread slow_writer([&] { slow = TimedAs("nobody", dd + P("slow"), &slow_out); });
@@ -115,12 +115,14 @@ TEST_F(NrsTest, SwitchingPoliciesDuringDdLosesNothing) {
   std::atomic<bool> done{false};
   CommandResult write, read;
   std::thread writer([&] {
-    write = Shell("dd if=" + source + " of=" + P("copy") + " bs=256k oflag=direct status=none && "
-                  "dd if=" + source + " of=" + P("copy2") + " bs=64k status=none && sync");
+    write = Shell("dd if=" + source + " of=" + P("copy") +
+                  " bs=256k oflag=direct status=none && "
+                  "dd if=" +
+                  source + " of=" + P("copy2") + " bs=64k status=none && sync");
     done = true;
   });
-  const char* policies[] = {"crrn", "orr", "tbf uid", "delay", "tbf", "fifo", "tbf uid+jobid",
-                            "crrn uid", "orr hp", "tbf hp uid+opcode"};
+  const char* policies[] = {"crrn", "orr",           "tbf uid",  "delay",  "tbf",
+                            "fifo", "tbf uid+jobid", "crrn uid", "orr hp", "tbf hp uid+opcode"};
   int switches = 0;
   // EXPECT, not ASSERT: the writer thread must be joined whatever happens.
   while (!done.load() || switches < 10) {
@@ -166,7 +168,8 @@ TEST_F(NrsTest, HighPriorityHeadAndPerOstPolicies) {
   const std::string hp0 = ost0.substr(ost0.find("high_priority_requests:"));
   EXPECT_TRUE(Contains(hp0, "- name: tbf\n      state: started")) << all;
   EXPECT_TRUE(Contains(hp0, "spec: tbf jobid")) << all;
-  EXPECT_FALSE(Contains(ost0.substr(0, ost0.find("high_priority")), "name: tbf\n      state: started"))
+  EXPECT_FALSE(
+      Contains(ost0.substr(0, ost0.find("high_priority")), "name: tbf\n      state: started"))
       << all;
   const std::string ost2 = Get("ost2.nrs_policies");
   EXPECT_TRUE(Contains(ost2, "- name: orr\n      state: started")) << ost2;
@@ -191,7 +194,9 @@ TEST_F(NrsTest, SettingsSurviveRemount) {
   ASSERT_EQ(Set("nrs_policies", "tbf uid+opcode reg"), 0);
   ASSERT_EQ(Set("ost1.nrs_policies", "crrn uid"), 0);
   ASSERT_EQ(Set("nrs_tbf_rule", "reg start slow uid={1000 1001} rate=50"), 0);
-  ASSERT_EQ(Set("nrs_tbf_rule", "reg start io uid={7}&opcode={write} rate=200 bps=100M depth=8 rank=slow"), 0);
+  ASSERT_EQ(Set("nrs_tbf_rule",
+                "reg start io uid={7}&opcode={write} rate=200 bps=100M depth=8 rank=slow"),
+            0);
   ASSERT_EQ(Set("nrs_tbf_rule", "reg change slow rate=20"), 0);
   ASSERT_EQ(Set("nrs_orr_quantum", "64"), 0);
   ASSERT_EQ(Set("nrs_orr_supported", "reads_and_writes"), 0);
@@ -214,7 +219,8 @@ TEST_F(NrsTest, SettingsSurviveRemount) {
   EXPECT_LT(io, slow);
   EXPECT_TRUE(Contains(reg, "bps=104857600 depth=8")) << rules;
   EXPECT_FALSE(Contains(rules.substr(rules.find("high_priority_requests:")), "- slow")) << rules;
-  EXPECT_EQ(rules.substr(0, rules.find("  ost0")), rules_before.substr(0, rules_before.find("  ost0")));
+  EXPECT_EQ(rules.substr(0, rules.find("  ost0")),
+            rules_before.substr(0, rules_before.find("  ost0")));
 
   const std::string ost0 = Get("ost0.nrs_policies");
   EXPECT_TRUE(Contains(ost0, "spec: tbf uid+opcode")) << ost0;
@@ -239,20 +245,20 @@ TEST_F(NrsTest, NonAdminGetsEpermAndBadInputChangesNothing) {
   // user.* needs write permission on the directory, so the kernel answers
   // EACCES on a 0755 root; with the kernel's check passed, stripefs refuses.
   ASSERT_EQ(chmod(fs_->mnt().c_str(), 0777), 0);
-  for (const char* name : {"nrs_policies", "ost0.nrs_policies", "nrs_tbf_rule", "nrs_orr_quantum",
-                           "jobid_name"}) {
-    CommandResult r = Shell(std::string("runuser -u nobody -- setfattr -n user.stripefs.") +
-                            name + " -v 1 " + fs_->mnt());
+  for (const char* name :
+       {"nrs_policies", "ost0.nrs_policies", "nrs_tbf_rule", "nrs_orr_quantum", "jobid_name"}) {
+    CommandResult r = Shell(std::string("runuser -u nobody -- setfattr -n user.stripefs.") + name +
+                            " -v 1 " + fs_->mnt());
     EXPECT_NE(r.exit_code, 0) << name;
     EXPECT_TRUE(Contains(r.output, "Operation not permitted")) << name << ": " << r.output;
   }
-  CommandResult cli = Shell("runuser -u nobody -- " + fs_->PublicBinary() +
-                            " set_param " + fs_->mnt() + " nrs_policies=fifo");
+  CommandResult cli = Shell("runuser -u nobody -- " + fs_->PublicBinary() + " set_param " +
+                            fs_->mnt() + " nrs_policies=fifo");
   EXPECT_EQ(cli.exit_code, 1);
   EXPECT_TRUE(Contains(cli.output, "Operation not permitted")) << cli.output;
   // Anyone may read.
-  CommandResult read = Shell("runuser -u nobody -- " + fs_->PublicBinary() +
-                             " get_param " + fs_->mnt() + " nrs_tbf_rule nrs_orr_quantum");
+  CommandResult read = Shell("runuser -u nobody -- " + fs_->PublicBinary() + " get_param " +
+                             fs_->mnt() + " nrs_tbf_rule nrs_orr_quantum");
   EXPECT_EQ(read.exit_code, 0) << read.output;
   EXPECT_TRUE(Contains(read.output, "nrs_orr_quantum=256")) << read.output;
   EXPECT_TRUE(Contains(read.output, "nrs_tbf_rule=\nregular_requests:")) << read.output;
@@ -309,8 +315,8 @@ TEST_F(NrsTest, JobIdsFromTheEnvironmentAndWritebackAttributedToTheOpener) {
   CommandResult env = Shell("SFS_JOB=ior.42 dd if=/dev/zero of=" + P("env") +
                             " bs=64k count=4 oflag=direct status=none");
   ASSERT_EQ(env.exit_code, 0) << env.output;
-  CommandResult named = Shell("dd if=/dev/zero of=" + P("named") +
-                              " bs=64k count=4 oflag=direct status=none");
+  CommandResult named =
+      Shell("dd if=/dev/zero of=" + P("named") + " bs=64k count=4 oflag=direct status=none");
   ASSERT_EQ(named.exit_code, 0) << named.output;
   std::string stats = Get("nrs_stats");
   EXPECT_TRUE(Contains(stats, "tbf class=jobid=ior.42 ")) << stats;

@@ -115,7 +115,8 @@ TEST_F(PlacementTest, UidRuleSendsAUsersFilesToItsPool) {
     CommandResult r = Shell("runuser -u nobody -- touch " + P("n" + std::to_string(i)));
     ASSERT_EQ(r.exit_code, 0) << r.output;
     const std::string path = P("n" + std::to_string(i));
-    EXPECT_TRUE(Contains(Xattr(path, "user.stripefs.layout"), "pool=fast")) << Xattr(path, "user.stripefs.layout");
+    EXPECT_TRUE(Contains(Xattr(path, "user.stripefs.layout"), "pool=fast"))
+        << Xattr(path, "user.stripefs.layout");
     std::vector<int> osts = OstsOf(path);
     // Four stripes asked, the pool has two OSTs: two stripes, on 0 and 1.
     EXPECT_EQ(std::set<int>(osts.begin(), osts.end()), (std::set<int>{0, 1}));
@@ -123,7 +124,8 @@ TEST_F(PlacementTest, UidRuleSendsAUsersFilesToItsPool) {
   // Root matches no rule: all four OSTs.
   ASSERT_TRUE(WriteFile(P("rootfile"), "x"));
   EXPECT_EQ(OstsOf(P("rootfile")).size(), 4u);
-  EXPECT_TRUE(Contains(Xattr(P("rootfile"), "user.stripefs.layout"), "pool= ")) << Xattr(P("rootfile"), "user.stripefs.layout");
+  EXPECT_TRUE(Contains(Xattr(P("rootfile"), "user.stripefs.layout"), "pool= "))
+      << Xattr(P("rootfile"), "user.stripefs.layout");
   // A removed rule no longer applies.
   ASSERT_EQ(ErrnoOf(removexattr(fs_->mnt().c_str(), "user.stripefs.pool_rule.r1")), 0);
   ASSERT_EQ(Shell("runuser -u nobody -- touch " + P("after")).exit_code, 0);
@@ -149,7 +151,8 @@ TEST_F(PlacementTest, DirectoryLayoutIsInheritedBySubdirectoriesAndTheirFiles) {
   ASSERT_EQ(Set("layout", "stripe_count=2 stripe_size=256K pool=fast", P("d")), 0);
   EXPECT_EQ(Xattr(P("d"), "user.stripefs.layout"), "stripe_count=2 stripe_size=262144 pool=fast");
   ASSERT_EQ(mkdir(P("d/sub").c_str(), 0755), 0);
-  EXPECT_EQ(Xattr(P("d/sub"), "user.stripefs.layout"), "stripe_count=2 stripe_size=262144 pool=fast");
+  EXPECT_EQ(Xattr(P("d/sub"), "user.stripefs.layout"),
+            "stripe_count=2 stripe_size=262144 pool=fast");
   ASSERT_TRUE(WriteFile(P("d/sub/f"), RandomBytes(1 << 20, 1)));
   const std::string layout = Xattr(P("d/sub/f"), "user.stripefs.layout");
   EXPECT_TRUE(Contains(layout, "stripe_count=2 stripe_size=262144 pool=fast")) << layout;
@@ -158,14 +161,16 @@ TEST_F(PlacementTest, DirectoryLayoutIsInheritedBySubdirectoriesAndTheirFiles) {
   // Reserved attributes are not listed (cp -a must not copy them).
   EXPECT_EQ(listxattr(P("d/sub").c_str(), nullptr, 0), 0);
   // The CLI shows the same; a directory without a layout of its own says so.
-  CommandResult get = Shell(std::string(StripefsBinary()) + " getstripe " + P("d/sub/f") + " " + P("."));
+  CommandResult get =
+      Shell(std::string(StripefsBinary()) + " getstripe " + P("d/sub/f") + " " + P("."));
   EXPECT_EQ(get.exit_code, 0) << get.output;
   EXPECT_TRUE(Contains(get.output, "pool=fast")) << get.output;
   EXPECT_TRUE(Contains(get.output, "no layout of its own")) << get.output;
   // Removing the directory layout: new files get the filesystem default.
   ASSERT_EQ(ErrnoOf(removexattr(P("d").c_str(), "user.stripefs.layout")), 0);
   ASSERT_TRUE(WriteFile(P("d/plain"), "x"));
-  EXPECT_TRUE(Contains(Xattr(P("d/plain"), "user.stripefs.layout"), "stripe_count=1 stripe_size=1048576"));
+  EXPECT_TRUE(
+      Contains(Xattr(P("d/plain"), "user.stripefs.layout"), "stripe_count=1 stripe_size=1048576"));
 }
 
 TEST_F(PlacementTest, SetstripeOnAnEmptyFileAndRefusedOnceItHasData) {
@@ -269,16 +274,18 @@ TEST_F(PlacementTest, NonAdminGetsEpermOwnersMaySetTheirLayouts) {
   EXPECT_EQ(Get("pool.fast"), "osts=0-1");
   EXPECT_EQ(Get("rtds_weight"), "0=1,1=1,2=1,3=1");
   // Anyone may read.
-  CommandResult read = Shell("runuser -u nobody -- getfattr --only-values -n user.stripefs.pools " + fs_->mnt());
+  CommandResult read =
+      Shell("runuser -u nobody -- getfattr --only-values -n user.stripefs.pools " + fs_->mnt());
   EXPECT_EQ(read.exit_code, 0) << read.output;
   // Owners set the layout of their own directory, not of root's.
   ASSERT_EQ(Shell("runuser -u nobody -- mkdir " + P("mine")).exit_code, 0);
-  CommandResult own = Shell("runuser -u nobody -- " + fs_->PublicBinary() +
-                            " setstripe -c 2 -p fast " + P("mine"));
+  CommandResult own =
+      Shell("runuser -u nobody -- " + fs_->PublicBinary() + " setstripe -c 2 -p fast " + P("mine"));
   EXPECT_EQ(own.exit_code, 0) << own.output;
   ASSERT_EQ(mkdir(P("roots").c_str(), 0755), 0);
   ASSERT_EQ(chmod(P("roots").c_str(), 0777), 0);  // the kernel's write check passes
-  CommandResult other = Shell("runuser -u nobody -- setfattr -n user.stripefs.layout -v stripe_count=2 " + P("roots"));
+  CommandResult other = Shell(
+      "runuser -u nobody -- setfattr -n user.stripefs.layout -v stripe_count=2 " + P("roots"));
   EXPECT_TRUE(Contains(other.output, "Operation not permitted")) << other.output;
 }
 
@@ -293,7 +300,7 @@ TEST_F(PlacementTest, BadInputIsRefusedAndChangesNothing) {
     int err;
   };
   const Bad bad[] = {
-      {"rtds_weight", "7=1", EINVAL},           // no OST 7
+      {"rtds_weight", "7=1", EINVAL},  // no OST 7
       {"rtds_weight", "0=one", EINVAL},
       {"rtds_weight", "0=-1", EINVAL},
       {"rtds_weight", "0=0,1=0,2=0,3=0", ENOSPC},  // nothing left to place on
@@ -311,7 +318,8 @@ TEST_F(PlacementTest, BadInputIsRefusedAndChangesNothing) {
       {"pools", "x", EINVAL},
   };
   for (const Bad& b : bad) EXPECT_EQ(Set(b.name, b.value), b.err) << b.name << "=" << b.value;
-  EXPECT_EQ(ErrnoOf(removexattr(fs_->mnt().c_str(), "user.stripefs.pool.fast")), EINVAL);  // r1 uses it
+  EXPECT_EQ(ErrnoOf(removexattr(fs_->mnt().c_str(), "user.stripefs.pool.fast")),
+            EINVAL);  // r1 uses it
   EXPECT_EQ(ErrnoOf(removexattr(fs_->mnt().c_str(), "user.stripefs.pool.nosuch")), ENODATA);
   EXPECT_EQ(Set("layout", "pool=nosuch", P("d")), EINVAL);
   EXPECT_EQ(Set("layout", "stripe_size=100K", P("d")), EINVAL);

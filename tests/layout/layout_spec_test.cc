@@ -32,10 +32,10 @@ TEST(LayoutSpecTest, DefaultsAllAndEmpty) {
 }
 
 TEST(LayoutSpecTest, RefusesMalformedValues) {
-  for (const char* bad : {"stripe_count=-2", "stripe_count=2001", "stripe_count=x",
-                          "stripe_size=100K", "stripe_size=1Q", "pool=-bad", "pool=a/b",
-                          "osts=", "osts=1,1", "osts=1-3", "osts=a", "colour=blue", "stripe_count",
-                          "stripe_count=1 stripe_count=2"}) {
+  for (const char* bad :
+       {"stripe_count=-2", "stripe_count=2001", "stripe_count=x", "stripe_size=100K",
+        "stripe_size=1Q", "pool=-bad", "pool=a/b", "osts=", "osts=1,1", "osts=1-3", "osts=a",
+        "colour=blue", "stripe_count", "stripe_count=1 stripe_count=2"}) {
     auto spec = ParseLayoutSpec(bad);
     EXPECT_FALSE(spec.ok()) << bad;
     EXPECT_EQ(spec.err(), EINVAL) << bad;

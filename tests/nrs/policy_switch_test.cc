@@ -5,11 +5,15 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <mutex>
+#include <string>
 #include <thread>
 #include <vector>
 
+#include "nrs/registry.h"
 #include "nrs/scheduler.h"
+#include "nrs/tbf_rules.h"
 #include "tests/nrs/test_policies.h"
 #include "tests/nrs/test_requests.h"
 
@@ -40,9 +44,9 @@ TEST(PolicySwitchTest, OldPrimaryDrainsFirstAndLeavesWhenCompleted) {
   EXPECT_FALSE(stopping[0].primary);
   EXPECT_EQ(PrimaryOf(status).stats.queued, 5u);
 
-  std::vector<Request*> out;
+  std::vector<Request *> out;
   for (int i = 0; i < 10; i++) {
-    Request* r = sched.Dequeue(At(1s)).request;
+    Request *r = sched.Dequeue(At(1s)).request;
     ASSERT_NE(r, nullptr);
     EXPECT_EQ(r, requests[i].get()) << "position " << i;
     out.push_back(r);
@@ -103,7 +107,7 @@ TEST(PolicySwitchTest, StopPrimaryDrainsThenFallbackServes) {
   EXPECT_EQ(Entries(status, "evenlifo", PolicyState::kStopping).size(), 1u);
 
   std::vector<uint64_t> order;
-  while (Request* r = sched.Dequeue(T0()).request) {
+  while (Request *r = sched.Dequeue(T0()).request) {
     order.push_back(r->info.object_id);
     sched.Complete(r, T0());
   }
@@ -123,7 +127,7 @@ TEST(PolicySwitchTest, SeveralStoppingPoliciesDrainOldestFirst) {
   }
   EXPECT_EQ(Entries(sched.Status({}), "fifo", PolicyState::kStopping).size(), 2u);
   for (int i = 0; i < 6; i++) {
-    Request* r = sched.Dequeue(T0()).request;
+    Request *r = sched.Dequeue(T0()).request;
     ASSERT_EQ(r, requests[i].get()) << "position " << i;
     sched.Complete(r, T0());
   }
@@ -131,15 +135,30 @@ TEST(PolicySwitchTest, SeveralStoppingPoliciesDrainOldestFirst) {
 }
 
 // Mirrors ost::Service: every scheduler call under one mutex, producers on
-// their own threads, policy changes from another, a service thread that
-// dequeues, serves without the lock, then completes.
-TEST(PolicySwitchTest, ConcurrentEnqueueDuringSwitchesLosesNothing) {
+// their own threads, policy changes from another (`next(n)` builds the n-th
+// primary; null means stop the primary), a service thread that dequeues,
+// serves without the lock, then completes. Returns whether any Dequeue said
+// "nothing until t".
+bool RunSwitchesUnderLoad(const std::function<std::unique_ptr<Policy>(int)> &make_next) {
   constexpr int kProducers = 4;
   constexpr int kPerProducer = 20000;
   constexpr int kTotal = kProducers * kPerProducer;
   constexpr int kMinSwitches = 300;
 
   auto requests = MakeRequests(kTotal);
+  // Several uids, job ids, objects and ops, so every policy sees classes.
+  std::vector<std::shared_ptr<const std::string>> jobids;
+  for (int j = 0; j < 5; j++) {
+    jobids.push_back(std::make_shared<const std::string>("job" + std::to_string(j)));
+  }
+  for (int i = 0; i < kTotal; i++) {
+    RequestInfo &info = requests[i]->info;
+    info.uid = static_cast<uint32_t>(i % 7);
+    info.jobid = jobids[i % 5];
+    info.op = i % 2 == 0 ? Op::kRead : Op::kWrite;
+    info.offset = static_cast<uint64_t>(i % 97) * 4096;
+    info.length = 4096;
+  }
   std::vector<std::atomic<int>> seen(kTotal);
 
   std::mutex mu;           // guards sched and clock
@@ -165,9 +184,7 @@ TEST(PolicySwitchTest, ConcurrentEnqueueDuringSwitchesLosesNothing) {
   std::thread switcher([&] {
     for (int n = 0; producers_left > 0 || n < kMinSwitches; n++) {
       // Built outside the lock, published under it, as a live change would be.
-      std::unique_ptr<Policy> next;
-      if (n % 3 == 0) next = NewFifoPolicy();
-      if (n % 3 == 1) next = std::make_unique<EvenLifoPolicy>();
+      std::unique_ptr<Policy> next = make_next(n);
       std::lock_guard<std::mutex> lock(mu);
       if (next != nullptr) {
         sched.StartPrimary(std::move(next));
@@ -181,7 +198,7 @@ TEST(PolicySwitchTest, ConcurrentEnqueueDuringSwitchesLosesNothing) {
   int served = 0;
   std::thread consumer([&] {
     while (served < kTotal) {
-      Request* r = nullptr;
+      Request *r = nullptr;
       bool drained = false;
       {
         std::lock_guard<std::mutex> lock(mu);
@@ -202,12 +219,11 @@ TEST(PolicySwitchTest, ConcurrentEnqueueDuringSwitchesLosesNothing) {
     }
   });
 
-  for (auto& t : producers) t.join();
+  for (auto &t : producers) t.join();
   switcher.join();
   consumer.join();
 
   EXPECT_EQ(served, kTotal);
-  EXPECT_FALSE(saw_until);
   int wrong = 0;
   for (int i = 0; i < kTotal; i++) {
     if (seen[i] != 1) {
@@ -217,9 +233,45 @@ TEST(PolicySwitchTest, ConcurrentEnqueueDuringSwitchesLosesNothing) {
   EXPECT_EQ(wrong, 0);
   EXPECT_EQ(sched.Queued(), 0u);
   EXPECT_EQ(sched.Active(), 0u);
-  for (const PolicyStatus& s : sched.Status({})) {
+  for (const PolicyStatus &s : sched.Status({})) {
     EXPECT_NE(s.state, PolicyState::kStopping) << s.name;
   }
+  return saw_until;
+}
+
+TEST(PolicySwitchTest, ConcurrentEnqueueDuringSwitchesLosesNothing) {
+  const bool saw_until = RunSwitchesUnderLoad([](int n) -> std::unique_ptr<Policy> {
+    if (n % 3 == 0) return NewFifoPolicy();
+    if (n % 3 == 1) return std::make_unique<EvenLifoPolicy>();
+    return nullptr;
+  });
+  EXPECT_FALSE(saw_until);
+}
+
+// The same with every shipped policy, throttling ones included: TBF at
+// 200,000 requests/s for two uids against a clock that ticks 1 us per call,
+// and delay holding half the requests for 1-20 us.
+TEST(PolicySwitchTest, SwitchingAmongEveryShippedPolicyLosesNothing) {
+  const PolicyRegistry registry = BuiltinPolicies();
+  Tunables tunables;
+  tunables.orr_supported = OrrSupported::kReadsAndWrites;
+  tunables.crrn_quantum = 3;
+  tunables.orr_quantum = 5;
+  tunables.delay_pct = 50;
+  tunables.delay_min = std::chrono::microseconds(1);
+  tunables.delay_max = std::chrono::microseconds(20);
+  tunables.random_seed = 7;
+  auto rules = TbfRuleSet::Empty()->Apply("start slow uid={1 2} rate=200000 depth=2");
+  ASSERT_TRUE(rules.ok());
+  tunables.tbf_rules = *rules;
+  const char *specs[] = {"crrn", "orr", "tbf uid", "delay", "crrn uid", "tbf", "fifo", ""};
+  RunSwitchesUnderLoad([&](int n) -> std::unique_ptr<Policy> {
+    const std::string spec = specs[n % 8];
+    if (spec.empty()) return nullptr;
+    auto policy = registry.Create(spec, tunables);
+    EXPECT_TRUE(policy.ok()) << spec;
+    return policy.ok() ? std::move(policy).value() : NewFifoPolicy();
+  });
 }
 
 }  // namespace

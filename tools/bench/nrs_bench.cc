@@ -6,11 +6,11 @@
 // request is asked for: this measures the data structures, not the limits.
 //
 //   build/tools/bench/nrs_bench [--benchmark_filter=Tbf]
-#include <benchmark/benchmark.h>
-
 #include <memory>
 #include <string>
 #include <vector>
+
+#include <benchmark/benchmark.h>
 
 #include "nrs/policy.h"
 #include "nrs/registry.h"
@@ -122,10 +122,10 @@ void WholeHead(benchmark::State& state, const std::string& spec) {
   state.SetItemsProcessed(state.iterations() * kBatch);
 }
 
-#define SFS_NRS_BENCH(name, spec)                                                     \
-  void BM_##name##_Policy(benchmark::State& s) { PolicyAlone(s, spec); }             \
-  void BM_##name##_Head(benchmark::State& s) { WholeHead(s, spec); }                 \
-  BENCHMARK(BM_##name##_Policy)->Arg(1)->Arg(100)->Arg(10000);                       \
+#define SFS_NRS_BENCH(name, spec)                                        \
+  void BM_##name##_Policy(benchmark::State& s) { PolicyAlone(s, spec); } \
+  void BM_##name##_Head(benchmark::State& s) { WholeHead(s, spec); }     \
+  BENCHMARK(BM_##name##_Policy)->Arg(1)->Arg(100)->Arg(10000);           \
   BENCHMARK(BM_##name##_Head)->Arg(1)->Arg(100)->Arg(10000)
 
 SFS_NRS_BENCH(Fifo, "fifo");

@@ -17,8 +17,6 @@
 //                                 any OST's share of the objects from its
 //                                 expected share, as counters
 // items_per_second is picks (creates) per second.
-#include <benchmark/benchmark.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -27,6 +25,8 @@
 #include <shared_mutex>
 #include <thread>
 #include <type_traits>
+
+#include <benchmark/benchmark.h>
 
 #include "layout/rtds_placement.h"
 #include "layout/rtds_tree.h"

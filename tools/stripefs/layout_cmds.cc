@@ -46,11 +46,11 @@ int SetStripe(const std::vector<std::string>& args) {
   for (size_t i = 0; i < args.size(); i++) {
     const std::string& arg = args[i];
     auto next = [&]() -> const std::string* { return i + 1 < args.size() ? &args[++i] : nullptr; };
-    const char* key = arg == "-c" || arg == "--stripe-count" ? "stripe_count"
+    const char* key = arg == "-c" || arg == "--stripe-count"  ? "stripe_count"
                       : arg == "-S" || arg == "--stripe-size" ? "stripe_size"
-                      : arg == "-p" || arg == "--pool"         ? "pool"
-                      : arg == "-o" || arg == "--ost"          ? "osts"
-                                                               : nullptr;
+                      : arg == "-p" || arg == "--pool"        ? "pool"
+                      : arg == "-o" || arg == "--ost"         ? "osts"
+                                                              : nullptr;
     if (key != nullptr) {
       const std::string* value = next();
       if (value == nullptr) return Fail("missing value after " + arg);
@@ -151,7 +151,8 @@ int Pool(const std::vector<std::string>& args) {
   }
   if (verb == "remove" && args.size() == 3) {
     const std::string name = "user.stripefs.pool." + args[2];
-    if (removexattr(mnt.c_str(), name.c_str()) != 0) return Fail(Explain("pool remove " + args[2], errno));
+    if (removexattr(mnt.c_str(), name.c_str()) != 0)
+      return Fail(Explain("pool remove " + args[2], errno));
     return 0;
   }
   return Fail(usage);

@@ -67,8 +67,8 @@ int GetParam(const std::vector<std::string>& args) {
       if (attempt == 4) return Fail("get_param " + args[i] + ": the value keeps growing");
     }
     // lctl's form: one-line values after '=', longer ones below the name.
-    const bool multiline = value.find('\n') != std::string::npos &&
-                           value.find('\n') + 1 < value.size();
+    const bool multiline =
+        value.find('\n') != std::string::npos && value.find('\n') + 1 < value.size();
     if (multiline) {
       printf("%s=\n%s%s", args[i].c_str(), value.c_str(), value.back() == '\n' ? "" : "\n");
     } else {
