@@ -153,7 +153,7 @@ Status PlacementControl::Load() {
   std::lock_guard<std::mutex> lock(mu_);
   for (size_t i = 0; i < osts_.size(); i++) {
     const ost::ServiceCounters counters = osts_[i]->Counters();
-    last_errors_[i] = counters.errors;
+    last_errors_[i] = counters.io_errors;
     last_bytes_[i] = counters.bytes;
   }
   if (auto text = meta_->GetSetting(kAutoKey); text.ok()) {
@@ -225,7 +225,7 @@ Status PlacementControl::Set(std::string_view name, std::string_view value) {
       // Errors and bytes from while it was off are not news.
       for (size_t i = 0; i < osts_.size(); i++) {
         const ost::ServiceCounters counters = osts_[i]->Counters();
-        last_errors_[i] = counters.errors;
+        last_errors_[i] = counters.io_errors;
         last_bytes_[i] = counters.bytes;
       }
     }
@@ -326,7 +326,7 @@ std::vector<OstSample> PlacementControl::SampleLocked() {
     OstSample& s = samples[i];
     auto space = osts_[i]->backend().Space();
     const ost::ServiceCounters counters = osts_[i]->Counters();
-    s.healthy = space.ok() && counters.errors == last_errors_[i];
+    s.healthy = space.ok() && counters.io_errors == last_errors_[i];
     if (space.ok()) s.avail_bytes = space->avail_blocks * space->block_size;
     s.busy = counters.queued + counters.active;
     s.bytes = counters.bytes - last_bytes_[i];
@@ -334,13 +334,13 @@ std::vector<OstSample> PlacementControl::SampleLocked() {
     if (!s.healthy && !failed_[i]) {
       log->warn("ost {}: automatic weight 0 until it recovers ({})", i,
                 space.ok() ? fmt::format("{} I/O errors since the last look, last errno {}",
-                                         counters.errors - last_errors_[i], counters.last_error)
+                                         counters.io_errors - last_errors_[i], counters.last_error)
                            : space.status().ToString());
     } else if (s.healthy && failed_[i]) {
       log->info("ost {}: recovered, automatic weight restored", i);
     }
     failed_[i] = !s.healthy;
-    last_errors_[i] = counters.errors;
+    last_errors_[i] = counters.io_errors;
     last_bytes_[i] = counters.bytes;
   }
   return samples;

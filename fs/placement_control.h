@@ -14,8 +14,9 @@
 // Automatic weights run on an Asio timer on this object's own thread: each
 // interval they set every OST's automatic factor (which multiplies the admin
 // weight) from its free space and, with "+load", its scheduler's queue depth
-// and recent bandwidth; an OST whose directory is gone or whose I/O failed
-// since the last look gets factor 0 until it recovers, with a log line.
+// and recent bandwidth; an OST whose directory is gone or that failed I/O
+// with EIO since the last look (not ENOSPC, EDQUOT or EFBIG, which speak of
+// space or one file) gets factor 0 until it recovers, with a log line.
 //
 // Thread safety: every method may be called from any thread. mu_ serializes
 // changes and guards the automatic-weight state; lock order: mu_, then the
@@ -51,7 +52,7 @@ std::string FormatAutoWeights(const AutoWeights& autow);
 
 // What the automatic weights look at, per OST, at one moment.
 struct OstSample {
-  bool healthy = true;       // directory there and no I/O error since the last sample
+  bool healthy = true;       // directory there and no EIO since the last sample
   uint64_t avail_bytes = 0;  // free space for unprivileged writers
   uint64_t busy = 0;         // requests queued or in service
   uint64_t bytes = 0;        // moved since the last sample

@@ -52,6 +52,7 @@ struct Service::Impl {
   boost::asio::steady_timer timer;        // GUARDED_BY(mu): every call on it
 
   std::atomic<uint64_t> errors{0};
+  std::atomic<uint64_t> io_errors{0};
   std::atomic<uint64_t> last_error{0};
   std::atomic<uint64_t> bytes{0};
   std::atomic<bool> stopping{false};  // only to catch Submit after ~Service began
@@ -143,6 +144,7 @@ void Service::Impl::Finish(IoRequest& request, const Outcome& outcome, Status* f
   const nrs::RequestInfo& info = request.info;
   int err = outcome.status.err();
   errors.fetch_add(1, std::memory_order_relaxed);
+  if (CallerErrno(err) == EIO) io_errors.fetch_add(1, std::memory_order_relaxed);
   last_error.store(err, std::memory_order_relaxed);
   log->error("ost {} ({}): {} object {:#x} offset {} length {} failed: {}", index,
              backend->Describe(), nrs::OpName(info.op), request.object->object_id(), info.offset,
@@ -249,6 +251,7 @@ ServiceCounters Service::Counters() const {
   ServiceCounters counters;
   counters.errors = impl_->errors.load(std::memory_order_relaxed);
   counters.last_error = impl_->last_error.load(std::memory_order_relaxed);
+  counters.io_errors = impl_->io_errors.load(std::memory_order_relaxed);
   counters.bytes = impl_->bytes.load(std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(impl_->mu);
   counters.queued = impl_->nrs.Queued();

@@ -90,6 +90,9 @@ struct ServiceOptions {
 struct ServiceCounters {
   uint64_t errors = 0;
   uint64_t last_error = 0;  // errno of the most recent failure
+  // Failures the caller sees as EIO: the OST itself is failing, as opposed
+  // to ENOSPC, EDQUOT or EFBIG, which say something about space or a file.
+  uint64_t io_errors = 0;
   uint64_t bytes = 0;       // moved by reads and writes since start
   uint64_t queued = 0;      // now, both heads
   uint64_t active = 0;      // now, in service

@@ -137,6 +137,8 @@ TEST(ServiceTest, FaultsReachTheCallerAsEnospcOrEioWhileOthersServe) {
     ((*faults).*c.set)(0);
   }
   EXPECT_EQ(bad.Counters().errors, std::size(cases));
+  // Only the failures the caller sees as EIO say the OST itself is failing.
+  EXPECT_EQ(bad.Counters().io_errors, 3u);
   EXPECT_EQ(bad.Counters().last_error, uint64_t(EROFS));  // the backend's errno, unmapped
   EXPECT_EQ(good.Counters().errors, 0u);
 
