@@ -1,5 +1,9 @@
 #include "fs/filesystem.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+
 #include <chrono>
 #include <random>
 #include <thread>
@@ -12,6 +16,8 @@
 
 namespace sfs::fs {
 namespace {
+
+constexpr int kMountLockWaitMs = 10000;
 
 // Removes a destroyed file's metadata once all its objects are gone. If an
 // OST fails the destroy, the orphan mark stays and the next mount retries.
@@ -49,6 +55,10 @@ Result<uint64_t> SettingNumber(meta::MetaStore& meta, const std::string& name) {
 }
 
 }  // namespace
+
+Filesystem::MountLock::~MountLock() {
+  if (fd >= 0) close(fd);  // releases the flock
+}
 
 Filesystem::Filesystem(const Config& config, nrs::PolicyRegistry registry)
     : config_(config), registry_(std::move(registry)) {}
@@ -93,6 +103,20 @@ void Filesystem::Quiesce() {
 Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
                                                      nrs::PolicyRegistry registry) {
   std::unique_ptr<Filesystem> fs(new Filesystem(config, std::move(registry)));
+  // One daemon per store. A daemon that was just unmounted may still be
+  // closing its store (fusermount returns when the kernel lets go, not when
+  // the daemon exits), so `umount; mount` waits for it a little rather than
+  // failing on RocksDB's lock.
+  const std::string lock_path = config.meta_dir + "/stripefs.lock";
+  fs->mount_lock_.fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fs->mount_lock_.fd < 0) return ErrnoStatus(errno, "open " + lock_path);
+  for (int waited_ms = 0; flock(fs->mount_lock_.fd, LOCK_EX | LOCK_NB) != 0; waited_ms += 50) {
+    if (errno != EWOULDBLOCK) return ErrnoStatus(errno, "lock " + lock_path);
+    if (waited_ms >= kMountLockWaitMs) {
+      return Status::Error(EBUSY, config.meta_dir + " is in use by another stripefs daemon");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
   auto meta = meta::MetaStore::Open(config.meta_dir);
   if (!meta.ok()) return meta.status();
   fs->meta_ = std::move(meta).value();

@@ -173,8 +173,16 @@ class Filesystem {
   // The caller may change ino's layout or project id.
   Status CheckOwner(uint32_t uid, uint64_t ino, const char* what);
 
+  // Held for the daemon's life on META/stripefs.lock (see Open): released
+  // only after meta_ is closed, since members die in reverse order.
+  struct MountLock {
+    int fd = -1;
+    ~MountLock();
+  };
+
   const Config config_;
   const nrs::PolicyRegistry registry_;
+  MountLock mount_lock_;
   // Declared before osts_ so it outlives the services: their last requests'
   // observers (destroy completions) still write to it while they drain.
   std::unique_ptr<meta::MetaStore> meta_;

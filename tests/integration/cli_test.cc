@@ -2,6 +2,8 @@
 // in the background and returns once the mount is up (or fails with the
 // error on the terminal and exit code 1), umount stops it, and the log level
 // comes from -o log_level= or $STRIPEFS_LOG_LEVEL.
+#include <fcntl.h>
+#include <sys/file.h>
 #include <gtest/gtest.h>
 #include <sys/xattr.h>
 
@@ -102,6 +104,27 @@ TEST_F(CliTest, LogLevelFromTheEnvironment) {
             std::string::npos) << text;
   EXPECT_EQ(text.find("[info]"), std::string::npos) << text;
   ASSERT_TRUE(fs_.Mount());
+}
+
+TEST_F(CliTest, MountWaitsForADaemonStillClosingTheStore) {
+  // umount returns once the kernel lets go; the old daemon may still be
+  // closing the metadata store, which it holds META/stripefs.lock for.
+  ASSERT_TRUE(fs_.Unmount());
+  const std::string lock_path = fs_.meta_dir() + "/stripefs.lock";
+  int fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(flock(fd, LOCK_EX), 0);
+  std::thread closing([fd] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    close(fd);  // the old daemon exits
+  });
+  const auto start = std::chrono::steady_clock::now();
+  const bool mounted = fs_.Mount();
+  const auto waited = std::chrono::steady_clock::now() - start;
+  closing.join();
+  EXPECT_TRUE(mounted) << fs_.Log();
+  // Not a speed bound: the mount cannot be up before the lock is released.
+  EXPECT_GE(waited, std::chrono::milliseconds(450));
 }
 
 TEST_F(CliTest, BadMountOptionIsRefused) {
