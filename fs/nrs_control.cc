@@ -8,29 +8,11 @@
 #include <fmt/format.h>
 
 #include "common/log.h"
+#include "common/text.h"
 #include "fs/nrs_heads.h"
 
 namespace sfs::fs {
 namespace {
-
-constexpr std::string_view kBlanks = " \t\n\r\f\v";
-
-std::string_view Trim(std::string_view s) {
-  const size_t first = s.find_first_not_of(kBlanks);
-  if (first == std::string_view::npos) return {};
-  return s.substr(first, s.find_last_not_of(kBlanks) - first + 1);
-}
-
-std::vector<std::string_view> Words(std::string_view s) {
-  std::vector<std::string_view> words;
-  s = Trim(s);
-  while (!s.empty()) {
-    const size_t end = std::min(s.find_first_of(kBlanks), s.size());
-    words.push_back(s.substr(0, end));
-    s = Trim(s.substr(end));
-  }
-  return words;
-}
 
 // "reg" or "hp" as a head qualifier; both heads when absent.
 struct HeadChoice {

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "common/log.h"
+#include "common/text.h"
 #include "layout/placement_config.h"
 #include "layout/pool_rule.h"
 
@@ -22,18 +23,13 @@ bool StartsWith(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
 }
 
-std::string_view Trim(std::string_view s) {
-  const size_t first = s.find_first_not_of(" \t\n\r");
-  if (first == std::string_view::npos) return {};
-  return s.substr(first, s.find_last_not_of(" \t\n\r") - first + 1);
-}
 
 }  // namespace
 
 Result<AutoWeights> ParseAutoWeights(std::string_view text) {
   text = Trim(text);
   AutoWeights out;
-  const size_t blank = std::min(text.find_first_of(" \t"), text.size());
+  const size_t blank = std::min(text.find_first_of(kBlanks), text.size());
   const std::string_view mode = text.substr(0, blank);
   std::string_view rest = Trim(text.substr(blank));
   if (mode == "off") {

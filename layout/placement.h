@@ -1,7 +1,6 @@
-// The placement interface: which OSTs hold the stripes of a new file. Issue 2
-// shipped a uniform random chooser; RTDS placement with pools, match rules
-// and relative weights (layout/rtds_placement.h) implements the same
-// interface.
+// The placement interface: which OSTs hold the stripes of a new file.
+// RTDS placement with pools, match rules and relative weights
+// (layout/rtds_placement.h) implements it.
 //
 // Thread safety: ChooseOsts and Choose may be called from many threads at
 // once.
@@ -60,18 +59,18 @@ class Placement {
   virtual ~Placement() = default;
   virtual const char* Name() const = 0;
 
-  // `count` distinct OST indexes, or fewer when fewer OSTs exist (never two
-  // stripes on one OST unless a relative weight allows it). ENOSPC when no
-  // OST is usable.
-  virtual Result<std::vector<uint32_t>> ChooseOsts(uint32_t count,
-                                                   const PlacementContext& context) = 0;
+  // `count` stripes (kAllStripes: every usable OST of the pool), with the
+  // pool and rule behind the choice; fewer when the pool has fewer usable
+  // OSTs (never two stripes on one OST unless a relative weight allows it).
+  // ENOSPC when no OST is usable.
+  virtual Result<PlacementChoice> Choose(uint32_t count, const PlacementContext& context) = 0;
 
-  // As ChooseOsts, with the pool and rule behind the choice. The default
-  // reports context.pool and no rule.
-  virtual Result<PlacementChoice> Choose(uint32_t count, const PlacementContext& context);
+  // Choose, the OSTs only.
+  Result<std::vector<uint32_t>> ChooseOsts(uint32_t count, const PlacementContext& context) {
+    auto choice = Choose(count, context);
+    if (!choice.ok()) return choice.status();
+    return std::move(choice->osts);
+  }
 };
-
-// Uniform random choice of distinct OSTs among `osts`; ignores pools.
-std::unique_ptr<Placement> NewRandomPlacement(std::vector<uint32_t> osts, uint64_t seed);
 
 }  // namespace sfs::layout

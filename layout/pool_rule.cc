@@ -99,27 +99,6 @@ Status CheckPoolName(std::string_view name, std::string_view what) {
   return Status::Ok();
 }
 
-bool GlobMatch(std::string_view pattern, std::string_view text) {
-  // Greedy with one backtrack point (the last '*'): a later '*' subsumes an
-  // earlier one, so this is exact.
-  size_t p = 0, t = 0, star = std::string_view::npos, star_t = 0;
-  while (t < text.size()) {
-    if (p < pattern.size() && (pattern[p] == '?' || pattern[p] == text[t])) {
-      ++p;
-      ++t;
-    } else if (p < pattern.size() && pattern[p] == '*') {
-      star = p++;
-      star_t = t;
-    } else if (star != std::string_view::npos) {
-      p = star + 1;
-      t = ++star_t;
-    } else {
-      return false;
-    }
-  }
-  while (p < pattern.size() && pattern[p] == '*') ++p;
-  return p == pattern.size();
-}
 
 bool RuleCondition::Matches(const PlacementContext& context) const {
   uint32_t number = 0;

@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/text.h"  // GlobMatch, for jobid patterns
 #include "layout/placement.h"
 
 namespace sfs::layout {
@@ -60,8 +61,5 @@ struct PoolRule {
 Result<PoolRule> ParsePoolRule(std::string_view text);
 std::string FormatPoolRule(const PoolRule& rule);
 
-// Shell-style glob: '*' matches any run (also empty), '?' one character,
-// everything else itself. Linear in practice, O(|pattern| * |text|) at worst.
-bool GlobMatch(std::string_view pattern, std::string_view text);
 
 }  // namespace sfs::layout

@@ -11,39 +11,6 @@
 namespace sfs::layout {
 namespace {
 
-// splitmix64 over an atomic counter: one relaxed fetch_add per number, so
-// concurrent creates never queue for randomness, and a single thread's
-// sequence is fixed by the seed.
-class SharedRandom {
- public:
-  explicit SharedRandom(uint64_t seed) : seed_(seed) {}
-
-  uint64_t Next() {
-    const uint64_t n = counter_.fetch_add(1, std::memory_order_relaxed) + 1;
-    uint64_t z = seed_ + n * 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-
-  // Uniform in [0, bound), exactly (Lemire's multiply-and-reject).
-  // REQUIRES: bound > 0.
-  uint64_t Below(uint64_t bound) {
-    unsigned __int128 m = static_cast<unsigned __int128>(Next()) * bound;
-    if (static_cast<uint64_t>(m) < bound) {
-      const uint64_t threshold = (0 - bound) % bound;
-      while (static_cast<uint64_t>(m) < threshold) {
-        m = static_cast<unsigned __int128>(Next()) * bound;
-      }
-    }
-    return static_cast<uint64_t>(m >> 64);
-  }
-
- private:
-  const uint64_t seed_;
-  std::atomic<uint64_t> counter_{0};
-};
-
 // One RTDS tree over a pool's OSTs (all OSTs for the unnamed pool).
 struct PoolTree {
   std::vector<uint32_t> osts;  // sorted; tree item k is OST osts[k]
@@ -113,13 +80,6 @@ class RtdsPlacementImpl final : public RtdsPlacement {
   }
 
   const char* Name() const override { return "rtds"; }
-
-  Result<std::vector<uint32_t>> ChooseOsts(uint32_t count,
-                                           const PlacementContext& context) override {
-    auto choice = Choose(count, context);
-    if (!choice.ok()) return choice.status();
-    return std::move(choice->osts);
-  }
 
   Result<PlacementChoice> Choose(uint32_t count, const PlacementContext& context) override {
     if (count == 0) return Status::Error(EINVAL, "a file needs at least one stripe");

@@ -9,11 +9,13 @@
 // of positive weight and never past the end, whatever the order of updates.
 // With doubles, rounding could pick an item whose weight was just set to 0.
 //
-// Thread safety: none. RtdsTree and WeightOverlay are plain values; their
-// owner serialises writes against reads (RtdsPlacement holds a mutex). An overlay borrows its tree,
-// which must not change while it lives.
+// Thread safety: RtdsTree and WeightOverlay are plain values; their owner
+// serialises writes against reads (RtdsPlacement holds a mutex). An overlay
+// borrows its tree, which must not change while it lives. SharedRandom may
+// be used from any thread.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <utility>
@@ -93,6 +95,40 @@ class WeightOverlay {
   std::vector<std::pair<size_t, int64_t>> deltas_;
   std::vector<int64_t> prefix_{0};
   uint64_t total_;
+};
+
+// The random numbers a pick draws: splitmix64 over an atomic counter, one
+// relaxed fetch_add per number, so concurrent creates never queue for
+// randomness, and a single thread's sequence is fixed by the seed.
+// Thread-safe, unlike the tree.
+class SharedRandom {
+ public:
+  explicit SharedRandom(uint64_t seed) : seed_(seed) {}
+
+  uint64_t Next() {
+    const uint64_t n = counter_.fetch_add(1, std::memory_order_relaxed) + 1;
+    uint64_t z = seed_ + n * 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+
+  // Uniform in [0, bound), exactly (Lemire's multiply-and-reject).
+  // REQUIRES: bound > 0.
+  uint64_t Below(uint64_t bound) {
+    unsigned __int128 m = static_cast<unsigned __int128>(Next()) * bound;
+    if (static_cast<uint64_t>(m) < bound) {
+      const uint64_t threshold = (0 - bound) % bound;
+      while (static_cast<uint64_t>(m) < threshold) {
+        m = static_cast<unsigned __int128>(Next()) * bound;
+      }
+    }
+    return static_cast<uint64_t>(m >> 64);
+  }
+
+ private:
+  const uint64_t seed_;
+  std::atomic<uint64_t> counter_{0};
 };
 
 }  // namespace sfs::layout

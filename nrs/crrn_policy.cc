@@ -4,12 +4,9 @@
 // arrival), so the work per request is O(log queued) however many clients
 // there are.
 //
-// A client's batch holds at most `quantum` requests; the next request of a
-// client whose batch is full opens a batch in the following round. A client
-// with nothing queued has no claim on any round: its next request opens a
-// batch at the end of the round being served now, so idling banks no credit.
-// Batches are numbered in the order they open, which orders them within a
-// round.
+// Rounds and batches are nrs/batch_rounds.h's: a client's batch holds at most
+// `quantum` requests (the quantum it opened with), the next one opens a batch
+// in the following round, and idling banks no credit.
 #include <cerrno>
 #include <cstdint>
 #include <functional>
@@ -20,23 +17,11 @@
 #include <unordered_map>
 #include <vector>
 
+#include "nrs/batch_rounds.h"
 #include "nrs/policy.h"
 
 namespace sfs::nrs {
 namespace {
-
-// Records of clients with nothing queued are kept for reuse (no allocation
-// per request when a client's queue keeps draining), and swept once they
-// outnumber both this floor and the busy clients: memory stays within twice
-// the busy records plus the floor (a record is under 100 bytes).
-constexpr size_t kIdleClientFloor = 16384;
-
-struct Client {
-  uint64_t round = 0;   // round of the open batch
-  uint64_t batch = 0;   // number of the open batch
-  uint32_t left = 0;    // requests the open batch may still take
-  uint32_t queued = 0;  // requests held; 0 = idle record
-};
 
 struct Entry {
   uint64_t round;
@@ -80,21 +65,9 @@ class CrrnPolicy final : public Policy {
   std::string_view Name() const override { return "crrn"; }
 
   bool Enqueue(Request* request, TimePoint now) override {
-    Client& client = clients_[By::KeyOf(*request)];
-    if (client.queued == 0 && client.batch != 0) idle_--;  // a kept idle record
-    // A client joins the round being served only if it has had no batch in
-    // it: one whose queue ran dry mid-round goes on with its open batch or
-    // waits for the next round, so clients that keep re-arriving cannot keep
-    // a round alive and starve a backlogged one (Lustre's cc_round check).
-    if (client.batch == 0 || client.round < round_) {
-      OpenBatch(client, round_);
-    } else if (client.left == 0) {
-      OpenBatch(client, client.round + 1);
-    }
-    client.left--;
-    client.queued++;
-    request->policy_data = &client;
-    heap_.push(Entry{client.round, client.batch, next_serial_++, request});
+    const auto tag = rounds_.Add(By::KeyOf(*request), quantum_);
+    request->policy_data = tag.record;
+    heap_.push(Entry{tag.round, tag.batch, next_serial_++, request});
     return true;
   }
 
@@ -104,13 +77,8 @@ class CrrnPolicy final : public Policy {
     heap_.pop();
     // Like Lustre, the round being served is that of the next request, so a
     // client arriving after the last batch of a round joins the next one.
-    round_ = heap_.empty() ? top.round : heap_.top().round;
-
-    auto* client = static_cast<Client*>(top.request->policy_data);
-    if (--client->queued == 0) {
-      idle_++;
-      if (idle_ > kIdleClientFloor && idle_ > clients_.size() - idle_) SweepIdle();
-    }
+    rounds_.Remove(static_cast<typename Rounds::Record*>(top.request->policy_data),
+                   heap_.empty() ? top.round : heap_.top().round);
     return Pick::Of(top.request);
   }
 
@@ -126,28 +94,15 @@ class CrrnPolicy final : public Policy {
 
   std::string Describe() const override {
     return "quantum=" + std::to_string(quantum_) + " client=" + std::string(By::kName) +
-           " clients=" + std::to_string(clients_.size() - idle_);
+           " clients=" + std::to_string(rounds_.busy());
   }
 
  private:
-  void OpenBatch(Client& client, uint64_t round) {
-    client.round = round;
-    client.batch = ++last_batch_;  // never 0, which marks a fresh record
-    client.left = quantum_;
-  }
-
-  void SweepIdle() {
-    std::erase_if(clients_, [](const auto& kv) { return kv.second.queued == 0; });
-    idle_ = 0;
-  }
+  using Rounds = BatchRounds<typename By::Key>;
 
   uint32_t quantum_;
-  uint64_t round_ = 0;  // the round being served
-  uint64_t last_batch_ = 0;
   uint64_t next_serial_ = 0;
-  // Element addresses are stable, so queued requests point at their client.
-  std::unordered_map<typename By::Key, Client> clients_;
-  size_t idle_ = 0;  // records in clients_ with nothing queued
+  Rounds rounds_{Rounds::Full::kAtOpeningQuantum};
   std::priority_queue<Entry> heap_;
 };
 

@@ -27,14 +27,11 @@
 #include <string_view>
 #include <unordered_map>
 
+#include "nrs/batch_rounds.h"
 #include "nrs/policy.h"
 
 namespace sfs::nrs {
 namespace {
-
-// Idle object records are kept for reuse and swept as in CRR-N: once they
-// outnumber both this floor and the busy objects.
-constexpr size_t kIdleObjectFloor = 16384;
 
 struct ObjectKey {
   uint32_t ost;
@@ -51,13 +48,6 @@ struct ObjectKeyHash {
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
     return static_cast<size_t>(x ^ (x >> 31));
   }
-};
-
-struct Object {
-  uint64_t round = 0;   // round of the open batch
-  uint64_t batch = 0;   // number of the open batch; 0 = never opened
-  uint32_t sorted = 0;  // requests placed in the open batch
-  uint32_t queued = 0;  // requests held; 0 = idle record
 };
 
 struct Entry {
@@ -100,23 +90,11 @@ class OrrPolicy final : public Policy {
 
   bool Enqueue(Request* request, TimePoint now) override {
     if (!Supports(supported_, request->info.op)) return false;
-    Object& object = objects_[KeyOf(*request)];
-    if (object.queued == 0 && object.batch != 0) idle_--;  // a kept idle record
-    // As in CRR-N: an object whose queue ran dry mid-round continues its
-    // batch or waits for the next round, so a stream of re-arriving objects
-    // cannot keep a round alive and starve a backlogged one.
-    if (object.batch == 0 || object.round < round_) {
-      OpenBatch(object, round_);
-    } else if (object.sorted >= quantum_) {
-      // Compared with the quantum of now, so a raised quantum lets the open
-      // batch grow at once, and a lowered one closes it only when it already
-      // holds that many (seed 000 section 5.b.a).
-      OpenBatch(object, object.round + 1);
-    }
-    object.sorted++;
-    object.queued++;
-    request->policy_data = &object;
-    heap_.push(Entry{object.round, object.batch, request->info.offset, request->info.length,
+    // The quantum of now, so a raised quantum lets the open batch grow at
+    // once (batch_rounds.h).
+    const auto tag = rounds_.Add(KeyOf(*request), quantum_);
+    request->policy_data = tag.record;
+    heap_.push(Entry{tag.round, tag.batch, request->info.offset, request->info.length,
                      next_serial_++, request});
     return true;
   }
@@ -126,13 +104,8 @@ class OrrPolicy final : public Policy {
     const Entry top = heap_.top();
     heap_.pop();
     // As in Lustre, the round being served is that of the next request.
-    round_ = heap_.empty() ? top.round : heap_.top().round;
-
-    auto* object = static_cast<Object*>(top.request->policy_data);
-    if (--object->queued == 0) {
-      idle_++;
-      if (idle_ > kIdleObjectFloor && idle_ > objects_.size() - idle_) SweepIdle();
-    }
+    rounds_.Remove(static_cast<Rounds::Record*>(top.request->policy_data),
+                   heap_.empty() ? top.round : heap_.top().round);
     return Pick::Of(top.request);
   }
 
@@ -154,29 +127,16 @@ class OrrPolicy final : public Policy {
 
   std::string Describe() const override {
     return "quantum=" + std::to_string(quantum_) + " supported=" + OrrSupportedName(supported_) +
-           " objects=" + std::to_string(objects_.size() - idle_);
+           " objects=" + std::to_string(rounds_.busy());
   }
 
  private:
-  void OpenBatch(Object& object, uint64_t round) {
-    object.round = round;
-    object.batch = ++last_batch_;
-    object.sorted = 0;
-  }
-
-  void SweepIdle() {
-    std::erase_if(objects_, [](const auto& kv) { return kv.second.queued == 0; });
-    idle_ = 0;
-  }
+  using Rounds = BatchRounds<ObjectKey, ObjectKeyHash>;
 
   uint32_t quantum_;
   OrrSupported supported_;
-  uint64_t round_ = 0;  // the round being served
-  uint64_t last_batch_ = 0;
   uint64_t next_serial_ = 0;
-  // Element addresses are stable, so queued requests point at their object.
-  std::unordered_map<ObjectKey, Object, ObjectKeyHash> objects_;
-  size_t idle_ = 0;  // records in objects_ with nothing queued
+  Rounds rounds_{Rounds::Full::kAtCurrentQuantum};
   std::priority_queue<Entry> heap_;
 };
 

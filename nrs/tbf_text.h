@@ -11,22 +11,12 @@
 #include <vector>
 
 #include "common/status.h"
+#include "common/text.h"  // Trim, SplitWord, SplitAny, GlobMatch
 
 namespace sfs::nrs {
 
-inline constexpr std::string_view kBlanks = " \t\n\r\f\v";
-
 // EINVAL with `message`: the status of every malformed command.
 Status Invalid(std::string message);
-
-// `s` without leading and trailing blanks.
-std::string_view Trim(std::string_view s);
-
-// The first blank-separated word of `s`, and what follows it (trimmed).
-std::pair<std::string_view, std::string_view> SplitWord(std::string_view s);
-
-// Pieces of `s` separated by any of `separators`, empty pieces dropped.
-std::vector<std::string_view> SplitAny(std::string_view s, std::string_view separators);
 
 // Pieces of `s` separated by `separator` outside braces, empty pieces kept.
 // REQUIRES: braces are balanced.

@@ -21,12 +21,6 @@ bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-std::string Xattr(const std::string& path, const char* name) {
-  char value[1024];
-  ssize_t n = getxattr(path.c_str(), name, value, sizeof(value));
-  return n < 0 ? "<" + std::string(strerror(errno)) + ">" : std::string(value, n);
-}
-
 // The OST of stripe 0 of a file, from user.stripefs.layout; -1 if unknown.
 int FirstOst(const std::string& path) {
   const std::string layout = Xattr(path, "user.stripefs.layout");

@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -138,6 +139,16 @@ inline bool WaitFor(const std::function<bool()>& done, int timeout_ms = 5000) {
 inline bool Exists(const std::string& path) {
   struct stat st;
   return lstat(path.c_str(), &st) == 0;
+}
+
+// The value of extended attribute `name` of `path`, or "<strerror>" when
+// getxattr fails (so a test can compare with the error it expects).
+inline std::string Xattr(const std::string& path, const std::string& name) {
+  std::string value(256 * 1024, '\0');  // above the 64 KiB a value can have
+  const ssize_t n = getxattr(path.c_str(), name.c_str(), value.data(), value.size());
+  if (n < 0) return "<" + std::string(strerror(errno)) + ">";
+  value.resize(static_cast<size_t>(n));
+  return value;
 }
 
 }  // namespace sfs::test

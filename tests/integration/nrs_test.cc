@@ -37,14 +37,7 @@ class NrsTest : public ::testing::Test {
     const std::string full = "user.stripefs." + name;
     return ErrnoOf(setxattr(fs_->mnt().c_str(), full.c_str(), value.data(), value.size(), 0));
   }
-  std::string Get(const std::string& name) {
-    const std::string full = "user.stripefs." + name;
-    std::string value(256 * 1024, '\0');
-    ssize_t n = getxattr(fs_->mnt().c_str(), full.c_str(), value.data(), value.size());
-    if (n < 0) return "<" + std::string(strerror(errno)) + ">";
-    value.resize(static_cast<size_t>(n));
-    return value;
-  }
+  std::string Get(const std::string& name) { return Xattr(fs_->mnt(), "user.stripefs." + name); }
   std::string P(const std::string& relative) const { return fs_->Path(relative); }
 
   std::unique_ptr<MountedFs> fs_;

@@ -23,14 +23,6 @@ bool Contains(const std::string& text, const std::string& part) {
   return text.find(part) != std::string::npos;
 }
 
-std::string Xattr(const std::string& path, const std::string& name) {
-  std::string value(64 * 1024, '\0');
-  ssize_t n = getxattr(path.c_str(), name.c_str(), value.data(), value.size());
-  if (n < 0) return "<" + std::string(strerror(errno)) + ">";
-  value.resize(static_cast<size_t>(n));
-  return value;
-}
-
 // The OSTs of a file's stripes, in stripe order, from its layout.
 std::vector<int> OstsOf(const std::string& path) {
   const std::string layout = Xattr(path, "user.stripefs.layout");
@@ -345,9 +337,12 @@ TEST_F(PlacementTest, AutomaticWeightsZeroAVanishedOst) {
       << Get("rtds_auto_factors");
   EXPECT_TRUE(Contains(fs_->Log(), "ost 3: automatic weight 0 until it recovers")) << fs_->Log();
   ASSERT_EQ(mkdir(P("d").c_str(), 0755), 0);
+  // The admin weight multiplies the automatic factor: a higher admin weight
+  // does not bring the failed OST back.
+  ASSERT_EQ(Set("rtds_weight", "3=5"), 0);
   CreateFiles("d", 60);
   EXPECT_EQ(StripesPerOst("d", 60)[3], 0);
-  // Admin weights multiply the automatic factor; switching off restores 1.
+  // Switching off restores factor 1.
   ASSERT_EQ(Set("rtds_auto", "off"), 0);
   EXPECT_EQ(Get("rtds_auto_factors"), "0=1,1=1,2=1,3=1");
 }

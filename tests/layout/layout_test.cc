@@ -5,7 +5,6 @@
 #include <map>
 #include <set>
 
-#include "layout/placement.h"
 
 namespace sfs::layout {
 namespace {
@@ -194,28 +193,6 @@ TEST(ParseSizeTest, UnitsAndErrors) {
   for (const char* bad : {"", "M", "1X", "1MM", "-1", "99999999999999999999", "17179869184T"}) {
     EXPECT_EQ(ParseSize(bad).err(), EINVAL) << bad;
   }
-}
-
-TEST(RandomPlacementTest, DistinctOstsAndCoverage) {
-  auto placement = NewRandomPlacement({0, 1, 2, 3}, 42);
-  std::map<uint32_t, int> first_counts;
-  for (int i = 0; i < 4000; ++i) {
-    auto chosen = placement->ChooseOsts(3, {});
-    ASSERT_TRUE(chosen.ok());
-    ASSERT_EQ(chosen->size(), 3u);
-    std::set<uint32_t> distinct(chosen->begin(), chosen->end());
-    ASSERT_EQ(distinct.size(), 3u);
-    first_counts[(*chosen)[0]]++;
-  }
-  // Uniform: each OST is first about 1000 times; a loose bound (fixed seed).
-  for (uint32_t ost = 0; ost < 4; ++ost) {
-    EXPECT_GT(first_counts[ost], 850);
-    EXPECT_LT(first_counts[ost], 1150);
-  }
-  auto capped = placement->ChooseOsts(9, {});
-  ASSERT_TRUE(capped.ok());
-  EXPECT_EQ(capped->size(), 4u);
-  EXPECT_EQ(NewRandomPlacement({}, 1)->ChooseOsts(1, {}).err(), ENOSPC);
 }
 
 }  // namespace

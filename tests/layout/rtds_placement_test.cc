@@ -329,16 +329,6 @@ TEST(RtdsPlacementTest, AutomaticFactorMultipliesAdminWeight) {
   EXPECT_EQ(placement->EffectiveWeights(), (std::vector<double>{0.5, 1, 0, 2, 3}));
 }
 
-TEST(RtdsPlacementTest, RandomPlacementStillReportsThroughChoose) {
-  auto placement = NewRandomPlacement({0, 1, 2}, 3);
-  PlacementContext context;
-  context.pool = "p";
-  auto choice = placement->Choose(kAllStripes, context);
-  ASSERT_TRUE(choice.ok());
-  EXPECT_EQ(choice->osts.size(), 3u);
-  EXPECT_EQ(choice->pool, "p");
-}
-
 // Pickers run against two writers. Each writer change is atomic, so every
 // file must see one state: the pool wholly before or wholly after a
 // membership change, one parity of automatic factors, never an OST of

@@ -46,29 +46,6 @@ std::unique_ptr<RtdsPlacement> MakePlacement(size_t osts, uint64_t seed = 1) {
   return std::move(NewRtdsPlacement(std::move(config), seed)).value();
 }
 
-// The same splitmix64-over-an-atomic-counter the placement uses.
-class Random {
- public:
-  uint64_t Next() {
-    uint64_t z = (counter_.fetch_add(1, std::memory_order_relaxed) + 1) * 0x9E3779B97F4A7C15ull;
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  uint64_t Below(uint64_t bound) {
-    unsigned __int128 m = static_cast<unsigned __int128>(Next()) * bound;
-    if (static_cast<uint64_t>(m) < bound) {
-      const uint64_t threshold = (0 - bound) % bound;
-      while (static_cast<uint64_t>(m) < threshold)
-        m = static_cast<unsigned __int128>(Next()) * bound;
-    }
-    return static_cast<uint64_t>(m >> 64);
-  }
-
- private:
-  std::atomic<uint64_t> counter_{0};
-};
-
 // The index of a picker: the RTDS tree, or the linear-scan baseline over the
 // same fixed-point weights.
 class TreeIndex {
@@ -132,7 +109,7 @@ class LockedPicker {
  private:
   Lock mu_;  // guards index_
   Index index_;
-  Random random_;
+  SharedRandom random_{0};
 };
 
 // The other design: an immutable index swapped whole. Picks take no lock;
@@ -156,7 +133,7 @@ class SnapshotPicker {
  private:
   std::mutex writer_mu_;  // serialises Set
   std::atomic<std::shared_ptr<const Index>> index_;
-  Random random_;
+  SharedRandom random_{0};
 };
 
 // Runs `update(ost, factor)` on its own thread until destroyed, cycling

@@ -10,25 +10,12 @@
 #include <cstring>
 #include <sstream>
 
+#include "tools/stripefs/cli_util.h"
+
 namespace sfs::cli {
 namespace {
 
 constexpr const char* kLayout = "user.stripefs.layout";
-
-int Fail(const std::string& message) {
-  fprintf(stderr, "stripefs: %s\n", message.c_str());
-  return 1;
-}
-
-std::string Explain(const std::string& what, int err) {
-  std::string text = what + ": " + strerror(err);
-  if (err == EINVAL || err == ENOSPC) text += " (the stripefs log says why)";
-  if (err == EPERM) text += " (only the owner, root or the mount's admin_uid may)";
-  if (err == ENOTEMPTY) text += " (the file holds data: a layout is set on an empty file)";
-  if (err == EBUSY) text += " (the file is open: set its layout before using it)";
-  if (err == ENOTSUP || err == EOPNOTSUPP) text += " (is this on a stripefs mount?)";
-  return text;
-}
 
 // The attribute's value, or nullopt-like empty with errno set.
 bool GetXattr(const std::string& path, const std::string& name, std::string* value) {

@@ -14,10 +14,13 @@
 #include "fs/stripefs.h"
 #include "fs/version.h"
 #include "layout/layout.h"
+#include "tools/stripefs/cli_util.h"
 #include "tools/stripefs/layout_cmds.h"
 #include "tools/stripefs/params.h"
 
 namespace {
+
+using sfs::cli::Fail;
 
 void Usage() {
   fprintf(stderr,
@@ -39,11 +42,6 @@ void Usage() {
           "  stripefs getstripe PATH...\n"
           "  stripefs pool list MOUNTPOINT | pool set MOUNTPOINT NAME OSTS | pool remove MOUNTPOINT NAME\n"
           "  stripefs --version\n");
-}
-
-int Fail(const std::string& message) {
-  fprintf(stderr, "stripefs: %s\n", message.c_str());
-  return 1;
 }
 
 int Mkfs(const std::vector<std::string>& args) {

@@ -6,26 +6,12 @@
 #include <cstdio>
 #include <cstring>
 
+#include "tools/stripefs/cli_util.h"
+
 namespace sfs::cli {
 namespace {
 
 constexpr const char* kPrefix = "user.stripefs.";
-
-int Fail(const std::string& message) {
-  fprintf(stderr, "stripefs: %s\n", message.c_str());
-  return 1;
-}
-
-std::string Explain(const std::string& what, int err) {
-  std::string text = what + ": " + strerror(err);
-  if (err == EINVAL || err == ENOENT || err == EEXIST || err == ENOSPC || err == EPERM) {
-    text += " (the stripefs log says why";
-    if (err == EPERM) text += "; only root or the mount's admin_uid may change settings";
-    text += ")";
-  }
-  if (err == ENOTSUP || err == EOPNOTSUPP) text += " (is this a stripefs mount point?)";
-  return text;
-}
 
 }  // namespace
 

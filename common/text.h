@@ -1,0 +1,31 @@
+// Small text helpers every module's settings parsers share. Settings arrive
+// from setxattr and config files, which often carry a trailing newline, so
+// every kind of ASCII blank counts as a blank.
+#pragma once
+
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace sfs {
+
+inline constexpr std::string_view kBlanks = " \t\n\r\f\v";
+
+// `s` without leading and trailing blanks.
+std::string_view Trim(std::string_view s);
+
+// The first blank-separated word of `s`, and what follows it (trimmed).
+std::pair<std::string_view, std::string_view> SplitWord(std::string_view s);
+
+// Pieces of `s` separated by any of `separators`, empty pieces dropped.
+std::vector<std::string_view> SplitAny(std::string_view s, std::string_view separators);
+
+// The blank-separated words of `s`.
+inline std::vector<std::string_view> Words(std::string_view s) { return SplitAny(s, kBlanks); }
+
+// Shell-style glob: '*' matches any run (also empty), '?' one character,
+// everything else itself. Greedy with one backtrack point (the last '*'),
+// which is exact: a later '*' subsumes an earlier one.
+bool GlobMatch(std::string_view pattern, std::string_view text);
+
+}  // namespace sfs

@@ -1,0 +1,37 @@
+#include "common/text.h"
+
+#include <gtest/gtest.h>
+
+#include <string_view>
+#include <vector>
+
+namespace sfs {
+namespace {
+
+using Views = std::vector<std::string_view>;
+
+TEST(TextTest, TrimAndWordsTreatEveryBlankAlike) {
+  EXPECT_EQ(Trim(" \t tbf uid \r\n"), "tbf uid");
+  EXPECT_EQ(Trim(" \n "), "");
+  EXPECT_EQ(Words("  tbf\tuid+opcode \n hp"), (Views{"tbf", "uid+opcode", "hp"}));
+  EXPECT_TRUE(Words(" \t").empty());
+  const auto [first, rest] = SplitWord("  start slow uid={1 2} rate=5\n");
+  EXPECT_EQ(first, "start");
+  EXPECT_EQ(rest, "slow uid={1 2} rate=5");
+  EXPECT_EQ(SplitAny("a,,b c", ", "), (Views{"a", "b", "c"}));
+}
+
+TEST(TextTest, GlobMatchesLikeAShell) {
+  EXPECT_TRUE(GlobMatch("ior.*", "ior.1234"));
+  EXPECT_TRUE(GlobMatch("ior.*", "ior."));
+  EXPECT_FALSE(GlobMatch("ior.*", "mdtest.1"));
+  EXPECT_TRUE(GlobMatch("*.1?", "dd.12"));
+  EXPECT_FALSE(GlobMatch("*.1?", "dd.1"));
+  EXPECT_TRUE(GlobMatch("a*b*c", "axxbyyc"));
+  EXPECT_FALSE(GlobMatch("a*b*c", "axxbyy"));
+  EXPECT_TRUE(GlobMatch("*", ""));
+  EXPECT_FALSE(GlobMatch("", "x"));
+}
+
+}  // namespace
+}  // namespace sfs

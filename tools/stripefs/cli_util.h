@@ -1,0 +1,16 @@
+// What the stripefs subcommands share: one way to fail, and one way to turn
+// the errno of a setxattr/getxattr on a stripefs mount into advice.
+#pragma once
+
+#include <string>
+
+namespace sfs::cli {
+
+// Prints "stripefs: <message>" to stderr; returns the exit code 1.
+int Fail(const std::string& message);
+
+// "<what>: <strerror>" plus a hint where stripefs gives that errno a
+// meaning (the daemon's log line says why a value was refused).
+std::string Explain(const std::string& what, int err);
+
+}  // namespace sfs::cli
