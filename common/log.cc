@@ -1,6 +1,7 @@
 #include "common/log.h"
 
-#include <spdlog/sinks/basic_file_sink.h>
+#include "common/log_file_sink.h"
+
 #include <spdlog/sinks/stdout_color_sinks.h>
 
 #include <mutex>
@@ -27,8 +28,7 @@ bool InitLogging(const LogOptions& options) {
   if (options.file.empty()) {
     sinks.push_back(std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
   } else {
-    sinks.push_back(
-        std::make_shared<spdlog::sinks::basic_file_sink_mt>(options.file));
+    sinks.push_back(std::make_shared<LogFileSink>(options.file));
   }
   spdlog::drop_all();
   if (!known) {

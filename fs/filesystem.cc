@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "common/log.h"
+#include "common/private_dir.h"
 #include "fs/io.h"
 #include "fs/settings_keys.h"
 #include "fs/version.h"
@@ -102,6 +103,10 @@ void Filesystem::Quiesce() {
 Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
                                                      nrs::PolicyRegistry registry) {
   std::unique_ptr<Filesystem> fs(new Filesystem(config, std::move(registry)));
+  // A metadata directory others can enter would show them every name and
+  // xattr (the WAL is plain bytes): repaired, with a log line.
+  auto made_private = MakePrivate(config.meta_dir, "metadata directory " + config.meta_dir);
+  if (!made_private.ok()) return made_private.status();
   // One daemon per store. A daemon that was just unmounted may still be
   // closing its store (fusermount returns when the kernel lets go, not when
   // the daemon exits), so `umount; mount` waits for it a little rather than

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "common/log.h"
+#include "common/private_dir.h"
 #include "fs/settings_keys.h"
 #include "fs/stripefs.h"
 #include "fs/version.h"
@@ -30,12 +31,14 @@ Result<std::string> Resolve(const std::string& dir) {
   return text;
 }
 
-// Creates `dir` if missing and returns its canonical path.
+// Creates `dir` if missing, makes it private to root (it will hold every
+// user's data or names) and returns its canonical path.
 Result<std::string> PrepareDir(const std::string& dir) {
   std::error_code ec;
   stdfs::create_directories(dir, ec);
   if (ec) return Status::Error(ec.value(), "cannot create " + dir + ": " + ec.message());
   if (!stdfs::is_directory(dir, ec)) return Status::Error(ENOTDIR, dir + " is not a directory");
+  if (chmod(dir.c_str(), kPrivateDirMode) != 0) return ErrnoStatus(errno, "chmod " + dir);
   auto canonical = stdfs::canonical(dir, ec);
   if (ec) return Status::Error(ec.value(), dir + ": " + ec.message());
   return canonical.string();
@@ -82,6 +85,9 @@ void ClearOst(const std::string& dir) {
 
 Status Mkfs(const MkfsOptions& options) {
   if (options.meta_dir.empty()) return Status::Error(EINVAL, "--meta is required");
+  // Everything mkfs creates (RocksDB's files, labels) is private whatever
+  // the caller's umask. Process-wide, which is fine: the CLI runs mkfs alone.
+  umask(077);
   if (options.ost_dirs.empty()) return Status::Error(EINVAL, "at least one --ost is required");
   layout::LayoutRequest default_layout{options.stripe_count, options.stripe_size, ""};
   SFS_RETURN_IF_ERROR(layout::Validate(default_layout));

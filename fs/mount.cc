@@ -83,6 +83,9 @@ std::string JoinFuseOptions(const MountOptions& options) {
 }
 
 int Serve(const MountOptions& options, const std::string& mountpoint, int notify_fd) {
+  // Whatever the daemon creates in the backing store (RocksDB files, the log,
+  // objects) is private to root, whatever umask it was started with.
+  umask(077);
   LogOptions log;
   log.level = options.log_level;
   if (log.level.empty()) {

@@ -9,6 +9,7 @@
 //   S<name>                  setting value (string; mkfs records, tunables)
 //   C/next_ino               inode-number high-water mark (8 BE)
 //   C/next_obj               object-id high-water mark (8 BE)
+//   C/sync                   empty; written by every sync (meta/db_write.h)
 //   I<ino:8>                 inode record (below)
 //   D<parent:8><name>        dirent: child ino (8 BE) + type bits S_IFMT (4 BE)
 //   L<ino:8>                 layout blob (opaque, encoded by layout/)
@@ -45,6 +46,8 @@ inline constexpr char kXattrPrefix = 'X';
 inline constexpr char kOrphanPrefix = 'O';
 inline constexpr std::string_view kNextInoKey = "C/next_ino";
 inline constexpr std::string_view kNextObjKey = "C/next_obj";
+// Written (empty) by every sync: a synced write makes the WAL durable.
+inline constexpr std::string_view kSyncKey = "C/sync";
 
 inline constexpr uint8_t kInodeRecordVersion = 1;
 inline constexpr size_t kInodeRecordFixedSize = 1 + 4 * 4 + 8 * 3 + 3 * 12;

@@ -87,6 +87,13 @@ struct Removed {
 
 enum class RenameMode { kReplace, kNoReplace, kExchange };
 
+// How the store uses the machine.
+struct StoreOptions {
+  // Table files RocksDB keeps open at once (-1: all): its share of the
+  // daemon's file descriptors.
+  int max_open_files = 256;
+};
+
 // Settings are plain string key/values in the S/ space, and so are the
 // records mkfs writes (fs_uuid, the OST list, the default layout).
 class MetaStore {
@@ -99,7 +106,8 @@ class MetaStore {
   static Result<std::unique_ptr<MetaStore>> Format(const std::string& dir,
                                                    const std::map<std::string, std::string>& settings);
   // ENOENT if `dir` holds no store.
-  static Result<std::unique_ptr<MetaStore>> Open(const std::string& dir);
+  static Result<std::unique_ptr<MetaStore>> Open(const std::string& dir,
+                                                 const StoreOptions& options = {});
   // Removes every store file in `dir` (mkfs --force).
   static Status Destroy(const std::string& dir);
 
@@ -162,7 +170,8 @@ class MetaStore {
   // reused after a crash. Object ids are global across OSTs.
   virtual Result<uint64_t> AllocateObjectIds(uint32_t count) = 0;  // first of `count`
 
-  // Makes everything written so far durable (syncs the WAL).
+  // Makes everything written so far durable (syncs the WAL). While the disk
+  // is full, fails like a write (ENOSPC) instead of syncing.
   virtual Status Sync() = 0;
 };
 }  // namespace sfs::meta

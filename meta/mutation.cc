@@ -1,5 +1,7 @@
 #include "meta/mutation.h"
 
+#include "meta/db_write.h"
+
 #include <sys/stat.h>
 
 #include <vector>
@@ -107,7 +109,7 @@ Result<Removed> Mutation::DropLink(Inode* inode) {
 
 Status Mutation::Commit(std::string_view context) {
   for (const auto& [ino, inode] : inodes_) batch_.Put(InodeKey(ino), EncodeInode(inode));
-  return FromRocks(db_->Write(rocksdb::WriteOptions(), &batch_), context);
+  return WriteToDb(db_, /*sync=*/false, &batch_, context);
 }
 
 }  // namespace sfs::meta

@@ -9,7 +9,9 @@
 #include <system_error>
 
 #include "meta/db_reads.h"
+#include "meta/db_write.h"
 #include "meta/keys.h"
+#include "meta/rocks_logger.h"
 #include "meta/rocks_status.h"
 
 namespace sfs::meta {
@@ -20,10 +22,19 @@ bool HasStore(const std::string& dir) {
   return std::filesystem::exists(std::filesystem::path(dir) / "CURRENT", ec);
 }
 
-Result<std::unique_ptr<rocksdb::DB>> OpenDb(const std::string& dir, bool create) {
+Result<std::unique_ptr<rocksdb::DB>> OpenDb(const std::string& dir, bool create,
+                                            const StoreOptions& store) {
   rocksdb::Options options;
   options.create_if_missing = create;
   options.error_if_exists = create;
+  options.info_log = NewRocksLogger();
+  // Its own share of the daemon's descriptors: without a bound RocksDB keeps
+  // every table file open, and a daemon out of descriptors fails everyone.
+  options.max_open_files = store.max_open_files;
+  // RocksDB only clears a full-disk error by itself once this much is free
+  // (it must be able to flush a memtable), so the default 64 MiB would keep
+  // a small metadata disk stopped even after space came back.
+  options.write_buffer_size = kWriteBufferBytes;
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(options, dir, &raw);
   if (!s.ok()) return FromRocks(s, "meta: open " + dir);
@@ -38,7 +49,7 @@ Result<std::unique_ptr<MetaStore>> MetaStore::Format(
   std::filesystem::create_directories(dir, ec);
   if (ec) return ErrnoStatus(ec.value(), "meta: mkdir " + dir);
   if (HasStore(dir)) return Status::Error(EEXIST, "meta: " + dir + " already holds a store");
-  auto db = OpenDb(dir, /*create=*/true);
+  auto db = OpenDb(dir, /*create=*/true, StoreOptions{});
   SFS_RETURN_IF_ERROR(db);
 
   Timestamp now = Timestamp::Now();
@@ -53,16 +64,14 @@ Result<std::unique_ptr<MetaStore>> MetaStore::Format(
   for (const auto& [name, value] : settings) batch.Put(SettingKey(name), value);
   batch.Put(std::string(kNextInoKey), EncodeU64BE(kFirstIno));
   batch.Put(std::string(kNextObjKey), EncodeU64BE(kFirstObjectId));
-  rocksdb::WriteOptions sync;
-  sync.sync = true;
-  rocksdb::Status s = (*db)->Write(sync, &batch);
-  if (!s.ok()) return FromRocks(s, "meta: format " + dir);
+  SFS_RETURN_IF_ERROR(WriteToDb(db->get(), /*sync=*/true, &batch, "meta: format " + dir));
   return std::unique_ptr<MetaStore>(new RocksMetaStore(std::move(*db), kFirstIno, kFirstObjectId));
 }
 
-Result<std::unique_ptr<MetaStore>> MetaStore::Open(const std::string& dir) {
+Result<std::unique_ptr<MetaStore>> MetaStore::Open(const std::string& dir,
+                                                   const StoreOptions& options) {
   if (!HasStore(dir)) return Status::Error(ENOENT, "meta: no store in " + dir);
-  auto db = OpenDb(dir, /*create=*/false);
+  auto db = OpenDb(dir, /*create=*/false, options);
   SFS_RETURN_IF_ERROR(db);
   auto next_ino = ReadCounter(db->get(), kNextInoKey);
   SFS_RETURN_IF_ERROR(next_ino);
@@ -102,8 +111,9 @@ Result<std::map<std::string, std::string>> RocksMetaStore::AllSettings() {
 
 // A blind put checks nothing, so it needs no mu_.
 Status RocksMetaStore::PutSetting(const std::string& name, const std::string& value) {
-  return FromRocks(db_->Put(rocksdb::WriteOptions(), SettingKey(name), value),
-                   "meta: put setting " + name);
+  rocksdb::WriteBatch batch;
+  batch.Put(SettingKey(name), value);
+  return WriteToDb(db_.get(), /*sync=*/false, &batch, "meta: put setting " + name);
 }
 
 Status RocksMetaStore::PutSettings(const std::map<std::string, std::string>& values,
@@ -111,7 +121,7 @@ Status RocksMetaStore::PutSettings(const std::map<std::string, std::string>& val
   rocksdb::WriteBatch batch;
   for (const std::string& name : erase) batch.Delete(SettingKey(name));
   for (const auto& [name, value] : values) batch.Put(SettingKey(name), value);
-  return FromRocks(db_->Write(rocksdb::WriteOptions(), &batch), "meta: put settings");
+  return WriteToDb(db_.get(), /*sync=*/false, &batch, "meta: put settings");
 }
 
 // --- reads ---
@@ -164,11 +174,10 @@ Result<uint64_t> RocksMetaStore::TakeIds(IdRange* range, uint64_t count) {
     // Extending from the old limit keeps [next, next + count) contiguous and
     // wastes nothing; a large request simply gets a larger extension.
     uint64_t new_limit = std::max(range->limit + kIdRangeSize, range->next + count);
-    rocksdb::WriteOptions sync;
-    sync.sync = true;
-    rocksdb::Status s = db_->Put(sync, rocksdb::Slice(range->key.data(), range->key.size()),
-                                 EncodeU64BE(new_limit));
-    if (!s.ok()) return FromRocks(s, "meta: raise " + std::string(range->key));
+    rocksdb::WriteBatch batch;
+    batch.Put(rocksdb::Slice(range->key.data(), range->key.size()), EncodeU64BE(new_limit));
+    SFS_RETURN_IF_ERROR(
+        WriteToDb(db_.get(), /*sync=*/true, &batch, "meta: raise " + std::string(range->key)));
     range->limit = new_limit;
   }
   uint64_t first = range->next;
@@ -182,6 +191,6 @@ Result<uint64_t> RocksMetaStore::AllocateObjectIds(uint32_t count) {
   return TakeIds(&obj_range_, count);
 }
 
-Status RocksMetaStore::Sync() { return FromRocks(db_->FlushWAL(/*sync=*/true), "meta: sync"); }
+Status RocksMetaStore::Sync() { return SyncDb(db_.get()); }
 
 }  // namespace sfs::meta

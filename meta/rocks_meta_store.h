@@ -21,6 +21,9 @@ namespace sfs::meta {
 inline constexpr uint64_t kIdRangeSize = 1024;
 inline constexpr uint64_t kFirstIno = kRootIno + 1;
 inline constexpr uint64_t kFirstObjectId = 1;
+// The memtable size, and so the free space RocksDB waits for before it
+// resumes by itself after a full disk (rocks_meta_store.cc OpenDb).
+inline constexpr size_t kWriteBufferBytes = 8 << 20;
 
 class RocksMetaStore final : public MetaStore {
  public:

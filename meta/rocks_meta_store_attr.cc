@@ -3,6 +3,7 @@
 #include <sys/xattr.h>
 
 #include "meta/db_reads.h"
+#include "meta/db_write.h"
 #include "meta/keys.h"
 #include "meta/mutation.h"
 #include "meta/rocks_meta_store.h"
@@ -79,8 +80,9 @@ Result<std::string> RocksMetaStore::GetLayout(uint64_t ino) {
 Status RocksMetaStore::PutLayout(uint64_t ino, const std::string& blob) {
   std::lock_guard<std::mutex> lock(mu_);  // so the inode cannot vanish under the check
   SFS_RETURN_IF_ERROR(ReadInode(db_.get(), rocksdb::ReadOptions(), ino));
-  return FromRocks(db_->Put(rocksdb::WriteOptions(), LayoutKey(ino), blob),
-                   "meta: put layout of " + std::to_string(ino));
+  rocksdb::WriteBatch batch;
+  batch.Put(LayoutKey(ino), blob);
+  return WriteToDb(db_.get(), /*sync=*/false, &batch, "meta: put layout of " + std::to_string(ino));
 }
 
 // --- xattrs ---

@@ -12,6 +12,8 @@
 #include <random>
 #include <string_view>
 
+#include "common/private_dir.h"
+
 namespace sfs::ost {
 namespace {
 
@@ -66,7 +68,7 @@ Status WriteLabel(const std::string& dir, const Label& label) {
   std::string text = fmt::format("fs_uuid={}\nindex={}\nost_uuid={}\n", label.fs_uuid, label.index,
                                  label.ost_uuid);
   {
-    Fd tmp(openat(dir_fd.get(), kLabelTemp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    Fd tmp(openat(dir_fd.get(), kLabelTemp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, kPrivateFileMode));
     if (tmp.get() < 0) return Fail(dir, "create temporary");
     SFS_RETURN_IF_ERROR(WriteAll(tmp.get(), text, dir));
     if (fsync(tmp.get()) != 0) return Fail(dir, "fsync");

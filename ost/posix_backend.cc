@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <vector>
 
+#include "common/private_dir.h"
 #include "ost/backend.h"
 
 namespace sfs::ost {
@@ -171,13 +172,13 @@ class PosixBackend : public Backend {
   Result<std::unique_ptr<ObjectFile>> Open(uint64_t id, bool create) override {
     const std::string path = ObjectPath(id);
     int flags = O_RDWR | O_CLOEXEC | (create ? O_CREAT : 0);
-    int fd = openat(dir_fd_, path.c_str(), flags, 0644);
+    int fd = openat(dir_fd_, path.c_str(), flags, kPrivateFileMode);
     if (fd < 0 && errno == ENOENT && create) {
       // Fan-out directories are made on first use, not at mkfs, so an OST
       // holding few objects stays small.
       Status made = MakeDirs(id);
       if (!made.ok()) return made;
-      fd = openat(dir_fd_, path.c_str(), flags, 0644);
+      fd = openat(dir_fd_, path.c_str(), flags, kPrivateFileMode);
     }
     if (fd < 0) {
       int err = errno;
@@ -233,7 +234,7 @@ class PosixBackend : public Backend {
   // Another thread may be creating the same directories: EEXIST is success.
   Status MakeDirs(uint64_t id) {
     for (const std::string& d : {std::string("objects"), FanOutDir(id)}) {
-      if (mkdirat(dir_fd_, d.c_str(), 0755) != 0 && errno != EEXIST) {
+      if (mkdirat(dir_fd_, d.c_str(), kPrivateDirMode) != 0 && errno != EEXIST) {
         int err = errno;
         return ErrnoStatus(err, fmt::format("ost {}: mkdir {}", dir_, d));
       }
@@ -253,7 +254,10 @@ Result<std::unique_ptr<Backend>> NewPosixBackend(const std::string& dir) {
     int err = errno;
     return ErrnoStatus(err, fmt::format("ost {}: open directory", dir));
   }
-  return std::unique_ptr<Backend>(new PosixBackend(fd, dir));
+  auto backend = std::make_unique<PosixBackend>(fd, dir);  // owns fd from here
+  auto made_private = MakePrivate(fd, "OST directory " + dir);
+  if (!made_private.ok()) return made_private.status();
+  return std::unique_ptr<Backend>(std::move(backend));
 }
 
 }  // namespace sfs::ost

@@ -4,7 +4,9 @@
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <grp.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -135,6 +137,23 @@ inline bool WaitFor(const std::function<bool()>& done, int timeout_ms = 5000) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
 }
+
+// Runs `body` in a child process as uid/gid (no supplementary groups) and
+// returns its result (0..255) as the exit status, or -1 if the child could
+// not switch users or died. The child must not touch gtest state.
+inline int RunAs(uid_t uid, gid_t gid, const std::function<int()>& body) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (setgroups(0, nullptr) != 0 || setgid(gid) != 0 || setuid(uid) != 0) _exit(255);
+    _exit(body() & 0xff);
+  }
+  int status = 0;
+  if (pid < 0 || waitpid(pid, &status, 0) != pid || !WIFEXITED(status)) return -1;
+  const int code = WEXITSTATUS(status);
+  return code == 255 ? -1 : code;
+}
+inline constexpr uid_t kNobody = 65534;
+inline constexpr gid_t kNogroup = 65534;
 
 inline bool Exists(const std::string& path) {
   struct stat st;

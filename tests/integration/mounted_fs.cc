@@ -58,8 +58,10 @@ CommandResult Shell(const std::string& command) {
 MountedFs::MountedFs() : MountedFs(Options{}) {}
 
 MountedFs::MountedFs(const Options& options) : options_(options) {
-  char tmpl[] = "/tmp/sfs-it-XXXXXX";
-  root_ = mkdtemp(tmpl);
+  // run_and_clean.sh cleans up after this prefix.
+  const char* prefix = getenv("SFS_IT_PREFIX");
+  std::string tmpl = std::string(prefix != nullptr ? prefix : "/tmp/sfs-it-") + "XXXXXX";
+  root_ = mkdtemp(tmpl.data());
   // Other users (runuser tests) must reach the mount point.
   chmod(root_.c_str(), 0755);
   mnt_ = root_ + "/mnt";

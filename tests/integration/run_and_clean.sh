@@ -2,19 +2,23 @@
 # Runs one integration test binary, then detaches any stripefs mount under a
 # test folder that is still there (a crashed test cannot run its own cleanup)
 # and kills its daemon, then any tmpfs a test mounted as an OST. The binary's
-# exit code is passed on.
+# exit code is passed on. $SFS_IT_PREFIX (default /tmp/sfs-it-) is where the
+# tests make their folders (tests/integration/mounted_fs.cc): two checkouts
+# testing at once on one machine give different prefixes, so neither cleans
+# up the other's mounts.
+prefix="${SFS_IT_PREFIX:-/tmp/sfs-it-}"
 "$@"
 rc=$?
-for m in $(awk '$3 == "fuse.stripefs" && $2 ~ /^\/tmp\/sfs-it-/ {print $2}' /proc/mounts); do
+for m in $(awk -v p="$prefix" '$3 == "fuse.stripefs" && index($2, p) == 1 {print $2}' /proc/mounts); do
   echo "run_and_clean: detaching leftover mount $m" >&2
   fusermount3 -uz "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
   rc=${rc/#0/1}
 done
-# Then the small tmpfs OSTs some tests mount (MountedFs::MountTmpfs).
-for m in $(awk '$3 == "tmpfs" && $2 ~ /^\/tmp\/sfs-it-/ {print $2}' /proc/mounts); do
+# Then the small filesystems some tests mount under an OST (MountedFs::MountTmpfs).
+for m in $(awk -v p="$prefix" '($3 == "tmpfs" || $3 ~ /^fuse/) && index($2, p) == 1 {print $2}' /proc/mounts); do
   echo "run_and_clean: detaching leftover tmpfs $m" >&2
   umount -l "$m" 2>/dev/null
   rc=${rc/#0/1}
 done
-pkill -9 -f "stripefs mount /tmp/sfs-it-" 2>/dev/null
+pkill -9 -f "stripefs mount $prefix" 2>/dev/null
 exit $rc

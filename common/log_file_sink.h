@@ -1,0 +1,35 @@
+// Internal to common/: the sink behind `-o log_file=` and META/stripefs.log.
+//
+// The log names files and shows extended-attribute values, so the file is
+// private to its owner (created 0600, and tightened to 0600 if it exists with
+// wider permissions). A log line that cannot be written (the disk is full,
+// the file's filesystem failed) goes to stderr instead, so an error is never
+// lost only because the log shares a full disk with it; the first such
+// failure also says, on stderr, why the file is not being written.
+#pragma once
+
+#include <spdlog/sinks/base_sink.h>
+
+#include <mutex>
+#include <string>
+
+namespace sfs {
+
+class LogFileSink final : public spdlog::sinks::base_sink<std::mutex> {
+ public:
+  // Opens (creates) `path` for appending. A file that cannot be opened is
+  // reported on stderr once and every line goes to stderr.
+  explicit LogFileSink(std::string path);
+  ~LogFileSink() override;
+
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override;
+  void flush_() override {}  // every line is one write(2); nothing is buffered
+
+ private:
+  const std::string path_;
+  int fd_ = -1;
+  bool failing_ = false;  // the last write to the file failed; said once on stderr
+};
+
+}  // namespace sfs
