@@ -140,7 +140,11 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
     if (null_fd >= 0) {
       dup2(null_fd, 0);
       dup2(null_fd, 1);
-      dup2(null_fd, 2);
+      // stderr is where log lines go when the log file cannot be written
+      // (common/log_file_sink.h): kept when it leads somewhere other than a
+      // terminal (a service manager's journal, a file), which the daemon
+      // must let go of.
+      if (isatty(2)) dup2(null_fd, 2);
       if (null_fd > 2) close(null_fd);
     }
     (void)!chdir("/");

@@ -1,6 +1,8 @@
 #include "mounted_fs.h"
 
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -66,7 +68,7 @@ MountedFs::MountedFs(const Options& options) : options_(options) {
   chmod(root_.c_str(), 0755);
   mnt_ = root_ + "/mnt";
   meta_ = root_ + "/meta";
-  log_ = root_ + "/stripefs.log";
+  log_ = options_.log_in_meta ? meta_ + "/stripefs.log" : root_ + "/stripefs.log";
   stdfs::create_directories(mnt_);
   if (options_.before_mkfs) options_.before_mkfs(*this);
   std::string mkfs = std::string(StripefsBinary()) + " mkfs --meta " + meta_;
@@ -94,6 +96,13 @@ MountedFs::~MountedFs() {
 
 std::string MountedFs::ost_dir(int index) const { return root_ + "/ost" + std::to_string(index); }
 
+std::string MountedFs::Stderr() const {
+  std::ifstream in(root_ + "/daemon.stderr");
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
 std::string MountedFs::Log() const {
   std::ifstream in(log_);
   std::stringstream text;
@@ -116,8 +125,18 @@ bool MountedFs::Mount() {
     args.push_back("-o");
     args.push_back(option);
   }
+  const std::string stderr_path = root_ + "/daemon.stderr";
   pid_t pid = fork();
   if (pid == 0) {
+    if (options_.capture_stderr) {
+      int fd = open(stderr_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+      if (fd >= 0) dup2(fd, 2);
+    }
+    if (options_.nofile_limit > 0) {
+      const rlimit limit{static_cast<rlim_t>(options_.nofile_limit),
+                         static_cast<rlim_t>(options_.nofile_limit)};
+      setrlimit(RLIMIT_NOFILE, &limit);
+    }
     std::vector<char*> argv;
     for (auto& arg : args) argv.push_back(arg.data());
     argv.push_back(nullptr);
@@ -192,7 +211,10 @@ std::vector<std::string> MountedFs::Objects(int index) const {
 }
 
 bool MountedFs::MountTmpfs(int index, const std::string& size) {
-  const std::string dir = ost_dir(index);
+  return MountTmpfsAt(ost_dir(index), size);
+}
+
+bool MountedFs::MountTmpfsAt(const std::string& dir, const std::string& size) {
   std::error_code ec;
   stdfs::create_directories(dir, ec);
   CommandResult mounted = Shell("mount -t tmpfs -o size=" + size + " tmpfs " + dir);

@@ -29,6 +29,12 @@ class MountedFs {
     // Runs before mkfs, when only the empty mount point exists: e.g. to put
     // an OST on its own small filesystem with MountTmpfs.
     std::function<void(MountedFs&)> before_mkfs;
+    // The daemon logs to meta_dir()/stripefs.log instead of root()/stripefs.log.
+    bool log_in_meta = false;
+    // Sends the daemon's stderr to root()/daemon.stderr (see Stderr()).
+    bool capture_stderr = false;
+    // Starts the daemon with this RLIMIT_NOFILE (soft = hard); 0 = inherit.
+    int nofile_limit = 0;
   };
   MountedFs();  // 4 OSTs, stripe_count 4, 1 MiB
   explicit MountedFs(const Options& options);
@@ -43,6 +49,8 @@ class MountedFs {
   std::string ost_dir(int index) const;
   std::string Path(const std::string& relative) const { return mnt_ + "/" + relative; }
   std::string Log() const;  // the daemon's log so far
+  std::string Stderr() const;  // what the daemon wrote to stderr (capture_stderr)
+  pid_t daemon_pid() const { return daemon_; }
 
   // Mounts again after Unmount/Kill; returns false on failure.
   bool Mount();
@@ -60,6 +68,8 @@ class MountedFs {
   // Mounts a tmpfs of `size` (e.g. "4m") on OST `index`'s directory,
   // creating it; the destructor unmounts it after the filesystem.
   bool MountTmpfs(int index, const std::string& size);
+  // The same on any directory (e.g. the metadata directory).
+  bool MountTmpfsAt(const std::string& dir, const std::string& size);
 
   // A copy of the stripefs binary that any user may run (the build tree may
   // sit in a directory only root can enter, e.g. a clean clone in mktemp -d).
