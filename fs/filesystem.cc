@@ -9,6 +9,7 @@
 
 #include "common/log.h"
 #include "common/private_dir.h"
+#include "fs/fd_budget.h"
 #include "fs/io.h"
 #include "fs/settings_keys.h"
 #include "fs/version.h"
@@ -121,7 +122,11 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  auto meta = meta::MetaStore::Open(config.meta_dir);
+  // RocksDB's share does not depend on the OST count, which the store holds.
+  const uint64_t fd_limit = RaiseDescriptorLimit();
+  meta::StoreOptions store_options;
+  store_options.max_open_files = SplitDescriptors(fd_limit, 1, config.ost_threads).rocksdb_files;
+  auto meta = meta::MetaStore::Open(config.meta_dir, store_options);
   if (!meta.ok()) return meta.status();
   fs->meta_ = std::move(meta).value();
   meta::MetaStore& store = *fs->meta_;
@@ -136,6 +141,9 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
   auto ost_count = SettingNumber(store, kOstCountKey);
   if (!fs_uuid.ok() || !ost_count.ok()) return Status::Error(EIO, "metadata store lacks the OST list");
 
+  const FdBudget fds = SplitDescriptors(fd_limit, *ost_count, config.ost_threads);
+  Logger("fs")->info("{} file descriptors: up to {} open objects per OST, {} metadata table files",
+                     fds.limit, fds.objects_per_ost, fds.rocksdb_files);
   std::vector<uint32_t> indexes;
   for (uint32_t index = 0; index < *ost_count; ++index) {
     auto path = store.GetSetting(OstPathKey(index));
@@ -158,6 +166,7 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
     ost::ServiceOptions options;
     options.index = index;
     options.threads = config.ost_threads;
+    options.open_objects = fds.objects_per_ost;
     fs->osts_.push_back(std::make_unique<ost::Service>(options, std::move(backend).value()));
     indexes.push_back(index);
   }

@@ -55,7 +55,7 @@ Outcome OnObject(IoRequest& r, bool create, Fn fn) {
 
 }  // namespace
 
-Outcome Execute(IoRequest& r, Backend& backend) {
+Outcome Execute(IoRequest& r, ObjectCache& objects) {
   switch (r.info.op) {
     case nrs::Op::kRead:
       return Read(r);
@@ -75,7 +75,8 @@ Outcome Execute(IoRequest& r, Backend& backend) {
     case nrs::Op::kSync:
       return OnObject(r, false, [&](ObjectFile& f) { return f.Sync(r.data_only); });
     case nrs::Op::kDestroy:
-      return {backend.Remove(r.object->object_id()), 0};
+      objects.Forget(r.object->object_id());
+      return {objects.backend().Remove(r.object->object_id()), 0};
   }
   return {Status::Error(EINVAL, "ost: unknown request op"), 0};
 }

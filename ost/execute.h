@@ -6,6 +6,7 @@
 
 #include "common/status.h"
 #include "ost/backend.h"
+#include "ost/object_cache.h"
 #include "ost/service.h"
 
 namespace sfs::ost {
@@ -18,8 +19,8 @@ struct Outcome {
 // Runs `request` (info.op) on request.object. Reads of a missing object or
 // past its end are zero-filled holes; sync/punch/truncate-to-0 of a missing
 // object succeed, since there is nothing to do.
-// REQUIRES: request.object is set and its backend is `backend`.
-Outcome Execute(IoRequest& request, Backend& backend);
+// REQUIRES: request.object is set and opens its object through `objects`.
+Outcome Execute(IoRequest& request, ObjectCache& objects);
 
 // The errno a caller sees for a backend errno: running out of space (or
 // quota, which an OST cannot attribute to a user) stays ENOSPC; an object

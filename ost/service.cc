@@ -18,9 +18,10 @@
 namespace sfs::ost {
 
 struct Service::Impl {
-  Impl(uint32_t index, Backend* backend)
+  Impl(uint32_t index, Backend* backend, ObjectCache* objects)
       : index(index),
         backend(backend),
+        objects(objects),
         log(Logger("ost")),
         work(io.get_executor()),
         timer(io) {}
@@ -37,6 +38,7 @@ struct Service::Impl {
 
   const uint32_t index;
   Backend* const backend;  // borrowed from Service::backend_, which outlives Impl
+  ObjectCache* const objects;  // borrowed from Service::objects_, likewise
   const std::shared_ptr<spdlog::logger> log;
 
   boost::asio::io_context io;
@@ -120,7 +122,7 @@ void Service::Impl::WakeParked() {
 }
 
 void Service::Impl::Run(std::unique_ptr<IoRequest> request) {
-  Outcome outcome = Execute(*request, *backend);
+  Outcome outcome = Execute(*request, *objects);
   Status for_caller;
   Finish(*request, outcome, &for_caller);
   if (for_caller.ok()) bytes.fetch_add(outcome.bytes, std::memory_order_relaxed);
@@ -157,7 +159,8 @@ void Service::Impl::Finish(IoRequest& request, const Outcome& outcome, Status* f
 Service::Service(const ServiceOptions& options, std::unique_ptr<Backend> backend)
     : index_(options.index),
       backend_(std::move(backend)),
-      impl_(std::make_unique<Impl>(options.index, backend_.get())) {
+      objects_(backend_.get(), options.open_objects),
+      impl_(std::make_unique<Impl>(options.index, backend_.get(), &objects_)) {
   int n = std::max(1, options.threads);
   impl_->threads.reserve(n);
   for (int i = 0; i < n; ++i) {
@@ -180,7 +183,7 @@ Service::~Service() {
 }
 
 std::shared_ptr<ObjectHandle> Service::Object(uint64_t object_id) {
-  return std::make_shared<ObjectHandle>(backend_.get(), object_id);
+  return std::make_shared<ObjectHandle>(&objects_, object_id);
 }
 
 void Service::Submit(std::unique_ptr<IoRequest> request) {

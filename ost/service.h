@@ -35,26 +35,25 @@
 #include "nrs/scheduler.h"
 #include "nrs/tunables.h"
 #include "ost/backend.h"
+#include "ost/object_cache.h"
 
 namespace sfs::ost {
 
-// A lazily opened object shared by every request on it while its file is
-// open. The first request that needs the file opens it (on a service thread,
-// never on a FUSE thread); the handle closes it when the last owner drops it.
+// One object as the requests of an open file name it. Cheap to make and
+// share; it holds no descriptor: the object is opened on demand, on a
+// service thread and never on a FUSE thread, through its OST's bounded
+// ObjectCache (ost/object_cache.h).
 class ObjectHandle {
  public:
-  ObjectHandle(Backend* backend, uint64_t object_id)
-      : backend_(backend), object_id_(object_id) {}
+  ObjectHandle(ObjectCache* cache, uint64_t object_id) : cache_(cache), object_id_(object_id) {}
   uint64_t object_id() const { return object_id_; }
-  // Returns the open file, opening it now if needed. With create=false a
-  // missing object is ENOENT and nothing is cached.
-  Result<ObjectFile*> Get(bool create);
+  // The open file, opened now if needed; hold it only for the I/O at hand.
+  // With create=false a missing object is ENOENT.
+  Result<std::shared_ptr<ObjectFile>> Get(bool create) { return cache_->Get(object_id_, create); }
 
  private:
-  Backend* const backend_;  // borrowed; the Service outlives its handles
+  ObjectCache* const cache_;  // borrowed; the Service outlives its handles
   const uint64_t object_id_;
-  std::mutex mu_;                      // guards file_
-  std::unique_ptr<ObjectFile> file_;   // GUARDED_BY(mu_)
 };
 
 class IoRequest;
@@ -84,6 +83,9 @@ class IoRequest : public nrs::Request {
 struct ServiceOptions {
   uint32_t index = 0;
   int threads = 2;
+  // Object files kept open at once (ObjectCache): this OST's share of the
+  // daemon's file descriptors.
+  size_t open_objects = 1024;
 };
 
 // Live per-OST counters beside the scheduler's per-policy ones.
@@ -147,6 +149,7 @@ class Service {
   struct Impl;
   const uint32_t index_;
   std::unique_ptr<Backend> backend_;
+  ObjectCache objects_;  // borrows backend_
   std::unique_ptr<Impl> impl_;
 };
 

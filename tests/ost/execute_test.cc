@@ -16,13 +16,14 @@ TEST(CallerErrnoTest, SpaceStaysEnospcEverythingElseIsEio) {
 
 TEST(ExecuteTest, ReadZeroFillsPastEnd) {
   auto backend = NewMemBackend();
+  ObjectCache objects(backend.get(), 4);
   IoRequest w;
   w.info.op = nrs::Op::kWrite;
-  w.object = std::make_shared<ObjectHandle>(backend.get(), 1);
+  w.object = std::make_shared<ObjectHandle>(&objects, 1);
   std::string data = "0123456789";
   w.iov = {{data.data(), 4}, {data.data() + 4, 6}};
   w.info.length = 10;
-  ASSERT_TRUE(Execute(w, *backend).status.ok());
+  ASSERT_TRUE(Execute(w, objects).status.ok());
 
   IoRequest r;
   r.info.op = nrs::Op::kRead;
@@ -31,7 +32,7 @@ TEST(ExecuteTest, ReadZeroFillsPastEnd) {
   r.object = w.object;
   std::string back(9, 'x');
   r.iov = {{back.data(), 2}, {back.data() + 2, 3}, {back.data() + 5, 4}};
-  Outcome out = Execute(r, *backend);
+  Outcome out = Execute(r, objects);
   ASSERT_TRUE(out.status.ok());
   EXPECT_EQ(out.bytes, 9u);
   EXPECT_EQ(back, std::string("6789") + std::string(5, '\0'));
@@ -39,10 +40,11 @@ TEST(ExecuteTest, ReadZeroFillsPastEnd) {
 
 TEST(ExecuteTest, TruncateToZeroOfMissingObjectCreatesNothing) {
   auto backend = NewMemBackend();
+  ObjectCache objects(backend.get(), 4);
   IoRequest t;
   t.info.op = nrs::Op::kTruncate;
-  t.object = std::make_shared<ObjectHandle>(backend.get(), 9);
-  EXPECT_TRUE(Execute(t, *backend).status.ok());
+  t.object = std::make_shared<ObjectHandle>(&objects, 9);
+  EXPECT_TRUE(Execute(t, objects).status.ok());
   EXPECT_EQ(backend->Open(9, false).err(), ENOENT);
 }
 
