@@ -28,7 +28,7 @@ bool InitLogging(const LogOptions& options) {
   if (options.file.empty()) {
     sinks.push_back(std::make_shared<spdlog::sinks::stderr_color_sink_mt>());
   } else {
-    sinks.push_back(std::make_shared<LogFileSink>(options.file));
+    sinks.push_back(std::make_shared<LogFileSink>(options.file, options.fallback_syslog));
   }
   spdlog::drop_all();
   if (!known) {

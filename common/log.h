@@ -13,6 +13,9 @@ namespace sfs {
 struct LogOptions {
   std::string level = "info";  // trace|debug|info|warn|error|critical|off
   std::string file;            // empty: stderr
+  // Where a line goes that the file cannot take (a full disk): stderr, or
+  // syslog for a daemon whose stderr is /dev/null.
+  bool fallback_syslog = false;
 };
 
 // Returns false (and logs to stderr) when the level name is unknown.

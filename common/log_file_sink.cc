@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <syslog.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -25,16 +26,15 @@ bool WriteAll(int fd, const char* text, size_t size) {
   return true;
 }
 
-void ToStderr(const std::string& text) { (void)WriteAll(STDERR_FILENO, text.data(), text.size()); }
-
 }  // namespace
 
-LogFileSink::LogFileSink(std::string path) : path_(std::move(path)) {
+LogFileSink::LogFileSink(std::string path, bool fallback_syslog)
+    : path_(std::move(path)), fallback_syslog_(fallback_syslog) {
   fd_ = open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
   if (fd_ < 0) {
     failing_ = true;
-    ToStderr("stripefs: cannot open log file " + path_ + ": " + strerror(errno) +
-             "; logging to stderr\n");
+    Fallback("stripefs: cannot open log file " + path_ + ": " + strerror(errno) +
+             "; logging elsewhere\n");
     return;
   }
   struct stat st;
@@ -53,11 +53,19 @@ void LogFileSink::sink_it_(const spdlog::details::log_msg& msg) {
     return;
   }
   if (!failing_ && fd_ >= 0) {
-    ToStderr("stripefs: cannot write log file " + path_ + " (" + strerror(errno) +
-             "); lines go to stderr until it can be written again\n");
+    Fallback("stripefs: cannot write log file " + path_ + " (" + strerror(errno) +
+             "); lines go here until it can be written again\n");
   }
   failing_ = true;
-  (void)WriteAll(STDERR_FILENO, formatted.data(), formatted.size());
+  Fallback(std::string(formatted.data(), formatted.size()));
+}
+
+void LogFileSink::Fallback(const std::string& text) {
+  if (fallback_syslog_) {
+    syslog(LOG_DAEMON | LOG_ERR, "%.*s", static_cast<int>(text.size()), text.data());
+  } else {
+    (void)WriteAll(STDERR_FILENO, text.data(), text.size());
+  }
 }
 
 }  // namespace sfs

@@ -240,6 +240,10 @@ std::vector<std::shared_ptr<ost::ObjectHandle>> Filesystem::Handles(const layout
   return handles;
 }
 
+void Filesystem::CloseObjects(const layout::Layout& layout) {
+  for (const auto& object : layout.objects) osts_.at(object.ost)->CloseObject(object.object_id);
+}
+
 Result<layout::Layout> Filesystem::LoadLayout(uint64_t ino) {
   auto blob = meta_->GetLayout(ino);
   if (!blob.ok()) return blob.status();
@@ -295,6 +299,7 @@ void Filesystem::ReleaseOpen(const std::shared_ptr<OpenFile>& file) {
     if (--file->opens > 0) return;
     open_.erase(file->ino);
   }
+  if (file->touched.load(std::memory_order_relaxed)) CloseObjects(file->layout);
   auto inode = meta_->GetInode(file->ino);
   if (inode.ok() && inode->nlink == 0) return ForgetRemoved(file->ino);
   Status saved = SaveTimes(*file);

@@ -57,6 +57,9 @@ struct OpenFile {
   // Whether the inode has set-user-ID or set-group-ID bits, which a write by
   // non-root must clear in the store (refreshed when this mount changes them).
   std::atomic<bool> setid{false};
+  // Set by the first request on the objects: only then may they be open in
+  // their OSTs' caches, to be closed when the file is (CloseObjects).
+  std::atomic<bool> touched{false};
   // The mtime of writes that stayed inside the recorded size and is not in
   // the store yet: storing it per write would cost a RocksDB read and write
   // per request. Saved on fsync, setattr and the last close; getattr and
@@ -148,6 +151,8 @@ class Filesystem {
 
   // Object handles for a layout (fresh ones, for files that are not open).
   std::vector<std::shared_ptr<ost::ObjectHandle>> Handles(const layout::Layout& layout);
+  // Closes whatever descriptors the OSTs hold for the layout's objects.
+  void CloseObjects(const layout::Layout& layout);
 
   // Multi-part ops between MultiPartOp::Launch and the end of its Finish.
   void OpStarted() { in_flight_.fetch_add(1, std::memory_order_relaxed); }

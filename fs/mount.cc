@@ -94,6 +94,7 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
   }
   log.file = options.log_file;
   if (log.file.empty() && notify_fd >= 0) log.file = options.meta_dir + "/stripefs.log";
+  log.fallback_syslog = notify_fd >= 0;  // in the background stderr goes to /dev/null
   InitLogging(log);
   auto logger = Logger("mount");
   auto fail = [&](const Status& status) {
@@ -140,11 +141,10 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
     if (null_fd >= 0) {
       dup2(null_fd, 0);
       dup2(null_fd, 1);
-      // stderr is where log lines go when the log file cannot be written
-      // (common/log_file_sink.h): kept when it leads somewhere other than a
-      // terminal (a service manager's journal, a file), which the daemon
-      // must let go of.
-      if (isatty(2)) dup2(null_fd, 2);
+      // The daemon lets go of the caller's terminal or pipe (a caller
+      // reading our output until EOF would wait for the daemon's exit). Log
+      // lines the log file cannot take go to syslog instead (LogOptions).
+      dup2(null_fd, 2);
       if (null_fd > 2) close(null_fd);
     }
     (void)!chdir("/");

@@ -18,7 +18,12 @@ namespace {
 
 FileHandle* Handle(fuse_file_info* fi) { return reinterpret_cast<FileHandle*>(fi->fh); }
 
-Target TargetOf(const OpenFile& file) { return Target{&file.layout, &file.objects}; }
+// The objects of an open file, for requests about to be made: from now on
+// they may be open in their OSTs' caches, so closing the file closes them.
+Target TargetOf(OpenFile& file) {
+  if (!file.touched.load(std::memory_order_relaxed)) file.touched.store(true);
+  return Target{&file.layout, &file.objects};
+}
 
 // Raises the cached size to `end` unless it is already larger.
 void GrowSize(OpenFile& file, uint64_t end) {
@@ -180,9 +185,11 @@ class TruncateOp final : public MultiPartOp {
   // The file's layout and handles: its open file's, or fresh ones.
   layout::Layout layout;
   std::vector<std::shared_ptr<ost::ObjectHandle>> objects;
+  bool fresh_handles = false;  // the file is not open: close the objects after
 
  private:
   void Finish(const Status& status) override {
+    if (fresh_handles) Fs(req_).CloseObjects(layout);
     if (!status.ok()) return ReplyError(req_, status, "truncate");
     // StoreAttr updates whichever file is open by now: it may have been
     // opened meanwhile, having read the old size (AcquireOpen).
@@ -365,19 +372,31 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
   if (!inode.ok()) return ReplyError(req, inode.status(), "truncate");
   if (!S_ISREG(inode->mode)) return ReplyAttr(req, fs.StoreAttr(ino, change), "truncate");
 
+  // Cutting is not atomic across OSTs: a refusal from one read-only OST
+  // after the others cut their objects would lose data the caller keeps.
+  // So a file with an object on an OST known to be read-only is refused
+  // before anything is cut.
+  const layout::Layout* known = file ? &file->layout : nullptr;
+  auto loaded = known ? Result<layout::Layout>(*known) : fs.LoadLayout(ino);
+  if (!loaded.ok()) return ReplyError(req, loaded.status(), "truncate");
+  for (const layout::StripeObject& object : loaded->objects) {
+    if (fs.ost(object.ost).read_only()) {
+      return ReplyError(req, Status::Error(EROFS, "truncate of inode " + std::to_string(ino) +
+                                                      ": OST " + std::to_string(object.ost) +
+                                                      " is read-only"),
+                        "truncate");
+    }
+  }
   auto* op = new TruncateOp(req, ino, change);
   if (file) {
     op->layout = file->layout;
     op->objects = file->objects;
   } else {
-    auto layout = fs.LoadLayout(ino);
-    if (!layout.ok()) {
-      delete op;
-      return ReplyError(req, layout.status(), "truncate");
-    }
-    op->layout = std::move(layout).value();
+    op->layout = std::move(loaded).value();
     op->objects = fs.Handles(op->layout);
+    op->fresh_handles = true;
   }
+  if (file) file->touched.store(true);
   const Target target{&op->layout, &op->objects};
   // Growing a file cuts its objects to the old end instead of extending
   // them: bytes a failed or interrupted write left past that end must read

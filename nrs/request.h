@@ -22,6 +22,10 @@ enum class Op : uint8_t {
   kDestroy,   // remove the object (after unlink)
 };
 const char* OpName(Op op);
+// Whether the op changes the object (write, truncate, punch, allocate).
+constexpr bool Changes(Op op) {
+  return op == Op::kWrite || op == Op::kTruncate || op == Op::kPunch || op == Op::kAllocate;
+}
 
 struct RequestInfo {
   Op op = Op::kRead;

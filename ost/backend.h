@@ -35,6 +35,9 @@ class ObjectFile {
   // Preallocates; extends the object size unless keep_size.
   virtual Status Allocate(uint64_t offset, uint64_t length, bool keep_size) = 0;
   virtual Result<uint64_t> Size() = 0;
+  // Opened for reading only, because its filesystem is read-only: every
+  // change fails with EROFS.
+  virtual bool read_only() const { return false; }
 };
 
 struct SpaceInfo {
@@ -44,6 +47,9 @@ struct SpaceInfo {
   uint64_t avail_blocks = 0;  // unprivileged view
   uint64_t total_files = 0;
   uint64_t free_files = 0;
+  // The OST's filesystem is mounted read-only; free and avail are then 0, as
+  // nothing can be written there.
+  bool read_only = false;
 };
 
 class Backend {
@@ -54,7 +60,9 @@ class Backend {
   virtual ~Backend() = default;
 
   // Opens object `id`. With create=false a missing object is ENOENT (the
-  // caller treats it as a hole); with create=true it is created empty.
+  // caller treats it as a hole); with create=true it is created empty. On a
+  // read-only filesystem an existing object opens read-only (read_only())
+  // and creating one is EROFS.
   virtual Result<std::unique_ptr<ObjectFile>> Open(uint64_t id, bool create) = 0;
   // Removes the object; a missing object is not an error.
   virtual Status Remove(uint64_t id) = 0;

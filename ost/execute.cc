@@ -19,6 +19,16 @@ void ZeroFrom(std::vector<iovec>& iov, size_t from) {
   }
 }
 
+// The object for a change. A file opened read-only while its filesystem was
+// read-only is opened again, in case that filesystem is writable by now;
+// if it still is not, the change fails with EROFS in the object file.
+Result<std::shared_ptr<ObjectFile>> Writable(IoRequest& r, ObjectCache& objects, bool create) {
+  auto file = r.object->Get(create);
+  if (!file.ok() || !(*file)->read_only()) return file;
+  objects.Forget(r.object->object_id());
+  return r.object->Get(create);
+}
+
 Outcome Read(IoRequest& r) {
   auto file = r.object->Get(/*create=*/false);
   size_t got = 0;
@@ -33,8 +43,8 @@ Outcome Read(IoRequest& r) {
   return {Status::Ok(), r.info.length};
 }
 
-Outcome Write(IoRequest& r) {
-  auto file = r.object->Get(/*create=*/true);
+Outcome Write(IoRequest& r, ObjectCache& objects) {
+  auto file = Writable(r, objects, /*create=*/true);
   if (!file.ok()) return {file.status(), 0};
   Status s = (*file)->WriteV(r.iov.data(), static_cast<int>(r.iov.size()), r.info.offset);
   if (!s.ok()) return {s, 0};
@@ -44,8 +54,8 @@ Outcome Write(IoRequest& r) {
 // Ops on the object file as a whole. Without `create`, a missing object
 // means there is nothing to do, which is success.
 template <class Fn>
-Outcome OnObject(IoRequest& r, bool create, Fn fn) {
-  auto file = r.object->Get(create);
+Outcome OnObject(IoRequest& r, ObjectCache& objects, bool create, Fn fn) {
+  auto file = Writable(r, objects, create);
   if (!file.ok()) {
     if (!create && file.err() == ENOENT) return {Status::Ok(), 0};
     return {file.status(), 0};
@@ -60,20 +70,20 @@ Outcome Execute(IoRequest& r, ObjectCache& objects) {
     case nrs::Op::kRead:
       return Read(r);
     case nrs::Op::kWrite:
-      return Write(r);
+      return Write(r, objects);
     case nrs::Op::kTruncate:
       // Truncating a never-written object to 0 must not create it.
-      return OnObject(r, r.truncate_size > 0,
+      return OnObject(r, objects, r.truncate_size > 0,
                       [&](ObjectFile& f) { return f.Truncate(r.truncate_size); });
     case nrs::Op::kPunch:
-      return OnObject(r, false,
+      return OnObject(r, objects, false,
                       [&](ObjectFile& f) { return f.Punch(r.info.offset, r.info.length); });
     case nrs::Op::kAllocate:
-      return OnObject(r, true, [&](ObjectFile& f) {
+      return OnObject(r, objects, true, [&](ObjectFile& f) {
         return f.Allocate(r.info.offset, r.info.length, r.keep_size);
       });
     case nrs::Op::kSync:
-      return OnObject(r, false, [&](ObjectFile& f) { return f.Sync(r.data_only); });
+      return OnObject(r, objects, false, [&](ObjectFile& f) { return f.Sync(r.data_only); });
     case nrs::Op::kDestroy:
       objects.Forget(r.object->object_id());
       return {objects.backend().Remove(r.object->object_id()), 0};
@@ -88,6 +98,8 @@ int CallerErrno(int backend_errno) {
       return ENOSPC;
     case EFBIG:
       return EFBIG;
+    case EROFS:
+      return EROFS;
     default:
       return EIO;
   }

@@ -25,7 +25,8 @@ Outcome Execute(IoRequest& request, ObjectCache& objects);
 // The errno a caller sees for a backend errno: running out of space (or
 // quota, which an OST cannot attribute to a user) stays ENOSPC; an object
 // offset past what the OST's filesystem allows stays EFBIG (the caller asked
-// for it); everything else is the OST failing, EIO. The original errno goes
+// for it); a change to an OST whose filesystem is read-only stays EROFS;
+// everything else is the OST failing, EIO. The original errno goes
 // to the log.
 int CallerErrno(int backend_errno);
 

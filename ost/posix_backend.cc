@@ -14,6 +14,7 @@
 
 #include "common/private_dir.h"
 #include "ost/backend.h"
+#include "ost/label.h"
 
 namespace sfs::ost {
 namespace {
@@ -55,7 +56,8 @@ size_t Total(const iovec* iov, int count) {
 
 class PosixObjectFile : public ObjectFile {
  public:
-  PosixObjectFile(int fd, const std::string& dir, uint64_t id) : fd_(fd), dir_(dir), id_(id) {}
+  PosixObjectFile(int fd, const std::string& dir, uint64_t id, bool read_only)
+      : fd_(fd), dir_(dir), id_(id), read_only_(read_only) {}
   ~PosixObjectFile() override { close(fd_); }
 
   Result<size_t> ReadV(const iovec* iov, int count, uint64_t offset) override {
@@ -88,6 +90,7 @@ class PosixObjectFile : public ObjectFile {
   }
 
   Status WriteV(const iovec* iov, int count, uint64_t offset) override {
+    if (read_only_) return ReadOnly("pwritev", offset);
     const size_t wanted = Total(iov, count);
     size_t done = 0;
     if (count <= IOV_MAX) {
@@ -124,11 +127,13 @@ class PosixObjectFile : public ObjectFile {
   }
 
   Status Truncate(uint64_t size) override {
+    if (read_only_) return ReadOnly("ftruncate", size);
     if (ftruncate(fd_, size) != 0) return Fail("ftruncate", size);
     return Status::Ok();
   }
 
   Status Punch(uint64_t offset, uint64_t length) override {
+    if (read_only_) return ReadOnly("punch", offset);
     if (length == 0) return Status::Ok();  // fallocate rejects empty ranges
     if (fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, offset, length) != 0) {
       return Fail("punch", offset);
@@ -137,6 +142,7 @@ class PosixObjectFile : public ObjectFile {
   }
 
   Status Allocate(uint64_t offset, uint64_t length, bool keep_size) override {
+    if (read_only_) return ReadOnly("fallocate", offset);
     if (length == 0) return Status::Ok();
     if (fallocate(fd_, keep_size ? FALLOC_FL_KEEP_SIZE : 0, offset, length) != 0) {
       return Fail("fallocate", offset);
@@ -150,6 +156,8 @@ class PosixObjectFile : public ObjectFile {
     return static_cast<uint64_t>(st.st_size);
   }
 
+  bool read_only() const override { return read_only_; }
+
  private:
   std::string Where(const char* what, uint64_t offset) const {
     return fmt::format("ost {}: {} object {:#x} at {}", dir_, what, id_, offset);
@@ -158,10 +166,14 @@ class PosixObjectFile : public ObjectFile {
     int err = errno;
     return ErrnoStatus(err, Where(what, offset));
   }
+  Status ReadOnly(const char* what, uint64_t offset) const {
+    return ErrnoStatus(EROFS, Where(what, offset) + ": the OST's filesystem is read-only");
+  }
 
   const int fd_;
   const std::string dir_;  // for messages
   const uint64_t id_;
+  const bool read_only_;
 };
 
 class PosixBackend : public Backend {
@@ -180,6 +192,14 @@ class PosixBackend : public Backend {
       if (!made.ok()) return made;
       fd = openat(dir_fd_, path.c_str(), flags, kPrivateFileMode);
     }
+    bool read_only = false;
+    if (fd < 0 && errno == EROFS) {
+      // A read-only filesystem still serves what it holds: an existing
+      // object opens for reading, and changes get EROFS (PosixObjectFile).
+      fd = openat(dir_fd_, path.c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0 && errno == ENOENT && create) errno = EROFS;
+      read_only = true;
+    }
     if (fd < 0) {
       int err = errno;
       // A missing object is a hole only while the OST directory exists; if
@@ -191,7 +211,7 @@ class PosixBackend : public Backend {
       }
       return ErrnoStatus(err, fmt::format("ost {}: open object {:#x}", dir_, id));
     }
-    return std::unique_ptr<ObjectFile>(new PosixObjectFile(fd, dir_, id));
+    return std::unique_ptr<ObjectFile>(new PosixObjectFile(fd, dir_, id, read_only));
   }
 
   bool DirectoryAlive() const {
@@ -225,6 +245,18 @@ class PosixBackend : public Backend {
     info.avail_blocks = vfs.f_bavail;
     info.total_files = vfs.f_files;
     info.free_files = vfs.f_ffree;
+    // A filesystem that went read-only on an error (ext4 errors=remount-ro)
+    // may not say so in f_flag; opening the label for writing tells.
+    bool read_only = (vfs.f_flag & ST_RDONLY) != 0;
+    if (!read_only) {
+      int probe = openat(dir_fd_, kLabelFile, O_WRONLY | O_CLOEXEC);
+      if (probe >= 0) close(probe);
+      read_only = probe < 0 && errno == EROFS;
+    }
+    if (read_only) {
+      info.read_only = true;
+      info.free_blocks = info.avail_blocks = info.free_files = 0;
+    }
     return info;
   }
 

@@ -57,6 +57,7 @@ struct Service::Impl {
   std::atomic<uint64_t> io_errors{0};
   std::atomic<uint64_t> last_error{0};
   std::atomic<uint64_t> bytes{0};
+  std::atomic<bool> read_only{false};  // see Service::read_only()
   std::atomic<bool> stopping{false};  // only to catch Submit after ~Service began
   std::atomic<bool> draining{false};  // Drain(): dequeue ignoring throttles
 };
@@ -123,6 +124,12 @@ void Service::Impl::WakeParked() {
 
 void Service::Impl::Run(std::unique_ptr<IoRequest> request) {
   Outcome outcome = Execute(*request, *objects);
+  if (outcome.status.err() == EROFS) {
+    read_only.store(true, std::memory_order_relaxed);
+  } else if (outcome.status.ok() && nrs::Changes(request->info.op) &&
+             read_only.load(std::memory_order_relaxed)) {
+    read_only.store(false, std::memory_order_relaxed);
+  }
   Status for_caller;
   Finish(*request, outcome, &for_caller);
   if (for_caller.ok()) bytes.fetch_add(outcome.bytes, std::memory_order_relaxed);
@@ -184,6 +191,10 @@ Service::~Service() {
 
 std::shared_ptr<ObjectHandle> Service::Object(uint64_t object_id) {
   return std::make_shared<ObjectHandle>(&objects_, object_id);
+}
+
+void Service::CloseObject(uint64_t object_id) {
+  boost::asio::post(impl_->io, [this, object_id] { objects_.Forget(object_id); });
 }
 
 void Service::Submit(std::unique_ptr<IoRequest> request) {
@@ -249,6 +260,8 @@ nrs::HeadStats Service::HeadStats(nrs::Head head) const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->nrs.head(head).head_stats();
 }
+
+bool Service::read_only() const { return impl_->read_only.load(std::memory_order_relaxed); }
 
 ServiceCounters Service::Counters() const {
   ServiceCounters counters;

@@ -114,6 +114,10 @@ class Service {
   Backend& backend() { return *backend_; }
 
   std::shared_ptr<ObjectHandle> Object(uint64_t object_id);
+  // Closes the object's file if it is cached (after its file was closed, so
+  // an idle OST holds no descriptor and its filesystem can be remounted
+  // read-only). On a service thread: a close may wait on the disk.
+  void CloseObject(uint64_t object_id);
 
   // Hands the request to the scheduler and returns at once. `arrival` in
   // request->info is set here if it was left at its default.
@@ -144,6 +148,9 @@ class Service {
   }
   nrs::HeadStats HeadStats(nrs::Head head) const;
   ServiceCounters Counters() const;
+  // Whether the OST's filesystem was last seen read-only: a change failed
+  // with EROFS and none has succeeded since.
+  bool read_only() const;
 
  private:
   struct Impl;

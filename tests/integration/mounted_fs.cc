@@ -199,6 +199,25 @@ int MountedFs::Terminate() {
   return -1;
 }
 
+bool MountedFs::MountExt4(int index, int size_mib, std::string* device) {
+  const std::string dir = ost_dir(index);
+  const std::string image = root_ + "/ost" + std::to_string(index) + ".ext4";
+  std::error_code ec;
+  stdfs::create_directories(dir, ec);
+  CommandResult made = Shell("truncate -s " + std::to_string(size_mib) + "M " + image +
+                             " && mkfs.ext4 -q -F " + image + " && mount -o loop,errors=remount-ro " +
+                             image + " " + dir + " && rmdir " + dir + "/lost+found");
+  if (made.exit_code != 0) {
+    fprintf(stderr, "ext4 on %s failed: %s\n", dir.c_str(), made.output.c_str());
+    return false;
+  }
+  tmpfs_.push_back(dir);
+  CommandResult source = Shell("findmnt -n -o SOURCE " + dir);
+  std::string name = source.output.substr(0, source.output.find('\n'));
+  *device = name.substr(name.rfind('/') + 1);
+  return true;
+}
+
 std::vector<std::string> MountedFs::Objects(int index) const {
   std::vector<std::string> objects;
   std::error_code ec;

@@ -70,6 +70,10 @@ class MountedFs {
   bool MountTmpfs(int index, const std::string& size);
   // The same on any directory (e.g. the metadata directory).
   bool MountTmpfsAt(const std::string& dir, const std::string& size);
+  // An ext4 of `size_mib` on a loop device, mounted with errors=remount-ro
+  // on OST `index`'s directory; its block device name (e.g. "loop3") is
+  // set in `device` for /sys/fs/ext4/<device>/.
+  bool MountExt4(int index, int size_mib, std::string* device);
 
   // A copy of the stripefs binary that any user may run (the build tree may
   // sit in a directory only root can enter, e.g. a clean clone in mktemp -d).
@@ -85,7 +89,7 @@ class MountedFs {
   std::string root_, mnt_, meta_, log_;
   pid_t daemon_ = -1;
   bool formatted_ = false;
-  std::vector<std::string> tmpfs_;  // mounted by MountTmpfs
+  std::vector<std::string> tmpfs_;  // mounted by MountTmpfs/MountExt4, unmounted last
 };
 
 // The stripefs binary under test.

@@ -14,9 +14,10 @@ for m in $(awk -v p="$prefix" '$3 == "fuse.stripefs" && index($2, p) == 1 {print
   fusermount3 -uz "$m" 2>/dev/null || umount -l "$m" 2>/dev/null
   rc=${rc/#0/1}
 done
-# Then the small filesystems some tests mount under an OST (MountedFs::MountTmpfs).
-for m in $(awk -v p="$prefix" '($3 == "tmpfs" || $3 ~ /^fuse/) && index($2, p) == 1 {print $2}' /proc/mounts); do
-  echo "run_and_clean: detaching leftover tmpfs $m" >&2
+# Then the filesystems some tests mount under an OST or the metadata
+# (MountedFs::MountTmpfs, MountExt4, a test's own passthrough FUSE helper).
+for m in $(awk -v p="$prefix" 'index($2, p) == 1 {print $2}' /proc/mounts | sort -r); do
+  echo "run_and_clean: detaching leftover mount $m" >&2
   umount -l "$m" 2>/dev/null
   rc=${rc/#0/1}
 done
