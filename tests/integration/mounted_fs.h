@@ -37,6 +37,8 @@ class MountedFs {
   MountedFs& operator=(const MountedFs&) = delete;
 
   bool mounted() const { return daemon_ > 0; }
+  // The daemon's process id (it runs in the foreground), or -1 when unmounted.
+  pid_t daemon_pid() const { return daemon_; }
   const std::string& root() const { return root_; }        // temporary folder
   const std::string& mnt() const { return mnt_; }          // mount point
   const std::string& meta_dir() const { return meta_; }
