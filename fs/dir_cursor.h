@@ -20,9 +20,9 @@
 //     repeat or skip entries near the seek point. Checkpoints keep a seekdir
 //     in a 100k-entry directory to a few thousand steps instead of a re-scan.
 //
-// Memory: the window holds one batch of names (at most a kernel buffer's
-// worth, 4 KiB of dirents per batch on Linux) and the checkpoints at most
-// kMaxCheckpoints names of up to 255 bytes.
+// Memory: the window holds one batch of names (fs/ops_dir.cc caps a batch at
+// 32 KiB of dirents) and the checkpoints at most kMaxCheckpoints names of up
+// to 255 bytes.
 //
 // Thread safety: none; the owner serializes calls (fs/ops_dir.cc holds the
 // directory handle's mutex).

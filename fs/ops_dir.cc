@@ -19,10 +19,16 @@ namespace {
 
 // The smallest dirent fuse_add_direntry writes (24-byte header and a name of
 // up to 8 bytes, 8-aligned): a batch of size / kMinDirentSize entries always
-// fills the kernel's buffer, and the unused rest of it is dropped.
+// fills the reply, and what does not fit is dropped.
 constexpr size_t kMinDirentSize = 32;
 // Entries read per store call while counting towards a seekdir offset.
 constexpr size_t kSkipBatch = 1024;
+// The most a reply carries, whatever the kernel asks for. Recent kernels ask
+// for as much as the caller's getdents buffer, up to max_pages (1 MiB here),
+// and glibc's readdir sizes that buffer by st_blksize (1 MiB for stripefs):
+// unbounded, a handle's last batch would again hold thousands of names.
+// 32 KiB is glibc's default buffer: 1,000 short names per round trip.
+constexpr size_t kMaxReplySize = 32 * 1024;
 
 struct DirHandle {
   // The kernel sends one readdir at a time per open directory (the fuse
@@ -121,7 +127,7 @@ void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 }
 
 void OpReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
-  DirentBuffer out(req, size);
+  DirentBuffer out(req, std::min(size, kMaxReplySize));
   Status status = DoReaddir(Fs(req), ino, static_cast<uint64_t>(off), Handle(fi), &out);
   if (!status.ok()) return ReplyError(req, status, "readdir");
   fuse_reply_buf(req, out.data(), out.used());
