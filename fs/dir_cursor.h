@@ -12,13 +12,14 @@
 //     resumed after (the window): a listing that only moves forward always
 //     resumes after the last name the user consumed, so no entry is listed
 //     twice and none that stayed in the directory is missed;
-//   * otherwise from the nearest earlier checkpoint (a name remembered every
-//     `stride` offsets, at most kMaxCheckpoints of them), by counting entries
-//     forward from it, or from the start when there is none. Counting is exact
-//     for a directory that did not change since those offsets were handed
-//     out, which is what POSIX asks of seekdir; a changed directory may then
-//     repeat or skip entries near the seek point. Checkpoints keep a seekdir
-//     in a 100k-entry directory to a few thousand steps instead of a re-scan.
+//   * otherwise by counting entries forward from the nearest earlier name it
+//     remembers: a checkpoint (one every `stride` offsets, at most
+//     kMaxCheckpoints of them), the last name sent, or the start. Counting
+//     is exact for a directory that did not change since those offsets were
+//     handed out, which is what POSIX asks of seekdir; a changed directory
+//     may then repeat or skip entries near the seek point. Checkpoints keep a
+//     seekdir in a 100k-entry directory to a few thousand steps, not a
+//     re-scan.
 //
 // Memory: the window holds one batch of names (fs/ops_dir.cc caps a batch at
 // 32 KiB of dirents) and the checkpoints at most kMaxCheckpoints names of up
