@@ -37,14 +37,13 @@ class MountedFs {
   MountedFs& operator=(const MountedFs&) = delete;
 
   bool mounted() const { return daemon_ > 0; }
-  // The daemon's process id (it runs in the foreground), or -1 when unmounted.
-  pid_t daemon_pid() const { return daemon_; }
   const std::string& root() const { return root_; }        // temporary folder
   const std::string& mnt() const { return mnt_; }          // mount point
   const std::string& meta_dir() const { return meta_; }
   std::string ost_dir(int index) const;
   std::string Path(const std::string& relative) const { return mnt_ + "/" + relative; }
   std::string Log() const;  // the daemon's log so far
+  pid_t daemon_pid() const { return daemon_; }
 
   // Mounts again after Unmount/Kill; returns false on failure.
   bool Mount();
