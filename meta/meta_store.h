@@ -145,8 +145,17 @@ class MetaStore {
   // Clears set-user-ID (and set-group-ID if group-executable) when
   // `kill_suid` as POSIX requires for writes by non-owners.
   virtual Result<Inode> NoteWrite(uint64_t ino, uint64_t end, bool kill_suid) = 0;
-  // A consistent snapshot of the directory, in name order.
+  // A consistent snapshot of the whole directory, in name order. Its size
+  // grows with the directory: for tools and tests, not for serving readdir.
   virtual Result<std::vector<DirEntry>> ReadDir(uint64_t ino) = 0;
+  // Up to `max_entries` entries of directory `ino` whose names sort strictly
+  // after `after` (bytewise; "" = from the first), in name order, read from
+  // one consistent state. Fewer than `max_entries` means none follow in that
+  // state. Resuming after the last name returned never repeats an entry and
+  // never skips one that stayed in the directory, whatever changed between
+  // calls. ENOENT, ENOTDIR.
+  virtual Result<std::vector<DirEntry>> ReadDirAfter(uint64_t ino, const std::string& after,
+                                                     size_t max_entries) = 0;
 
   // --- layouts (blobs encoded by layout/) ---
   virtual Result<std::string> GetLayout(uint64_t ino) = 0;  // ENOENT

@@ -2,7 +2,7 @@
 // Method bodies are split by theme: rocks_meta_store.cc (open, settings,
 // reads, identifiers), rocks_meta_store_namespace.cc (create, link, unlink,
 // rmdir), rocks_meta_store_rename.cc, rocks_meta_store_attr.cc (attributes,
-// layouts, xattrs, orphans).
+// layouts, xattrs, orphans), rocks_meta_store_dir.cc (directory batches).
 #pragma once
 
 #include <rocksdb/db.h>
@@ -48,6 +48,8 @@ class RocksMetaStore final : public MetaStore {
   Result<Inode> SetAttr(uint64_t ino, const AttrChange& change) override;
   Result<Inode> NoteWrite(uint64_t ino, uint64_t end, bool kill_suid) override;
   Result<std::vector<DirEntry>> ReadDir(uint64_t ino) override;
+  Result<std::vector<DirEntry>> ReadDirAfter(uint64_t ino, const std::string& after,
+                                             size_t max_entries) override;
 
   Result<std::string> GetLayout(uint64_t ino) override;
   Status PutLayout(uint64_t ino, const std::string& blob) override;
