@@ -6,14 +6,15 @@
 namespace sfs::layout {
 namespace {
 
-bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\n'; }
+// The blanks of common/text.h, as every settings parser has them.
+bool IsBlank(char c) { return kBlanks.find(c) != std::string_view::npos; }
 bool IsNameChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
          c == '.' || c == '-';
 }
 
 Status Invalid(std::string_view text, std::string what) {
-  return Status::Error(EINVAL, "pool rule \"" + std::string(text) + "\": " + what);
+  return Status::Error(EINVAL, "pool rule \"" + Printable(text) + "\": " + what);
 }
 
 struct FieldName {
@@ -125,6 +126,9 @@ bool PoolRule::Matches(const PlacementContext& context) const {
 }
 
 Result<PoolRule> ParsePoolRule(std::string_view text) {
+  if (const size_t at = FindControl(text); at != std::string_view::npos) {
+    return Invalid(text, "control character at byte " + std::to_string(at));
+  }
   PoolRule rule;
   bool have_rank = false, have_pool = false;
   bool after_condition = false;  // the last word was a condition
