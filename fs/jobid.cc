@@ -51,9 +51,14 @@ std::string EnvValue(std::string_view environ, const std::string& var) {
 }  // namespace
 
 bool ValidJobidVar(const std::string& var) {
+  // An environment variable name as POSIX shells take it, [A-Za-z_][A-Za-z0-9_]*
+  // (ASCII: isalnum would follow the locale). The special values
+  // procname_uid, nodelocal and disable are such names too.
   if (var.empty() || var.size() > 64) return false;
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  if (!letter(var[0])) return false;
   for (char c : var) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+    if (!letter(c) && !(c >= '0' && c <= '9')) return false;
   }
   return true;
 }

@@ -82,6 +82,17 @@ TEST(JobidConfigTest, ValidatesVariableNamesAndTemplates) {
   EXPECT_FALSE(ValidJobidVar("A=B"));
   EXPECT_FALSE(ValidJobidVar("HAS SPACE"));
   EXPECT_FALSE(ValidJobidVar(std::string(65, 'A')));
+  EXPECT_TRUE(ValidJobidVar(std::string(64, 'A')));
+  EXPECT_TRUE(ValidJobidVar("_X1"));
+  EXPECT_TRUE(ValidJobidVar("procname_uid"));
+  EXPECT_TRUE(ValidJobidVar("nodelocal"));
+  // Not environment variable names: a leading digit, '-', '.', non-ASCII.
+  EXPECT_FALSE(ValidJobidVar("1JOB"));
+  EXPECT_FALSE(ValidJobidVar("9"));
+  EXPECT_FALSE(ValidJobidVar("JOB-ID"));
+  EXPECT_FALSE(ValidJobidVar("JOB.ID"));
+  EXPECT_FALSE(ValidJobidVar("JOB\xc3\xa9"));
+  EXPECT_FALSE(ValidJobidVar(std::string("JOB\0X", 5)));
   EXPECT_TRUE(ValidJobidName("%e.%u"));
   EXPECT_TRUE(ValidJobidName("job-%j_%H%%"));
   EXPECT_FALSE(ValidJobidName(""));
