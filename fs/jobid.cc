@@ -85,8 +85,13 @@ std::shared_ptr<const std::string> JobIds::Resolve(pid_t pid, uid_t uid, gid_t g
       return it->second.jobid;
     }
   }
-  // Derived outside the lock: reading /proc is the slow part.
-  auto jobid = std::make_shared<const std::string>(Derive(pid, uid, gid, config));
+  // Derived outside the lock: reading /proc is the slow part. Every class
+  // and statistics label copies the job id, so a runaway one is cut (Lustre
+  // keeps 32 bytes): a variable's value, and a template's expansion too (a
+  // 64-byte template of %e and %h codes expands to far more).
+  std::string derived = Derive(pid, uid, gid, config);
+  if (derived.size() > kMaxJobidLength) derived.resize(kMaxJobidLength);
+  auto jobid = std::make_shared<const std::string>(std::move(derived));
   std::lock_guard<std::mutex> lock(mu_);
   if (cache_.size() >= kMaxEntries) cache_.clear();
   cache_[pid] = Entry{jobid, now + kTtl, config};
@@ -105,9 +110,7 @@ std::string JobIds::Derive(pid_t pid, uid_t uid, gid_t gid, const JobidConfig& c
   std::string value;
   if (config.var != "nodelocal") {
     value = EnvValue(ReadSmallFile(dir + "/environ"), config.var);
-    // Every class and statistics label copies the job id, so a runaway
-    // environment value is cut (Lustre keeps 32 bytes).
-    if (value.size() > kMaxJobidLength) value.resize(kMaxJobidLength);
+    if (value.size() > kMaxJobidLength) value.resize(kMaxJobidLength);  // also as %j
     if (!value.empty()) return value;
   }
   return Expand(config.name, pid, uid, gid, dir, value);

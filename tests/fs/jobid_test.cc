@@ -75,6 +75,21 @@ TEST_F(JobIdsTest, JobidNameTemplateIsTheFallbackAndNodelocal) {
   EXPECT_EQ(*jobids.Resolve(11, 5, 6, config), "ior.5");
 }
 
+// Found by fuzz/jobid_fuzzer: a valid template of at most 64 bytes expanded
+// past kMaxJobidLength (only a variable's value was cut).
+TEST_F(JobIdsTest, TemplateExpansionIsCutToTheLimit) {
+  JobIds jobids(root_);
+  const std::string fuzzed =
+      "j~o\xa6" "b_:%H%e%p-o" + std::string(28, '\xff') + "b-%j_:%H%e%p";  // the crashing input
+  ASSERT_TRUE(ValidJobidName(fuzzed));
+  EXPECT_EQ(jobids.Resolve(1234, 0, 0, JobidConfig{"_Q", fuzzed})->size(),
+            JobIds::kMaxJobidLength);
+  ASSERT_TRUE(ValidJobidName("%e%e%e%e%e%e%e%e%e%e"));
+  // Process 99 does not exist: %e is "unknown", 70 bytes in all.
+  EXPECT_EQ(*jobids.Resolve(99, 0, 0, JobidConfig{"nodelocal", "%e%e%e%e%e%e%e%e%e%e"}),
+            "unknownunknownunknownunknownunknownunknownunknownunknownunknownu");
+}
+
 TEST(JobidConfigTest, ValidatesVariableNamesAndTemplates) {
   EXPECT_TRUE(ValidJobidVar("SLURM_JOB_ID"));
   EXPECT_TRUE(ValidJobidVar("disable"));
