@@ -5,6 +5,8 @@
 namespace sfs::meta {
 namespace {
 
+constexpr int64_t kNanosPerSecond = 1'000'000'000;
+
 // Little-endian by shifts rather than memcpy so the on-disk record does not
 // depend on the host's byte order.
 void PutLE(std::string* out, uint64_t v, int bytes) {
@@ -144,6 +146,14 @@ Result<Inode> DecodeInode(uint64_t ino, std::string_view value) {
   inode.atime = GetTime(value, &pos);
   inode.mtime = GetTime(value, &pos);
   inode.ctime = GetTime(value, &pos);
+  // EncodeInode never writes such a time (the kernel refuses them at
+  // utimensat), and stat would hand it on to every caller.
+  for (const Timestamp* t : {&inode.atime, &inode.mtime, &inode.ctime}) {
+    if (t->nsec >= kNanosPerSecond) {
+      return Status::Error(EIO, "meta: inode record for " + std::to_string(ino) +
+                                    " has a time with nanoseconds of a second or more");
+    }
+  }
   inode.symlink.assign(value.substr(pos));
   return inode;
 }

@@ -25,7 +25,8 @@
 //   u64 rdev | u64 parent | {i64 sec, u32 nsec} atime, mtime, ctime |
 //   symlink target bytes (the rest of the value)
 // A record that is short or carries another version decodes as EIO, so a
-// newer format is never misread.
+// newer format is never misread; so does one with a time whose nsec is not
+// below 10^9, which the encoder never writes.
 #pragma once
 
 #include <cstdint>
@@ -77,7 +78,8 @@ std::string_view KeySuffix(std::string_view key, size_t prefix_len);
 Result<uint64_t> DecodeInoKey(std::string_view key);
 
 std::string EncodeInode(const Inode& inode);
-// `ino` comes from the key. EIO on a short record or an unknown version.
+// `ino` comes from the key. EIO on a short record, an unknown version or
+// a time with nanoseconds of a second or more.
 Result<Inode> DecodeInode(uint64_t ino, std::string_view value);
 
 struct DirentValue {

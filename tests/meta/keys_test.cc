@@ -104,6 +104,27 @@ TEST(KeysTest, DecodeInodeRejectsShortAndUnknownRecords) {
   EXPECT_EQ(DecodeInode(1, record).err(), EIO);
 }
 
+// Found by fuzz/meta_records_fuzzer: a record with nsec >= 10^9 (which
+// EncodeInode never writes) decoded, and stat would have returned it.
+TEST(KeysTest, DecodeInodeRejectsNanosecondsOfASecondOrMore) {
+  // The crashing input (the selector byte removed): mtime.nsec = 0xff000000.
+  const std::string fuzzed =
+      "\x01\xa4\x81\x00\x00\xe8\x03\x00\x00\x64\x00\x00\x00\x01\x00\x00\x00\x00\x10\x00"
+      "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x03\x49\x00\x00\x00\x00\x00"
+      "\x00\x00\x07\x53\x65\x00\x00\x00\x00\x00\x00\x00\x05\x00\x00\x00\x01\xf1\x53\x65"
+      "\x00\x00\x00\x00\xff\xc9\x9a\x3b\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"s;
+  EXPECT_EQ(DecodeInode(1, fuzzed).err(), EIO);
+  Inode in;
+  in.mode = S_IFREG | 0644;
+  in.mtime = {1, 999999999};
+  EXPECT_TRUE(DecodeInode(1, EncodeInode(in)).ok());
+  for (Timestamp Inode::*field : {&Inode::atime, &Inode::mtime, &Inode::ctime}) {
+    Inode bad = in;
+    (bad.*field).nsec = 1'000'000'000;
+    EXPECT_EQ(DecodeInode(1, EncodeInode(bad)).err(), EIO);
+  }
+}
+
 TEST(KeysTest, DirentRoundTripKeepsOnlyTypeBits) {
   std::string value = EncodeDirent(0x123456789, S_IFDIR | 0755);
   EXPECT_EQ(value.size(), kDirentValueSize);
