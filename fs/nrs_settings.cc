@@ -67,7 +67,8 @@ Result<std::chrono::nanoseconds> ParseDuration(std::string_view name, std::strin
   text = Trim(text);
   double scale = 1e9;
   std::string_view number = text;
-  for (auto [suffix, factor] : {std::pair{"ms", 1e6}, {"us", 1e3}, {"s", 1e9}}) {
+  // "ns" before "s", which it ends with.
+  for (auto [suffix, factor] : {std::pair{"ms", 1e6}, {"us", 1e3}, {"ns", 1.0}, {"s", 1e9}}) {
     const std::string_view sfx(suffix);
     if (number.size() > sfx.size() && number.substr(number.size() - sfx.size()) == sfx) {
       number.remove_suffix(sfx.size());
@@ -79,9 +80,9 @@ Result<std::chrono::nanoseconds> ParseDuration(std::string_view name, std::strin
   auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
   if (number.empty() || ec != std::errc() || end != number.data() + number.size() ||
       !std::isfinite(value) || value < 0 || value * scale > 3600e9) {
-    return Status::Error(EINVAL, fmt::format("{} must be a duration such as 2, 0.5, 250ms or "
-                                             "100us (plain numbers are seconds, at most one "
-                                             "hour), not '{}'",
+    return Status::Error(EINVAL, fmt::format("{} must be a duration such as 2, 0.5, 250ms, "
+                                             "100us or 500ns (plain numbers are seconds, at "
+                                             "most one hour), not '{}'",
                                              name, text));
   }
   return std::chrono::nanoseconds(static_cast<int64_t>(std::llround(value * scale)));
@@ -91,7 +92,8 @@ std::string FormatDuration(std::chrono::nanoseconds d) {
   const int64_t ns = d.count();
   if (ns % 1'000'000'000 == 0) return std::to_string(ns / 1'000'000'000);
   if (ns % 1'000'000 == 0) return std::to_string(ns / 1'000'000) + "ms";
-  return std::to_string(ns / 1000) + "us";
+  if (ns % 1000 == 0) return std::to_string(ns / 1000) + "us";
+  return std::to_string(ns) + "ns";
 }
 
 Result<nrs::OrrSupported> ParseOrrSupported(std::string_view text) {

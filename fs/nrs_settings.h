@@ -46,9 +46,10 @@ Result<uint64_t> ParseCount(std::string_view name, std::string_view text, uint64
                             uint64_t max);
 
 // A duration of at most one hour: plain numbers are seconds, as in Lustre;
-// "s", "ms" and "us" suffixes are accepted.
+// "s", "ms", "us" and "ns" suffixes are accepted.
 Result<std::chrono::nanoseconds> ParseDuration(std::string_view name, std::string_view text);
-// "2" (seconds), "250ms" or "100us".
+// "2" (seconds), "250ms", "100us" or "1300ns": the largest unit that holds
+// `d` exactly, so ParseDuration gives `d` back.
 std::string FormatDuration(std::chrono::nanoseconds d);
 
 Result<nrs::OrrSupported> ParseOrrSupported(std::string_view text);

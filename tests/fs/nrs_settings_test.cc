@@ -59,9 +59,23 @@ TEST(NrsSettingsTest, DurationsParseAndFormat) {
   EXPECT_EQ(FormatDuration(seconds(2)), "2");
   EXPECT_EQ(FormatDuration(milliseconds(250)), "250ms");
   EXPECT_EQ(FormatDuration(microseconds(1500)), "1500us");
-  for (const char* bad : {"", "-1", "nan", "inf", "3601", "1h", "5 ms", "ms"}) {
+  for (const char* bad : {"", "-1", "nan", "inf", "3601", "1h", "5 ms", "ms", "ns"}) {
     EXPECT_EQ(ParseDuration("d", bad).err(), EINVAL) << bad;
   }
+}
+
+// Found by fuzz/nrs_settings_fuzzer: "1.3us" is 1300 ns, which FormatDuration
+// wrote (and stored) as "1us", so a remount ran with 1000 ns.
+TEST(NrsSettingsTest, FormatDurationGivesTheSameDurationBack) {
+  for (const char* text : {"1.3us", "11.3us", "0.0000013", "0.5us", "7ns", "1.000001"}) {
+    auto d = ParseDuration("d", text);
+    ASSERT_TRUE(d.ok()) << text;
+    auto again = ParseDuration("d", FormatDuration(*d));
+    ASSERT_TRUE(again.ok()) << text << " -> " << FormatDuration(*d);
+    EXPECT_EQ(*again, *d) << text << " -> " << FormatDuration(*d);
+  }
+  EXPECT_EQ(FormatDuration(std::chrono::nanoseconds(1300)), "1300ns");
+  EXPECT_EQ(*ParseDuration("d", "1300ns"), std::chrono::nanoseconds(1300));
 }
 
 }  // namespace
