@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <set>
 
 namespace sfs::layout {
 namespace {
@@ -47,6 +48,7 @@ Result<uint32_t> ParseNumber(std::string_view word) {
 Result<RuleCondition> ParseValues(RuleField field, std::string_view inside) {
   RuleCondition condition;
   condition.field = field;
+  std::set<std::string_view> seen;  // patterns so far: a linear search made this quadratic
   size_t pos = 0;
   while (pos < inside.size()) {
     if (IsBlank(inside[pos]) || inside[pos] == ',') {
@@ -62,10 +64,7 @@ Result<RuleCondition> ParseValues(RuleField field, std::string_view inside) {
                                        std::string(NameOf(field)) + " holds one of { } & =");
     }
     if (field == RuleField::kJobid) {
-      if (std::find(condition.patterns.begin(), condition.patterns.end(), value) ==
-          condition.patterns.end()) {
-        condition.patterns.emplace_back(value);
-      }
+      if (seen.insert(value).second) condition.patterns.emplace_back(value);
     } else {
       auto number = ParseNumber(value);
       if (!number.ok())

@@ -140,6 +140,22 @@ TEST(PoolRuleTest, RefusesControlCharactersAndKeepsMessagesOnOneLine) {
   EXPECT_EQ(bad.status().message().find('\n'), std::string::npos) << bad.status().message();
 }
 
+// Duplicate patterns are dropped in given order, and a long list (a whole
+// 64 KiB value) costs a set lookup per pattern, not a scan of the list.
+TEST(PoolRuleTest, ManyJobidPatternsKeepTheirFirstOccurrence) {
+  std::string text = "jobid={b,a,b,";
+  for (int i = 0; i < 12000; ++i) text += "p" + std::to_string(i) + ",";
+  text += "a} pool=x";
+  auto rule = ParsePoolRule(text);
+  ASSERT_TRUE(rule.ok()) << rule.status().message();
+  const std::vector<std::string>& patterns = rule->conditions.at(0).patterns;
+  ASSERT_EQ(patterns.size(), 12002u);
+  EXPECT_EQ(patterns[0], "b");
+  EXPECT_EQ(patterns[1], "a");
+  EXPECT_EQ(patterns[2], "p0");
+  EXPECT_EQ(patterns.back(), "p11999");
+}
+
 TEST(PoolNameTest, Rules) {
   EXPECT_TRUE(CheckPoolName("fast").ok());
   EXPECT_TRUE(CheckPoolName("_x.y-z9").ok());
