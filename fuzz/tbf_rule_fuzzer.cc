@@ -1,7 +1,8 @@
 // TBF rule commands (nrs/tbf_rules.h): each line of the input is applied to
 // the rule set the previous lines built. After every accepted command the
 // set must survive its own persistence: Deserialize(Serialize()) is
-// accepted and serializes to the same text, with the same rules.
+// accepted and serializes to the same text, with the same rules. The whole
+// input is also tried as stored text (Deserialize), with the same check.
 #include <memory>
 #include <string>
 
@@ -47,5 +48,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     set = std::move(next).value();
     fuzz::CheckPersistence(*set);
   }
+  auto stored = nrs::TbfRuleSet::Deserialize(fuzz::Text(data, size));
+  if (stored.ok()) fuzz::CheckPersistence(**stored);
   return 0;
 }
