@@ -79,11 +79,11 @@ TEST_F(JobIdsTest, JobidNameTemplateIsTheFallbackAndNodelocal) {
 // past kMaxJobidLength (only a variable's value was cut).
 TEST_F(JobIdsTest, TemplateExpansionIsCutToTheLimit) {
   JobIds jobids(root_);
+  // The crashing input: jobid_var "_Q" and this template (55 bytes).
   const std::string fuzzed =
-      "j~o\xa6" "b_:%H%e%p-o" + std::string(28, '\xff') + "b-%j_:%H%e%p";  // the crashing input
+      std::string("j~o\xa6") + "b_:%H%e%p-o" + std::string(28, '\xff') + "b-%j_:%H%e%p";
   ASSERT_TRUE(ValidJobidName(fuzzed));
-  EXPECT_EQ(jobids.Resolve(1234, 0, 0, JobidConfig{"_Q", fuzzed})->size(),
-            JobIds::kMaxJobidLength);
+  EXPECT_EQ(jobids.Resolve(1234, 0, 0, JobidConfig{"_Q", fuzzed})->size(), JobIds::kMaxJobidLength);
   ASSERT_TRUE(ValidJobidName("%e%e%e%e%e%e%e%e%e%e"));
   // Process 99 does not exist: %e is "unknown", 70 bytes in all.
   EXPECT_EQ(*jobids.Resolve(99, 0, 0, JobidConfig{"nodelocal", "%e%e%e%e%e%e%e%e%e%e"}),

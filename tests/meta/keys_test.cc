@@ -159,7 +159,7 @@ TEST(KeysTest, DirentRoundTripKeepsOnlyTypeBits) {
 // Found by fuzz/meta_records_fuzzer: type bits EncodeDirent never writes
 // (0x404000, beside S_IFDIR) decoded and would reach readdir.
 TEST(KeysTest, DecodeDirentRejectsBadTypes) {
-  EXPECT_EQ(DecodeDirent("\0\0\0\0\0\0\0*\0@@\0"s).err(), EIO);  // the crashing input
+  EXPECT_EQ(DecodeDirent("\0\0\0\0\0\0\0*\0@@\0"s).err(), EIO);       // the crashing input
   EXPECT_EQ(DecodeDirent(EncodeU64BE(42) + "\0\0\0\0"s).err(), EIO);  // no type
   for (uint32_t type : {S_IFREG, S_IFDIR, S_IFLNK, S_IFCHR, S_IFBLK, S_IFIFO, S_IFSOCK}) {
     auto d = DecodeDirent(EncodeDirent(42, type | 0644));
