@@ -161,6 +161,22 @@ TEST(StrictTest, LayoutCountMustMatchItsOstList) {
   EXPECT_TRUE(Contains(Xattr(fs.Path("same"), "user.stripefs.layout"), "stripe_count=2 "));
 }
 
+TEST(StrictTest, MkfsStripeCountIsParsedWhole) {
+  MountedFs fs;  // for its temporary folder
+  ASSERT_TRUE(fs.formatted());
+  const std::string dir = fs.root() + "/mkfs";
+  for (const char* bad : {"4294967297", "2x", "-1", "", "0x2"}) {
+    CommandResult r = Shell(Stripefs("mkfs --meta " + dir + "/meta --ost " + dir + "/a --ost " +
+                                     dir + "/b --stripe-count '" + bad + "'"));
+    EXPECT_EQ(r.exit_code, 1) << bad << ": " << r.output;
+    EXPECT_TRUE(Contains(r.output, "stripe count")) << bad << ": " << r.output;
+    EXPECT_FALSE(Exists(dir + "/a/.stripefs-ost")) << bad;
+  }
+  CommandResult good = Shell(Stripefs("mkfs --meta " + dir + "/meta --ost " + dir + "/a --ost " +
+                                      dir + "/b --stripe-count 2"));
+  EXPECT_EQ(good.exit_code, 0) << good.output;
+}
+
 // -o values parse whole and in range; a refused option mounts nothing.
 TEST(StrictTest, BadMountOptionsMountNothing) {
   MountedFs fs;
