@@ -26,6 +26,34 @@ std::vector<std::string_view> SplitAny(std::string_view s, std::string_view sepa
   return out;
 }
 
+namespace {
+bool IsControl(char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; }
+}  // namespace
+
+size_t FindControl(std::string_view s) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (IsControl(s[i]) && kBlanks.find(s[i]) == std::string_view::npos) return i;
+  }
+  return std::string_view::npos;
+}
+
+std::string Printable(std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    if (IsControl(c)) {
+      const auto byte = static_cast<unsigned char>(c);
+      out += "\\x";
+      out += kHex[byte >> 4];
+      out += kHex[byte & 15];
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
 bool GlobMatch(std::string_view pattern, std::string_view text) {
   size_t p = 0, t = 0;
   size_t star = std::string_view::npos, star_text = 0;

@@ -3,6 +3,7 @@
 // every kind of ASCII blank counts as a blank.
 #pragma once
 
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -22,6 +23,16 @@ std::vector<std::string_view> SplitAny(std::string_view s, std::string_view sepa
 
 // The blank-separated words of `s`.
 inline std::vector<std::string_view> Words(std::string_view s) { return SplitAny(s, kBlanks); }
+
+// The position of the first control byte of `s` (below 0x20, or 0x7f) that
+// is not a blank, or npos. Settings refuse such bytes: a NUL or an escape
+// sequence in a rule can only be a mistake or an attack on whoever reads it.
+size_t FindControl(std::string_view s);
+
+// `s` with every control byte (blanks included) written as \xNN, so a
+// message quoting user text stays one log line. For messages only: a
+// backslash is left as it is, so applying it twice changes nothing more.
+std::string Printable(std::string_view s);
 
 // Shell-style glob: '*' matches any run (also empty), '?' one character,
 // everything else itself. Greedy with one backtrack point (the last '*'),

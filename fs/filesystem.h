@@ -115,7 +115,8 @@ class Filesystem {
   // (fs/layout_xattr.cc). Setting needs the owner or an admin (EPERM).
   // A directory's layout is the default for what is created in it and is
   // copied to new subdirectories; a file's may only be set while it is
-  // empty (ENOTEMPTY) and not open (EBUSY).
+  // empty (ENOTEMPTY) and not open (EBUSY). A project id may only be set on
+  // a directory (EINVAL elsewhere).
   Result<std::string> GetLayoutXattr(uint64_t ino);
   Status SetLayoutXattr(uint32_t uid, uint64_t ino, const std::string& value);
   Status RemoveLayoutXattr(uint32_t uid, uint64_t ino);

@@ -51,9 +51,14 @@ std::string EnvValue(std::string_view environ, const std::string& var) {
 }  // namespace
 
 bool ValidJobidVar(const std::string& var) {
+  // An environment variable name as POSIX shells take it, [A-Za-z_][A-Za-z0-9_]*
+  // (ASCII: isalnum would follow the locale). The special values
+  // procname_uid, nodelocal and disable are such names too.
   if (var.empty() || var.size() > 64) return false;
+  auto letter = [](char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; };
+  if (!letter(var[0])) return false;
   for (char c : var) {
-    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '_')) return false;
+    if (!letter(c) && !(c >= '0' && c <= '9')) return false;
   }
   return true;
 }
@@ -80,8 +85,13 @@ std::shared_ptr<const std::string> JobIds::Resolve(pid_t pid, uid_t uid, gid_t g
       return it->second.jobid;
     }
   }
-  // Derived outside the lock: reading /proc is the slow part.
-  auto jobid = std::make_shared<const std::string>(Derive(pid, uid, gid, config));
+  // Derived outside the lock: reading /proc is the slow part. Every class
+  // and statistics label copies the job id, so a runaway one is cut (Lustre
+  // keeps 32 bytes): a variable's value, and a template's expansion too (a
+  // 64-byte template of %e and %h codes expands to far more).
+  std::string derived = Derive(pid, uid, gid, config);
+  if (derived.size() > kMaxJobidLength) derived.resize(kMaxJobidLength);
+  auto jobid = std::make_shared<const std::string>(std::move(derived));
   std::lock_guard<std::mutex> lock(mu_);
   if (cache_.size() >= kMaxEntries) cache_.clear();
   cache_[pid] = Entry{jobid, now + kTtl, config};
@@ -100,9 +110,7 @@ std::string JobIds::Derive(pid_t pid, uid_t uid, gid_t gid, const JobidConfig& c
   std::string value;
   if (config.var != "nodelocal") {
     value = EnvValue(ReadSmallFile(dir + "/environ"), config.var);
-    // Every class and statistics label copies the job id, so a runaway
-    // environment value is cut (Lustre keeps 32 bytes).
-    if (value.size() > kMaxJobidLength) value.resize(kMaxJobidLength);
+    if (value.size() > kMaxJobidLength) value.resize(kMaxJobidLength);  // also as %j
     if (!value.empty()) return value;
   }
   return Expand(config.name, pid, uid, gid, dir, value);

@@ -30,9 +30,11 @@ struct JobidConfig {
   bool operator==(const JobidConfig&) const = default;
 };
 
-// EINVAL unless `var` is a plausible variable name or a special value.
+// True if `var` is an environment variable name ([A-Za-z_][A-Za-z0-9_]*, at
+// most 64 bytes) or a special value (procname_uid, nodelocal, disable).
 bool ValidJobidVar(const std::string& var);
-// EINVAL for an unknown %-code, an empty template or one over 64 bytes.
+// False for an unknown %-code, a blank or control character, an empty
+// template or one over 64 bytes.
 bool ValidJobidName(const std::string& name);
 
 class JobIds {

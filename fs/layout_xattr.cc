@@ -162,6 +162,15 @@ Status Filesystem::SetProjid(uint32_t uid, uint64_t ino, const std::string& valu
     return Status::Error(EINVAL,
                          "projid must be a number from 0 to 4294967295, not '" + value + "'");
   }
+  // Only a directory hands its project id on (at mkdir and to the files
+  // created in it); on anything else it would be stored and never used.
+  auto inode = meta_->GetInode(ino);
+  if (!inode.ok()) return inode.status();
+  if (!S_ISDIR(inode->mode)) {
+    return Status::Error(EINVAL, fmt::format("a project id can only be set on a directory, and "
+                                             "inode {} is not one",
+                                             ino));
+  }
   SFS_RETURN_IF_ERROR(CheckOwner(uid, ino, "project id"));
   return meta_->SetXattr(ino, kProjidXattrName, std::to_string(projid), 0);
 }

@@ -175,37 +175,6 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
 
 }  // namespace
 
-Status ParseMountOption(const std::string& word, MountOptions* options) {
-  std::stringstream items(word);
-  std::string item;
-  while (std::getline(items, item, ',')) {
-    if (item.empty()) continue;
-    const size_t eq = item.find('=');
-    const std::string key = item.substr(0, eq);
-    const std::string value = eq == std::string::npos ? "" : item.substr(eq + 1);
-    try {
-      if (key == "log_level") {
-        options->log_level = value;
-      } else if (key == "log_file") {
-        options->log_file = value;
-      } else if (key == "admin_uid") {
-        options->admin_uid = static_cast<uint32_t>(std::stoul(value));
-      } else if (key == "ost_threads") {
-        options->ost_threads = std::stoi(value);
-        if (options->ost_threads < 1 || options->ost_threads > 64) throw std::out_of_range(key);
-      } else if (key == "attr_timeout") {
-        options->attr_timeout = std::stod(value);
-        if (options->attr_timeout < 0) throw std::out_of_range(key);
-      } else {
-        options->fuse_options.push_back(item);
-      }
-    } catch (const std::exception&) {
-      return Status::Error(EINVAL, "bad mount option value: " + item);
-    }
-  }
-  return Status::Ok();
-}
-
 int RunMount(const MountOptions& options) {
   auto mountpoint = CheckMountpoint(options.mountpoint);
   if (!mountpoint.ok()) {

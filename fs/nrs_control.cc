@@ -3,93 +3,16 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
-#include <cmath>
 
 #include <fmt/format.h>
 
 #include "common/log.h"
 #include "common/text.h"
 #include "fs/nrs_heads.h"
+#include "fs/nrs_settings.h"
 
 namespace sfs::fs {
 namespace {
-
-// "reg" or "hp" as a head qualifier; both heads when absent.
-struct HeadChoice {
-  bool regular = true;
-  bool high = true;
-  bool Includes(size_t head) const { return head == 0 ? regular : high; }
-};
-
-bool TakeQualifier(std::string_view word, HeadChoice* choice) {
-  if (word == "reg") {
-    *choice = HeadChoice{true, false};
-    return true;
-  }
-  if (word == "hp") {
-    *choice = HeadChoice{false, true};
-    return true;
-  }
-  return false;
-}
-
-Result<uint64_t> ParseCount(std::string_view name, std::string_view text, uint64_t min,
-                            uint64_t max) {
-  text = Trim(text);
-  uint64_t value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || value < min ||
-      value > max) {
-    return Status::Error(EINVAL, fmt::format("{} must be a whole number from {} to {}, not '{}'",
-                                             name, min, max, text));
-  }
-  return value;
-}
-
-// A duration: plain numbers are seconds, as in Lustre; "ms", "us" and "s"
-// suffixes are accepted. Up to one hour.
-Result<std::chrono::nanoseconds> ParseDuration(std::string_view name, std::string_view text) {
-  text = Trim(text);
-  double scale = 1e9;
-  std::string_view number = text;
-  for (auto [suffix, factor] : {std::pair{"ms", 1e6}, {"us", 1e3}, {"s", 1e9}}) {
-    const std::string_view sfx(suffix);
-    if (number.size() > sfx.size() && number.substr(number.size() - sfx.size()) == sfx) {
-      number.remove_suffix(sfx.size());
-      scale = factor;
-      break;
-    }
-  }
-  double value = -1;
-  auto [end, ec] = std::from_chars(number.data(), number.data() + number.size(), value);
-  if (number.empty() || ec != std::errc() || end != number.data() + number.size() ||
-      !std::isfinite(value) || value < 0 || value * scale > 3600e9) {
-    return Status::Error(EINVAL, fmt::format("{} must be a duration such as 2, 0.5, 250ms or "
-                                             "100us (plain numbers are seconds, at most one "
-                                             "hour), not '{}'",
-                                             name, text));
-  }
-  return std::chrono::nanoseconds(static_cast<int64_t>(std::llround(value * scale)));
-}
-
-std::string FormatDuration(std::chrono::nanoseconds d) {
-  const int64_t ns = d.count();
-  if (ns % 1'000'000'000 == 0) return std::to_string(ns / 1'000'000'000);
-  if (ns % 1'000'000 == 0) return std::to_string(ns / 1'000'000) + "ms";
-  return std::to_string(ns / 1000) + "us";
-}
-
-Result<nrs::OrrSupported> ParseOrrSupported(std::string_view text) {
-  text = Trim(text);
-  for (auto s : {nrs::OrrSupported::kReads, nrs::OrrSupported::kWrites,
-                 nrs::OrrSupported::kReadsAndWrites}) {
-    if (text == nrs::OrrSupportedName(s)) return s;
-  }
-  return Status::Error(EINVAL,
-                       "nrs_orr_supported must be reads, writes or reads_and_writes, "
-                       "not '" +
-                           std::string(text) + "'");
-}
 
 // The OST index of "ost<N>.nrs_policies", or -1 when `name` is not one.
 int64_t OstOfName(std::string_view name) {
@@ -296,40 +219,26 @@ Status NrsControl::SetPolicies(std::string_view name, std::string_view value) {
     return Status::Error(
         ENOENT, fmt::format("there is no OST {} (this filesystem has {})", only_ost, osts_.size()));
   }
-  HeadChoice heads;
-  std::string spec;
-  bool qualified = false;
-  for (std::string_view word : Words(value)) {
-    if (!spec.empty() && TakeQualifier(word, &heads)) {
-      if (qualified) return Status::Error(EINVAL, "give 'reg' or 'hp' at most once");
-      qualified = true;
-      continue;
-    }
-    if (!spec.empty()) spec += ' ';
-    spec += word;
-  }
-  if (spec.empty()) return Status::Error(EINVAL, "nrs_policies needs a policy name");
+  auto setting = ParsePolicySetting(value);
+  if (!setting.ok()) return setting.status();
   State next = state_;
   for (size_t head = 0; head < kHeads; head++) {
-    if (!heads.Includes(head)) continue;
+    if (!setting->heads.Includes(head)) continue;
     for (size_t ost = 0; ost < osts_.size(); ost++) {
-      if (only_ost < 0 || static_cast<size_t>(only_ost) == ost) next.specs[head][ost] = spec;
+      if (only_ost < 0 || static_cast<size_t>(only_ost) == ost) {
+        next.specs[head][ost] = setting->spec;
+      }
     }
   }
   return Commit(std::move(next));
 }
 
 Status NrsControl::SetRule(std::string_view value) {
-  std::vector<std::string_view> words = Words(value);
-  HeadChoice heads;
-  std::string_view command = Trim(value);
-  if (!words.empty() && TakeQualifier(words[0], &heads)) {
-    command = Trim(command.substr(words[0].size()));
-  }
+  const RuleSetting setting = ParseRuleSetting(value);
   State next = state_;
   for (size_t head = 0; head < kHeads; head++) {
-    if (!heads.Includes(head)) continue;
-    auto rules = next.rules[head]->Apply(command);
+    if (!setting.heads.Includes(head)) continue;
+    auto rules = next.rules[head]->Apply(setting.command);
     if (!rules.ok()) return rules.status();
     next.rules[head] = *rules;
   }

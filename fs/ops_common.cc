@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "common/text.h"
 #include "layout/layout_spec.h"
 
 namespace sfs::fs {
@@ -38,15 +39,17 @@ void FillStat(const meta::Inode& inode, struct stat* st) {
 void ReplyError(fuse_req_t req, const Status& status, const char* op) {
   const int err = status.ok() ? EIO : status.err();
   auto log = Logger("fs");
+  // Messages quote names and values as given: one line whatever they hold.
+  const std::string message = Printable(status.ToString());
   switch (err) {
     case ENOENT: case EEXIST: case ENODATA: case ENOTEMPTY: case EACCES: case ERANGE:
-      log->debug("{}: {}", op, status.ToString());
+      log->debug("{}: {}", op, message);
       break;
     case EIO: case ENOSPC: case EROFS: case EFBIG:
-      log->error("{}: {}", op, status.ToString());
+      log->error("{}: {}", op, message);
       break;
     default:
-      log->warn("{}: {}", op, status.ToString());
+      log->warn("{}: {}", op, message);
   }
   fuse_reply_err(req, err);
 }

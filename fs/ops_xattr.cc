@@ -4,10 +4,13 @@
 // on the mount root each run-time setting (jobid_var, jobid_name, the NRS
 // settings of fs/nrs_control.h, the placement settings of
 // fs/placement_control.h), read by anyone and written by root or admin_uid. Other namespaces are not supported.
+#include <sys/xattr.h>
+
 #include <cstring>
 #include <string>
 
 #include "common/log.h"
+#include "common/text.h"
 #include "fs/ops.h"
 #include "fs/ops_common.h"
 
@@ -30,21 +33,48 @@ Result<std::string> GetReserved(Filesystem& fs, fuse_ino_t ino, const std::strin
   return Status::Error(ENODATA, "unknown stripefs attribute user.stripefs." + key);
 }
 
-Status SetReserved(fuse_req_t req, fuse_ino_t ino, const std::string& key,
-                   const std::string& value) {
+// XATTR_CREATE and XATTR_REPLACE on a reserved name: it "exists" when
+// getxattr of it would succeed, so a setting that has a default value always
+// exists and XATTR_CREATE of it is EEXIST; a pool, a rule or a directory's
+// layout exists once set. Checked just before the change, not atomically
+// with it (two racing setxattr calls may both pass).
+Status CheckReservedFlags(Filesystem& fs, fuse_ino_t ino, const std::string& key, int flags) {
+  if ((flags & (XATTR_CREATE | XATTR_REPLACE)) == 0) return Status::Ok();
+  Result<std::string> current = GetReserved(fs, ino, key);
+  if (!current.ok() && current.err() != ENODATA) return current.status();
+  if ((flags & XATTR_CREATE) && current.ok()) {
+    return Status::Error(EEXIST, "user.stripefs." + key + " has a value (XATTR_CREATE)");
+  }
+  if ((flags & XATTR_REPLACE) && !current.ok()) {
+    return Status::Error(ENODATA, "user.stripefs." + key + " has no value (XATTR_REPLACE)");
+  }
+  return Status::Ok();
+}
+
+Status SetReserved(fuse_req_t req, fuse_ino_t ino, const std::string& key, const std::string& value,
+                   int flags) {
   Filesystem& fs = Fs(req);
   const uid_t caller = fuse_req_ctx(req)->uid;
-  if (key == kLayoutName) return fs.SetLayoutXattr(caller, ino, value);
-  if (key == kProjidName) return fs.SetProjid(caller, ino, value);
-  if (ino != meta::kRootIno || !Filesystem::IsSettingName(key)) {
+  const bool known = key == kLayoutName || key == kProjidName ||
+                     (ino == meta::kRootIno && Filesystem::IsSettingName(key));
+  if (!known) {
     return Status::Error(EINVAL, "unknown stripefs attribute user.stripefs." + key +
                                      (ino != meta::kRootIno ? " (settings live on the mount root)" : ""));
   }
-  const uid_t uid = fuse_req_ctx(req)->uid;
-  if (!fs.IsAdmin(uid)) {
-    return Status::Error(EPERM, "uid " + std::to_string(uid) + " may not change setting " + key);
+  SFS_RETURN_IF_ERROR(CheckReservedFlags(fs, ino, key, flags));
+  if (key == kLayoutName) return fs.SetLayoutXattr(caller, ino, value);
+  if (key == kProjidName) return fs.SetProjid(caller, ino, value);
+  if (!fs.IsAdmin(caller)) {
+    return Status::Error(EPERM, "uid " + std::to_string(caller) + " may not change setting " + key);
   }
   return fs.SetSetting(key, value);
+}
+
+// "user." alone names nothing: EINVAL, as the kernel answers for a local
+// filesystem (FUSE passes the name through untouched).
+Status CheckUserName(const std::string& full) {
+  if (full == kUserPrefix) return Status::Error(EINVAL, "empty attribute name after 'user.'");
+  return Status::Ok();
 }
 
 Status RemoveReserved(fuse_req_t req, fuse_ino_t ino, const std::string& key) {
@@ -66,7 +96,7 @@ Status RemoveReserved(fuse_req_t req, fuse_ino_t ino, const std::string& key) {
 // line, which is where the CLI sends the user to read why.
 void ReplySettingError(fuse_req_t req, const Status& status, const char* op,
                        const std::string& name) {
-  Logger("fs")->warn("{} {}: {}", op, name, status.ToString());
+  Logger("fs")->warn("{} {}: {}", op, Printable(name), Printable(status.ToString()));
   fuse_reply_err(req, status.err());
 }
 
@@ -87,10 +117,11 @@ void OpSetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* va
   const std::string data(value, size);
   Status status;
   if (StartsWith(full, kReservedPrefix)) {
-    status = SetReserved(req, ino, full.substr(kReservedPrefix.size()), data);
+    status = SetReserved(req, ino, full.substr(kReservedPrefix.size()), data, flags);
     if (!status.ok()) return ReplySettingError(req, status, "setxattr", full);
   } else if (StartsWith(full, kUserPrefix)) {
-    status = Fs(req).meta().SetXattr(ino, full, data, flags);
+    status = CheckUserName(full);
+    if (status.ok()) status = Fs(req).meta().SetXattr(ino, full, data, flags);
   } else {
     status = Status::Error(EOPNOTSUPP, "only user.* attributes are supported, not " + full);
   }
@@ -104,7 +135,8 @@ void OpGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
   if (StartsWith(full, kReservedPrefix)) {
     value = GetReserved(Fs(req), ino, full.substr(kReservedPrefix.size()));
   } else if (StartsWith(full, kUserPrefix)) {
-    value = Fs(req).meta().GetXattr(ino, full);
+    Status name = CheckUserName(full);
+    value = name.ok() ? Fs(req).meta().GetXattr(ino, full) : Result<std::string>(name);
   }
   if (!value.ok()) return ReplyError(req, value.status(), "getxattr");
   ReplyValue(req, *value, size, "getxattr");
@@ -132,7 +164,8 @@ void OpRemovexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
     status = RemoveReserved(req, ino, full.substr(kReservedPrefix.size()));
     if (!status.ok()) return ReplySettingError(req, status, "removexattr", full);
   } else if (StartsWith(full, kUserPrefix)) {
-    status = Fs(req).meta().RemoveXattr(ino, full);
+    status = CheckUserName(full);
+    if (status.ok()) status = Fs(req).meta().RemoveXattr(ino, full);
   } else {
     status = Status::Error(EOPNOTSUPP, "only user.* attributes are supported, not " + full);
   }

@@ -35,34 +35,12 @@
 #include <boost/asio.hpp>
 
 #include "common/status.h"
+#include "fs/auto_weights.h"
 #include "layout/rtds_placement.h"
 #include "meta/meta_store.h"
 #include "ost/service.h"
 
 namespace sfs::fs {
-
-struct AutoWeights {
-  enum class Mode { kOff, kSpace, kSpaceLoad };
-  Mode mode = Mode::kOff;
-  uint32_t interval_s = 30;
-  bool operator==(const AutoWeights&) const = default;
-};
-Result<AutoWeights> ParseAutoWeights(std::string_view text);
-std::string FormatAutoWeights(const AutoWeights& autow);
-
-// What the automatic weights look at, per OST, at one moment.
-struct OstSample {
-  bool healthy = true;       // directory there and no EIO since the last sample
-  uint64_t avail_bytes = 0;  // free space for unprivileged writers
-  uint64_t busy = 0;         // requests queued or in service
-  uint64_t bytes = 0;        // moved since the last sample
-};
-// The automatic factors for a set of samples (pure; unit-tested):
-//  space: avail / the largest avail among healthy OSTs;
-//  +load: times 1 / (1 + busy / (mean busy + 1) + bytes / (mean bytes + 1))
-//         relative to the other OSTs, so equal OSTs keep equal factors;
-//  an unhealthy OST: 0.
-std::vector<double> AutoFactors(AutoWeights::Mode mode, const std::vector<OstSample>& samples);
 
 class PlacementControl {
  public:

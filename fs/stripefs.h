@@ -33,13 +33,25 @@ struct MountOptions {
   std::vector<std::string> fuse_options;
   std::string log_level;  // empty: $STRIPEFS_LOG_LEVEL, else "info"
   std::string log_file;   // empty: stderr in foreground, meta_dir/stripefs.log otherwise
-  uint32_t admin_uid = 0;  // besides root, who may change admin settings
-  int ost_threads = 2;     // service threads per OST
-  double attr_timeout = 1.0;
+  uint32_t admin_uid = 0;     // besides root, who may change admin settings
+  int ost_threads = 2;        // service threads per OST
+  double attr_timeout = 1.0;  // seconds the kernel caches attributes and entries
+  // Seconds a request may be in service at an OST before that OST is marked
+  // unresponsive (see ost_status). Finite, above 0, at most 3600.
+  double ost_timeout = 30.0;
 };
 
-// Parses "-o a,b=c" words into `options`: our own keys (log_level, log_file,
-// admin_uid, ost_threads, attr_timeout) are consumed, the rest kept for FUSE.
+// Parses one "-o a,b=c" word into `options` (fs/mount_options.cc, which
+// links without libfuse): our own keys are consumed, the rest kept for FUSE.
+// Our keys need a value, parsed whole and range-checked:
+//   log_level     trace|debug|info|warn|warning|error|critical|off
+//   log_file      a path
+//   admin_uid     0..4294967294
+//   ost_threads   1..64
+//   attr_timeout  seconds, finite, 0..86400
+//   ost_timeout   seconds, finite, above 0, at most 3600
+// A later item overrides an earlier one. EINVAL with a message naming the
+// item otherwise, and `options` is then left unchanged.
 Status ParseMountOption(const std::string& word, MountOptions* options);
 
 // Mounts and serves until unmounted. Without `foreground` it forks first and

@@ -76,6 +76,14 @@ Result<LayoutSpec> ParseLayoutSpec(std::string_view text) {
       return Bad(word, "unknown key (stripe_count, stripe_size, pool, osts)");
     }
   }
+  // As Lustre's setstripe -c N -o list: the list is the layout, so a count
+  // other than its length cannot be honoured and is refused rather than cut.
+  if (spec.stripe_count > 0 && !spec.osts.empty() &&
+      static_cast<size_t>(spec.stripe_count) != spec.osts.size()) {
+    return Bad("stripe_count=" + std::to_string(spec.stripe_count),
+               "osts lists " + std::to_string(spec.osts.size()) +
+                   " OSTs (give the same count, -1, or no stripe_count)");
+  }
   return spec;
 }
 

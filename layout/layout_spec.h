@@ -12,7 +12,8 @@
 //                 0 = the filesystem default
 //   pool          a pool name; "" (pool=) = none
 //   osts          explicit OSTs in stripe order, "0,2,3" (no ranges)
-// A key left out takes the filesystem default.
+// A key left out takes the filesystem default. With osts, stripe_count must
+// be the number of OSTs listed, -1 (all of them) or left out (as in Lustre).
 #pragma once
 
 #include <cstdint>

@@ -196,7 +196,9 @@ Result<std::vector<uint32_t>> ParseOstSet(std::string_view text) {
   if (text.substr(0, kPrefix.size()) != kPrefix) {
     return Status::Error(EINVAL, "pool " + Quote(text) + ": expected osts=I,J-K,...");
   }
-  std::vector<uint32_t> osts;
+  // Ranges first, expanded once merged: expanding each as it comes made
+  // "osts=0-65535,0-65535,..." (one 64 KiB value) cost gigabytes.
+  std::vector<std::pair<uint32_t, uint32_t>> ranges;
   for (std::string_view item : Items(text.substr(kPrefix.size()))) {
     const size_t dash = item.find('-');
     auto first = ParseIndex(item.substr(0, dash));
@@ -207,10 +209,14 @@ Result<std::vector<uint32_t>> ParseOstSet(std::string_view text) {
     }
     if (*first > *last)
       return Status::Error(EINVAL, "pool item " + Quote(item) + ": range runs backwards");
-    for (uint32_t ost = *first; ost <= *last; ++ost) osts.push_back(ost);
+    ranges.emplace_back(*first, *last);
   }
-  std::sort(osts.begin(), osts.end());
-  osts.erase(std::unique(osts.begin(), osts.end()), osts.end());
+  std::sort(ranges.begin(), ranges.end());
+  std::vector<uint32_t> osts;  // at most kMaxOsts: each index once
+  for (const auto& [first, last] : ranges) {
+    const uint32_t from = osts.empty() ? first : std::max(first, osts.back() + 1);
+    for (uint32_t ost = from; ost <= last; ++ost) osts.push_back(ost);
+  }
   if (osts.empty()) return Status::Error(EINVAL, "pool " + Quote(text) + " lists no OST");
   return osts;
 }

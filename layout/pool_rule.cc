@@ -2,18 +2,20 @@
 
 #include <algorithm>
 #include <charconv>
+#include <set>
 
 namespace sfs::layout {
 namespace {
 
-bool IsBlank(char c) { return c == ' ' || c == '\t' || c == '\n'; }
+// The blanks of common/text.h, as every settings parser has them.
+bool IsBlank(char c) { return kBlanks.find(c) != std::string_view::npos; }
 bool IsNameChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
          c == '.' || c == '-';
 }
 
 Status Invalid(std::string_view text, std::string what) {
-  return Status::Error(EINVAL, "pool rule \"" + std::string(text) + "\": " + what);
+  return Status::Error(EINVAL, "pool rule \"" + Printable(text) + "\": " + what);
 }
 
 struct FieldName {
@@ -46,6 +48,7 @@ Result<uint32_t> ParseNumber(std::string_view word) {
 Result<RuleCondition> ParseValues(RuleField field, std::string_view inside) {
   RuleCondition condition;
   condition.field = field;
+  std::set<std::string_view> seen;  // patterns so far: a linear search made this quadratic
   size_t pos = 0;
   while (pos < inside.size()) {
     if (IsBlank(inside[pos]) || inside[pos] == ',') {
@@ -61,10 +64,7 @@ Result<RuleCondition> ParseValues(RuleField field, std::string_view inside) {
                                        std::string(NameOf(field)) + " holds one of { } & =");
     }
     if (field == RuleField::kJobid) {
-      if (std::find(condition.patterns.begin(), condition.patterns.end(), value) ==
-          condition.patterns.end()) {
-        condition.patterns.emplace_back(value);
-      }
+      if (seen.insert(value).second) condition.patterns.emplace_back(value);
     } else {
       auto number = ParseNumber(value);
       if (!number.ok())
@@ -125,6 +125,9 @@ bool PoolRule::Matches(const PlacementContext& context) const {
 }
 
 Result<PoolRule> ParsePoolRule(std::string_view text) {
+  if (const size_t at = FindControl(text); at != std::string_view::npos) {
+    return Invalid(text, "control character at byte " + std::to_string(at));
+  }
   PoolRule rule;
   bool have_rank = false, have_pool = false;
   bool after_condition = false;  // the last word was a condition

@@ -12,7 +12,8 @@
 //                or jobid (glob patterns: '*' any run, '?' one character).
 //                Values are separated by commas or blanks; any one value
 //                matching satisfies the condition (or).
-// Conditions are joined by '&' (and). There is no "or" between conditions;
+// Blanks are those of common/text.h; any other byte below 0x20, or 0x7f,
+// is refused. Conditions are joined by '&' (and). There is no "or" between conditions;
 // write two rules instead. A rule without conditions matches every file.
 //
 // Parsing is strict (EINVAL with a message naming the offending word) and

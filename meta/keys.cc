@@ -5,6 +5,24 @@
 namespace sfs::meta {
 namespace {
 
+constexpr int64_t kNanosPerSecond = 1'000'000'000;
+
+// One of the seven S_IFMT file types, and nothing else.
+bool IsFileType(uint32_t type) {
+  switch (type) {
+    case S_IFREG:
+    case S_IFDIR:
+    case S_IFLNK:
+    case S_IFCHR:
+    case S_IFBLK:
+    case S_IFIFO:
+    case S_IFSOCK:
+      return true;
+    default:
+      return false;
+  }
+}
+
 // Little-endian by shifts rather than memcpy so the on-disk record does not
 // depend on the host's byte order.
 void PutLE(std::string* out, uint64_t v, int bytes) {
@@ -135,6 +153,13 @@ Result<Inode> DecodeInode(uint64_t ino, std::string_view value) {
   inode.ino = ino;
   size_t pos = 1;
   inode.mode = static_cast<uint32_t>(GetLE(value, &pos, 4));
+  // Every node is made with a type; the kernel fails a lookup that returns
+  // none (or an unknown one) with EIO anyway, so say here which record it is.
+  if (!IsFileType(inode.mode & S_IFMT)) {
+    return Status::Error(EIO, "meta: inode record for " + std::to_string(ino) +
+                                  " has no valid file type (mode " + std::to_string(inode.mode) +
+                                  ")");
+  }
   inode.uid = static_cast<uint32_t>(GetLE(value, &pos, 4));
   inode.gid = static_cast<uint32_t>(GetLE(value, &pos, 4));
   inode.nlink = static_cast<uint32_t>(GetLE(value, &pos, 4));
@@ -144,6 +169,14 @@ Result<Inode> DecodeInode(uint64_t ino, std::string_view value) {
   inode.atime = GetTime(value, &pos);
   inode.mtime = GetTime(value, &pos);
   inode.ctime = GetTime(value, &pos);
+  // EncodeInode never writes such a time (the kernel refuses them at
+  // utimensat), and stat would hand it on to every caller.
+  for (const Timestamp* t : {&inode.atime, &inode.mtime, &inode.ctime}) {
+    if (t->nsec >= kNanosPerSecond) {
+      return Status::Error(EIO, "meta: inode record for " + std::to_string(ino) +
+                                    " has a time with nanoseconds of a second or more");
+    }
+  }
   inode.symlink.assign(value.substr(pos));
   return inode;
 }
@@ -160,6 +193,11 @@ Result<DirentValue> DecodeDirent(std::string_view value) {
   DirentValue d;
   d.ino = DecodeU64BE(value);
   for (int i = 8; i < 12; ++i) d.type = (d.type << 8) | static_cast<unsigned char>(value[i]);
+  // EncodeDirent writes only the S_IFMT bits of a file type; anything else
+  // would reach readdir's d_type and the kernel as garbage.
+  if (!IsFileType(d.type)) {
+    return Status::Error(EIO, "meta: dirent record with a bad file type " + std::to_string(d.type));
+  }
   return d;
 }
 

@@ -26,7 +26,9 @@
 //   u64 rdev | u64 parent | {i64 sec, u32 nsec} atime, mtime, ctime |
 //   symlink target bytes (the rest of the value)
 // A record that is short or carries another version decodes as EIO, so a
-// newer format is never misread.
+// newer format is never misread; so does one without a valid file type in
+// its mode or with a time whose nsec is not below 10^9, which the encoder is
+// never given.
 #pragma once
 
 #include <cstdint>
@@ -80,7 +82,8 @@ std::string_view KeySuffix(std::string_view key, size_t prefix_len);
 Result<uint64_t> DecodeInoKey(std::string_view key);
 
 std::string EncodeInode(const Inode& inode);
-// `ino` comes from the key. EIO on a short record or an unknown version.
+// `ino` comes from the key. EIO on a short record, an unknown version, a
+// mode without a file type or a time with nanoseconds of a second or more.
 Result<Inode> DecodeInode(uint64_t ino, std::string_view value);
 
 struct DirentValue {
@@ -88,6 +91,7 @@ struct DirentValue {
   uint32_t type = 0;  // mode & S_IFMT of the child
 };
 std::string EncodeDirent(uint64_t ino, uint32_t mode);
+// EIO unless 12 bytes whose type is one of the S_IFMT file types.
 Result<DirentValue> DecodeDirent(std::string_view value);
 
 }  // namespace sfs::meta

@@ -123,6 +123,9 @@ Result<TbfExpression::Condition> TbfExpression::ParseCondition(std::string_view 
 }
 
 Result<std::shared_ptr<const TbfExpression>> TbfExpression::Parse(std::string_view text) {
+  if (const size_t at = FindControl(text); at != std::string_view::npos) {
+    return Invalid("expression has a control character at byte " + std::to_string(at));
+  }
   int depth = 0;
   for (char ch : text) {
     if (ch == '{') depth++;

@@ -222,6 +222,9 @@ Result<std::shared_ptr<const TbfRuleSet>> TbfRuleSet::Apply(std::string_view com
 
 Result<std::shared_ptr<const TbfRuleSet>> TbfRuleSet::ApplyCommand(std::string_view command,
                                                                    bool append_start) const {
+  if (const size_t at = FindControl(command); at != std::string_view::npos) {
+    return Invalid("TBF rule command has a control character at byte " + std::to_string(at));
+  }
   auto [verb, rest] = SplitWord(command);
   auto [name, args] = SplitWord(rest);
   if (verb != "start" && verb != "change" && verb != "stop") {

@@ -17,7 +17,9 @@
 // last, cannot be stopped, and takes its rate from the nrs_tbf_default_rate
 // tunable unless "change default" set one.
 //
-// Names are 1 to 15 letters, digits or '_' (Lustre's limit). A started
+// Blanks are those of common/text.h; any other byte below 0x20, or 0x7f, is
+// refused anywhere in a command. Names are 1 to 15 letters, digits or '_'
+// (Lustre's limit). A started
 // rule needs rate= (1..10^9), bps= (1..2^50, suffixes K M G T are powers of
 // 1024) or both; a rule with only bps= limits bytes and not requests.
 // depth= is 1..10^6 (default 3), realtime= is 0 or 1. "change" sets only

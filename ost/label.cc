@@ -58,50 +58,16 @@ bool ValidUuidField(const std::string& s) {
 
 }  // namespace
 
-Status WriteLabel(const std::string& dir, const Label& label) {
-  if (!ValidUuidField(label.fs_uuid) || !ValidUuidField(label.ost_uuid)) {
-    return Status::Error(EINVAL,
-                         fmt::format("ost {}: label uuids must be one non-empty word", dir));
-  }
-  Fd dir_fd(open(dir.c_str(), O_DIRECTORY | O_RDONLY | O_CLOEXEC));
-  if (dir_fd.get() < 0) return Fail(dir, "open directory for");
-  std::string text = fmt::format("fs_uuid={}\nindex={}\nost_uuid={}\n", label.fs_uuid, label.index,
-                                 label.ost_uuid);
-  {
-    Fd tmp(openat(dir_fd.get(), kLabelTemp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, kPrivateFileMode));
-    if (tmp.get() < 0) return Fail(dir, "create temporary");
-    SFS_RETURN_IF_ERROR(WriteAll(tmp.get(), text, dir));
-    if (fsync(tmp.get()) != 0) return Fail(dir, "fsync");
-  }
-  if (renameat(dir_fd.get(), kLabelTemp, dir_fd.get(), kLabelFile) != 0) {
-    return Fail(dir, "rename");
-  }
-  // The rename itself is only durable once the directory is.
-  if (fsync(dir_fd.get()) != 0) return Fail(dir, "fsync directory of");
-  return Status::Ok();
+std::string FormatLabel(const Label& label) {
+  return fmt::format("fs_uuid={}\nindex={}\nost_uuid={}\n", label.fs_uuid, label.index,
+                     label.ost_uuid);
 }
 
-Result<Label> ReadLabel(const std::string& dir) {
-  std::string path = dir + "/" + kLabelFile;
-  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (fd.get() < 0) return Fail(dir, "open");
-  std::string text(kMaxLabelBytes + 1, '\0');
-  size_t have = 0;
-  while (have < text.size()) {
-    ssize_t n = read(fd.get(), text.data() + have, text.size() - have);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Fail(dir, "read");
-    }
-    if (n == 0) break;
-    have += n;
-  }
-  auto malformed = [&](std::string_view why) {
-    return Status::Error(EINVAL, fmt::format("ost {}: malformed label {}: {}", dir, path, why));
+Result<Label> ParseLabel(std::string_view text) {
+  auto malformed = [](std::string_view why) {
+    return Status::Error(EINVAL, "malformed label: " + std::string(why));
   };
-  if (have > kMaxLabelBytes) return malformed("too large");
-  text.resize(have);
-
+  if (text.size() > kMaxLabelBytes) return malformed("too large");
   Label label;
   bool seen_fs = false, seen_index = false, seen_ost = false;
   std::string_view rest = text;
@@ -134,6 +100,53 @@ Result<Label> ReadLabel(const std::string& dir) {
     *seen = true;
   }
   if (!seen_fs || !seen_index || !seen_ost) return malformed("missing a key");
+  return label;
+}
+
+Status WriteLabel(const std::string& dir, const Label& label) {
+  if (!ValidUuidField(label.fs_uuid) || !ValidUuidField(label.ost_uuid)) {
+    return Status::Error(EINVAL,
+                         fmt::format("ost {}: label uuids must be one non-empty word", dir));
+  }
+  Fd dir_fd(open(dir.c_str(), O_DIRECTORY | O_RDONLY | O_CLOEXEC));
+  if (dir_fd.get() < 0) return Fail(dir, "open directory for");
+  const std::string text = FormatLabel(label);
+  {
+    Fd tmp(openat(dir_fd.get(), kLabelTemp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, kPrivateFileMode));
+    if (tmp.get() < 0) return Fail(dir, "create temporary");
+    SFS_RETURN_IF_ERROR(WriteAll(tmp.get(), text, dir));
+    if (fsync(tmp.get()) != 0) return Fail(dir, "fsync");
+  }
+  if (renameat(dir_fd.get(), kLabelTemp, dir_fd.get(), kLabelFile) != 0) {
+    return Fail(dir, "rename");
+  }
+  // The rename itself is only durable once the directory is.
+  if (fsync(dir_fd.get()) != 0) return Fail(dir, "fsync directory of");
+  return Status::Ok();
+}
+
+Result<Label> ReadLabel(const std::string& dir) {
+  std::string path = dir + "/" + kLabelFile;
+  Fd fd(open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return Fail(dir, "open");
+  // One byte more than a label may have, so ParseLabel sees "too large".
+  std::string text(kMaxLabelBytes + 1, '\0');
+  size_t have = 0;
+  while (have < text.size()) {
+    ssize_t n = read(fd.get(), text.data() + have, text.size() - have);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return Fail(dir, "read");
+    }
+    if (n == 0) break;
+    have += n;
+  }
+  text.resize(have);
+  auto label = ParseLabel(text);
+  if (!label.ok()) {
+    return Status::Error(EINVAL,
+                         fmt::format("ost {}: {} in {}", dir, label.status().message(), path));
+  }
   return label;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 
@@ -17,6 +18,13 @@ struct Label {
 };
 
 inline constexpr const char* kLabelFile = ".stripefs-ost";
+
+// The label's text: "fs_uuid=...\nindex=N\nost_uuid=...\n".
+std::string FormatLabel(const Label& label);
+// The label in `text`. EINVAL ("malformed label: why") for a missing,
+// repeated or empty key, a bad index, an unterminated last line or more
+// than 4 KiB; unknown keys are skipped (a newer mkfs may add some).
+Result<Label> ParseLabel(std::string_view text);
 
 // Writes `dir`/.stripefs-ost atomically (temp file + fsync + rename).
 Status WriteLabel(const std::string& dir, const Label& label);

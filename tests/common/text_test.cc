@@ -33,5 +33,22 @@ TEST(TextTest, GlobMatchesLikeAShell) {
   EXPECT_FALSE(GlobMatch("", "x"));
 }
 
+TEST(TextTest, FindControlSkipsBlanks) {
+  using namespace std::string_literals;
+  EXPECT_EQ(FindControl("a b\tc\n\r\f\v"), std::string_view::npos);
+  EXPECT_EQ(FindControl("ab\x01"), 2u);
+  EXPECT_EQ(FindControl("a\0b"s), 1u);
+  EXPECT_EQ(FindControl("a\x7f"), 1u);
+  EXPECT_EQ(FindControl("\x1b[2J"), 0u);
+  EXPECT_EQ(FindControl("caf\xc3\xa9 ~"), std::string_view::npos);  // UTF-8 and '~' are fine
+}
+
+TEST(TextTest, PrintableEscapesControlBytes) {
+  using namespace std::string_literals;
+  EXPECT_EQ(Printable("a\nb\0c\x7f"s), "a\\x0ab\\x00c\\x7f");
+  EXPECT_EQ(Printable("plain \\ text"), "plain \\ text");
+  EXPECT_EQ(Printable(Printable("a\n")), "a\\x0a");  // idempotent
+}
+
 }  // namespace
 }  // namespace sfs

@@ -1,7 +1,7 @@
-// The automatic-weight formula and its setting's syntax (fs/placement_control.h).
-#include <gtest/gtest.h>
+// The automatic-weight formula and its setting's syntax (fs/auto_weights.h).
+#include "fs/auto_weights.h"
 
-#include "fs/placement_control.h"
+#include <gtest/gtest.h>
 
 namespace sfs::fs {
 namespace {

@@ -75,6 +75,21 @@ TEST_F(JobIdsTest, JobidNameTemplateIsTheFallbackAndNodelocal) {
   EXPECT_EQ(*jobids.Resolve(11, 5, 6, config), "ior.5");
 }
 
+// Found by fuzz/jobid_fuzzer: a valid template of at most 64 bytes expanded
+// past kMaxJobidLength (only a variable's value was cut).
+TEST_F(JobIdsTest, TemplateExpansionIsCutToTheLimit) {
+  JobIds jobids(root_);
+  // The crashing input: jobid_var "_Q" and this template (55 bytes).
+  const std::string fuzzed =
+      std::string("j~o\xa6") + "b_:%H%e%p-o" + std::string(28, '\xff') + "b-%j_:%H%e%p";
+  ASSERT_TRUE(ValidJobidName(fuzzed));
+  EXPECT_EQ(jobids.Resolve(1234, 0, 0, JobidConfig{"_Q", fuzzed})->size(), JobIds::kMaxJobidLength);
+  ASSERT_TRUE(ValidJobidName("%e%e%e%e%e%e%e%e%e%e"));
+  // Process 99 does not exist: %e is "unknown", 70 bytes in all.
+  EXPECT_EQ(*jobids.Resolve(99, 0, 0, JobidConfig{"nodelocal", "%e%e%e%e%e%e%e%e%e%e"}),
+            "unknownunknownunknownunknownunknownunknownunknownunknownunknownu");
+}
+
 TEST(JobidConfigTest, ValidatesVariableNamesAndTemplates) {
   EXPECT_TRUE(ValidJobidVar("SLURM_JOB_ID"));
   EXPECT_TRUE(ValidJobidVar("disable"));
@@ -82,6 +97,17 @@ TEST(JobidConfigTest, ValidatesVariableNamesAndTemplates) {
   EXPECT_FALSE(ValidJobidVar("A=B"));
   EXPECT_FALSE(ValidJobidVar("HAS SPACE"));
   EXPECT_FALSE(ValidJobidVar(std::string(65, 'A')));
+  EXPECT_TRUE(ValidJobidVar(std::string(64, 'A')));
+  EXPECT_TRUE(ValidJobidVar("_X1"));
+  EXPECT_TRUE(ValidJobidVar("procname_uid"));
+  EXPECT_TRUE(ValidJobidVar("nodelocal"));
+  // Not environment variable names: a leading digit, '-', '.', non-ASCII.
+  EXPECT_FALSE(ValidJobidVar("1JOB"));
+  EXPECT_FALSE(ValidJobidVar("9"));
+  EXPECT_FALSE(ValidJobidVar("JOB-ID"));
+  EXPECT_FALSE(ValidJobidVar("JOB.ID"));
+  EXPECT_FALSE(ValidJobidVar("JOB\xc3\xa9"));
+  EXPECT_FALSE(ValidJobidVar(std::string("JOB\0X", 5)));
   EXPECT_TRUE(ValidJobidName("%e.%u"));
   EXPECT_TRUE(ValidJobidName("job-%j_%H%%"));
   EXPECT_FALSE(ValidJobidName(""));

@@ -6,13 +6,13 @@ namespace sfs::layout {
 namespace {
 
 TEST(LayoutSpecTest, ParsesEveryKeyAndFormatsBack) {
-  auto spec = ParseLayoutSpec("stripe_count=4 stripe_size=1M pool=fast osts=3,0,2\n");
+  auto spec = ParseLayoutSpec("stripe_count=3 stripe_size=1M pool=fast osts=3,0,2\n");
   ASSERT_TRUE(spec.ok()) << spec.status().message();
-  EXPECT_EQ(spec->stripe_count, 4);
+  EXPECT_EQ(spec->stripe_count, 3);
   EXPECT_EQ(spec->stripe_size, 1u << 20);
   EXPECT_EQ(spec->pool, "fast");
   EXPECT_EQ(spec->osts, (std::vector<uint32_t>{3, 0, 2}));
-  EXPECT_EQ(FormatLayoutSpec(*spec), "stripe_count=4 stripe_size=1048576 pool=fast osts=3,0,2");
+  EXPECT_EQ(FormatLayoutSpec(*spec), "stripe_count=3 stripe_size=1048576 pool=fast osts=3,0,2");
   auto again = ParseLayoutSpec(FormatLayoutSpec(*spec));
   ASSERT_TRUE(again.ok());
   EXPECT_EQ(*again, *spec);
@@ -39,6 +39,28 @@ TEST(LayoutSpecTest, RefusesMalformedValues) {
     auto spec = ParseLayoutSpec(bad);
     EXPECT_FALSE(spec.ok()) << bad;
     EXPECT_EQ(spec.err(), EINVAL) << bad;
+  }
+}
+
+// Lustre's rule: a stripe count and an OST list must agree; -1 or no count
+// means "as many as listed". stripe_count=4 osts=1 once became one stripe.
+TEST(LayoutSpecTest, CountMustMatchTheOstList) {
+  for (const char* bad : {"stripe_count=4 osts=1", "osts=1 stripe_count=4",
+                          "stripe_count=1 osts=0,1", "stripe_count=2 osts=0,1,2 pool=p"}) {
+    auto spec = ParseLayoutSpec(bad);
+    EXPECT_EQ(spec.err(), EINVAL) << bad;
+    if (!spec.ok()) {
+      EXPECT_NE(spec.status().message().find("osts lists"), std::string::npos)
+          << spec.status().message();
+    }
+  }
+  for (const char* good : {"stripe_count=2 osts=3,1", "stripe_count=-1 osts=3,1", "osts=3,1",
+                           "stripe_count=0 osts=3,1", "stripe_count=1 osts=2"}) {
+    auto spec = ParseLayoutSpec(good);
+    ASSERT_TRUE(spec.ok()) << good << ": " << spec.status().message();
+    auto again = ParseLayoutSpec(FormatLayoutSpec(*spec));
+    ASSERT_TRUE(again.ok()) << good;
+    EXPECT_EQ(*again, *spec) << good;
   }
 }
 

@@ -115,6 +115,47 @@ TEST(PoolRuleTest, RejectsMalformedRulesWithAMessage) {
             std::string::npos);
 }
 
+// Job id globs took any byte: a NUL or an escape sequence in a rule can
+// only be a mistake, and it would reach every log line that quotes the rule.
+TEST(PoolRuleTest, RefusesControlCharactersAndKeepsMessagesOnOneLine) {
+  using namespace std::string_literals;
+  for (const std::string& text :
+       {"jobid={a\0b} pool=a"s, "jobid={\x01} pool=a"s, "jobid={ior.\x1b[2J} pool=a"s,
+        "jobid={a\x7f} pool=a"s, "rank=1\x02 pool=a"s, "pool=a\x03"s, "\x04uid={1} pool=a"s}) {
+    auto rule = ParsePoolRule(text);
+    EXPECT_EQ(rule.err(), EINVAL) << Printable(text);
+    if (!rule.ok()) {
+      EXPECT_EQ(FindControl(rule.status().message()), std::string_view::npos)
+          << Printable(rule.status().message());
+    }
+  }
+  // Every blank separates, \r and \v included; UTF-8 in a glob is fine.
+  auto rule = ParsePoolRule("jobid={a\rb\vc} \r\npool=a\r\n");
+  ASSERT_TRUE(rule.ok()) << rule.status().message();
+  EXPECT_EQ(FormatPoolRule(*rule), "rank=0 jobid={a,b,c} pool=a");
+  EXPECT_TRUE(ParsePoolRule("jobid={caf\xc3\xa9.*} pool=a").ok());
+  // A message quoting a rule with newlines still is one line.
+  auto bad = ParsePoolRule("uid={x}\npool=a");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.status().message().find('\n'), std::string::npos) << bad.status().message();
+}
+
+// Duplicate patterns are dropped in given order, and a long list (a whole
+// 64 KiB value) costs a set lookup per pattern, not a scan of the list.
+TEST(PoolRuleTest, ManyJobidPatternsKeepTheirFirstOccurrence) {
+  std::string text = "jobid={b,a,b,";
+  for (int i = 0; i < 12000; ++i) text += "p" + std::to_string(i) + ",";
+  text += "a} pool=x";
+  auto rule = ParsePoolRule(text);
+  ASSERT_TRUE(rule.ok()) << rule.status().message();
+  const std::vector<std::string>& patterns = rule->conditions.at(0).patterns;
+  ASSERT_EQ(patterns.size(), 12002u);
+  EXPECT_EQ(patterns[0], "b");
+  EXPECT_EQ(patterns[1], "a");
+  EXPECT_EQ(patterns[2], "p0");
+  EXPECT_EQ(patterns.back(), "p11999");
+}
+
 TEST(PoolNameTest, Rules) {
   EXPECT_TRUE(CheckPoolName("fast").ok());
   EXPECT_TRUE(CheckPoolName("_x.y-z9").ok());

@@ -104,6 +104,47 @@ TEST(KeysTest, DecodeInodeRejectsShortAndUnknownRecords) {
   EXPECT_EQ(DecodeInode(1, record).err(), EIO);
 }
 
+// Found by fuzz/meta_records_fuzzer: a record with nsec >= 10^9 (which
+// EncodeInode never writes) decoded, and stat would have returned it.
+TEST(KeysTest, DecodeInodeRejectsNanosecondsOfASecondOrMore) {
+  // The crashing input (the selector byte removed): mtime.nsec = 0xff000000.
+  const std::string fuzzed =
+      "\x01\xa4\x81\x00\x00\xe8\x03\x00\x00\x64\x00\x00\x00\x01\x00\x00\x00\x00\x10\x00"
+      "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x03\x49\x00\x00\x00\x00\x00"
+      "\x00\x00\x07\x53\x65\x00\x00\x00\x00\x00\x00\x00\x05\x00\x00\x00\x01\xf1\x53\x65"
+      "\x00\x00\x00\x00\xff\xc9\x9a\x3b\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"s;
+  EXPECT_EQ(DecodeInode(1, fuzzed).err(), EIO);
+  Inode in;
+  in.mode = S_IFREG | 0644;
+  in.mtime = {1, 999999999};
+  EXPECT_TRUE(DecodeInode(1, EncodeInode(in)).ok());
+  for (Timestamp Inode::*field : {&Inode::atime, &Inode::mtime, &Inode::ctime}) {
+    Inode bad = in;
+    (bad.*field).nsec = 1'000'000'000;
+    EXPECT_EQ(DecodeInode(1, EncodeInode(bad)).err(), EIO);
+  }
+}
+
+// Found by fuzz/meta_records_fuzzer: an inode whose mode has no file type
+// (here 01244) decoded; the kernel would fail its lookups with a bare EIO.
+TEST(KeysTest, DecodeInodeRejectsAModeWithoutAFileType) {
+  const std::string fuzzed =  // the crashing input, selector byte removed
+      "\x01\xa4\x02\x00\x00\x00\x00\x00\x00\x04\x00\x00\x00\x01\x00\x00\x00\x00\x10\x00"
+      "\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x01\x00\x00\x00\x00\x00\x00"
+      "\x00\x00\xf1\x53\x65\x00\x00\x00\x00\x05\x00\x00\x00\x01\xf1\x53\x65\x00\x00\x00"
+      "\x00\xff\xc9\x9a\x3b\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00\x00"s;
+  EXPECT_EQ(DecodeInode(1, fuzzed).err(), EIO);
+  Inode in;
+  for (uint32_t mode : {0u, 0644u, 0170644u, 0110644u}) {
+    in.mode = mode;
+    EXPECT_EQ(DecodeInode(1, EncodeInode(in)).err(), EIO) << std::oct << mode;
+  }
+  for (uint32_t type : {S_IFREG, S_IFDIR, S_IFLNK, S_IFCHR, S_IFBLK, S_IFIFO, S_IFSOCK}) {
+    in.mode = type | 07777;
+    EXPECT_TRUE(DecodeInode(1, EncodeInode(in)).ok()) << std::oct << type;
+  }
+}
+
 TEST(KeysTest, DirentRoundTripKeepsOnlyTypeBits) {
   std::string value = EncodeDirent(0x123456789, S_IFDIR | 0755);
   EXPECT_EQ(value.size(), kDirentValueSize);
@@ -113,6 +154,18 @@ TEST(KeysTest, DirentRoundTripKeepsOnlyTypeBits) {
   EXPECT_EQ(d->type, static_cast<uint32_t>(S_IFDIR));
   EXPECT_EQ(DecodeDirent(value.substr(0, 11)).err(), EIO);
   EXPECT_EQ(DecodeDirent(value + "x").err(), EIO);
+}
+
+// Found by fuzz/meta_records_fuzzer: type bits EncodeDirent never writes
+// (0x404000, beside S_IFDIR) decoded and would reach readdir.
+TEST(KeysTest, DecodeDirentRejectsBadTypes) {
+  EXPECT_EQ(DecodeDirent("\0\0\0\0\0\0\0*\0@@\0"s).err(), EIO);       // the crashing input
+  EXPECT_EQ(DecodeDirent(EncodeU64BE(42) + "\0\0\0\0"s).err(), EIO);  // no type
+  for (uint32_t type : {S_IFREG, S_IFDIR, S_IFLNK, S_IFCHR, S_IFBLK, S_IFIFO, S_IFSOCK}) {
+    auto d = DecodeDirent(EncodeDirent(42, type | 0644));
+    ASSERT_TRUE(d.ok()) << type;
+    EXPECT_EQ(d->type, type);
+  }
 }
 
 }  // namespace

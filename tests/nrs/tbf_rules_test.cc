@@ -176,6 +176,28 @@ TEST(TbfRuleSetTest, RejectsMalformedCommands) {
   EXPECT_EQ(Names(*set), (std::vector<std::string>{"b", "r"}));  // unchanged
 }
 
+// Job id values took any byte but blanks, commas and braces.
+TEST(TbfRuleSetTest, RefusesControlCharacters) {
+  using namespace std::string_literals;
+  RuleSetPtr set = Rules({"start r uid={1} rate=10"});
+  for (const std::string& command :
+       {"start x jobid={a\0b} rate=1"s, "start x jobid={\x01} rate=1"s,
+        "start x jobid={a\x7f} rate=1"s, "start x jobid={dd.\x1b[2J} rate=1"s,
+        "change r rate=5\x02"s, "stop r\x03"s, "\x04start x uid={1} rate=1"s}) {
+    auto next = set->Apply(command);
+    ASSERT_FALSE(next.ok()) << command;
+    EXPECT_EQ(next.err(), EINVAL);
+    EXPECT_NE(next.status().message().find("control character"), std::string::npos)
+        << next.status().message();
+  }
+  EXPECT_EQ(Names(*set), (std::vector<std::string>{"r"}));
+  EXPECT_FALSE(TbfRuleSet::Deserialize("start x jobid={a\x05} rate=1 depth=3 realtime=0\n").ok());
+  // Blanks still separate values, and UTF-8 is not a control character.
+  RuleSetPtr blanks = Apply(set, "start y\tjobid={a\rb\vc}\rrate=1\r\n");
+  EXPECT_EQ(blanks->rules()[0].expression, "jobid={a b c}");
+  Apply(set, "start z jobid={caf\xc3\xa9.*} rate=1");
+}
+
 TEST(TbfRuleSetTest, ApplyLeavesTheOldSetUnchanged) {
   RuleSetPtr one = Rules({"start a uid={1} rate=10"});
   RuleSetPtr two = Apply(one, "start b uid={2} rate=20");

@@ -58,6 +58,18 @@ TEST(LabelTest, MalformedIsEinval) {
   EXPECT_TRUE(ReadLabel(dir.path()).ok());
 }
 
+TEST(LabelTest, ParseAndFormatArePure) {
+  const Label label{"f-1", 12, "o-2"};
+  EXPECT_EQ(FormatLabel(label), "fs_uuid=f-1\nindex=12\nost_uuid=o-2\n");
+  auto parsed = ParseLabel(FormatLabel(label));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().message();
+  EXPECT_EQ(parsed->fs_uuid, "f-1");
+  EXPECT_EQ(parsed->index, 12u);
+  EXPECT_EQ(parsed->ost_uuid, "o-2");
+  EXPECT_EQ(ParseLabel(std::string(5000, 'x')).err(), EINVAL);
+  EXPECT_NE(ParseLabel("index=1\n").status().message().find("missing a key"), std::string::npos);
+}
+
 TEST(LabelTest, RefusesUuidsThatWouldNotReadBack) {
   TempDir dir;
   EXPECT_EQ(WriteLabel(dir.path(), Label{"a\nb", 0, "c"}).err(), EINVAL);

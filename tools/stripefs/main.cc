@@ -6,6 +6,7 @@
 //   stripefs setstripe ... PATH | getstripe PATH... | pool list|set|remove MOUNTPOINT ...
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -29,7 +30,7 @@ void Usage() {
           "                [--stripe-size SIZE] [--force]\n"
           "  stripefs mount META_DIR MOUNTPOINT [-f] [-o option[,option...]]\n"
           "      options: log_level=LEVEL log_file=PATH admin_uid=UID ost_threads=N\n"
-          "               attr_timeout=SECONDS, and any FUSE mount option\n"
+          "               attr_timeout=SECONDS ost_timeout=SECONDS, and any FUSE mount option\n"
           "  stripefs umount MOUNTPOINT\n"
           "  stripefs set_param MOUNTPOINT name=value [name=value ...]\n"
           "  stripefs get_param MOUNTPOINT name [name ...]\n"
@@ -62,9 +63,10 @@ int Mkfs(const std::vector<std::string>& args) {
     } else if (arg == "--ost") {
       options.ost_dirs.push_back(*v);
     } else if (arg == "--stripe-count" || arg == "-c") {
-      try {
-        options.stripe_count = static_cast<uint32_t>(std::stoul(*v));
-      } catch (...) {
+      // Whole and unwrapped: stoul took "4294967297" as 1 and "2x" as 2.
+      const auto [end, ec] =
+          std::from_chars(v->data(), v->data() + v->size(), options.stripe_count);
+      if (v->empty() || ec != std::errc() || end != v->data() + v->size()) {
         return Fail("bad stripe count '" + *v + "'");
       }
     } else if (arg == "--stripe-size" || arg == "-S") {

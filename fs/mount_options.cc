@@ -1,0 +1,110 @@
+// The -o words of `stripefs mount`. Kept apart from fs/mount.cc so that it
+// links without libfuse (fuzz/mount_options_fuzzer.cc). Every value is parsed
+// whole and range-checked: a wrapped uid or a NaN timeout would otherwise
+// become a working but wrong daemon.
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "fs/stripefs.h"
+
+namespace sfs::fs {
+namespace {
+
+// (uid_t)-1 means "no uid" to chown and setreuid, so it is not a uid.
+constexpr uint64_t kMaxUid = 4294967294u;
+constexpr uint64_t kMaxOstThreads = 64;
+constexpr double kMaxAttrTimeout = 86400;  // a day; longer is surely a typo
+constexpr double kMaxOstTimeout = 3600;
+
+// The log levels common/log.cc understands, spdlog's names.
+constexpr std::string_view kLogLevels[] = {"trace",   "debug", "info",     "warn",
+                                           "warning", "error", "critical", "off"};
+
+Status Bad(std::string_view item, std::string_view why) {
+  return Status::Error(EINVAL, "bad mount option " + std::string(item) + ": " + std::string(why));
+}
+
+// A decimal integer in [min, max], the whole of `text`.
+bool ParseInteger(std::string_view text, uint64_t min, uint64_t max, uint64_t* out) {
+  uint64_t value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return false;
+  if (value < min || value > max) return false;
+  *out = value;
+  return true;
+}
+
+// A finite decimal number of seconds, the whole of `text`, in [0, max]
+// (and above 0 unless `zero_ok`).
+bool ParseSeconds(std::string_view text, double max, bool zero_ok, double* out) {
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return false;
+  if (!std::isfinite(value) || value < 0 || value > max || (!zero_ok && value == 0)) return false;
+  *out = value == 0 ? 0.0 : value;  // -0 is 0
+  return true;
+}
+
+// Applies one of our own "key=value" items to `options`. False: not ours.
+Result<bool> ApplyOwn(std::string_view item, std::string_view key, std::string_view value,
+                      bool has_value, MountOptions* options) {
+  const bool ours = key == "log_level" || key == "log_file" || key == "admin_uid" ||
+                    key == "ost_threads" || key == "attr_timeout" || key == "ost_timeout";
+  if (!ours) return false;
+  if (!has_value || value.empty()) return Bad(item, "needs a value (" + std::string(key) + "=...)");
+  uint64_t number = 0;
+  if (key == "log_level") {
+    bool known = false;
+    for (std::string_view level : kLogLevels) known |= value == level;
+    if (!known) return Bad(item, "log levels are trace, debug, info, warn, error, critical, off");
+    options->log_level = std::string(value);
+  } else if (key == "log_file") {
+    options->log_file = std::string(value);
+  } else if (key == "admin_uid") {
+    if (!ParseInteger(value, 0, kMaxUid, &number)) {
+      return Bad(item, "a uid is a whole number from 0 to 4294967294");
+    }
+    options->admin_uid = static_cast<uint32_t>(number);
+  } else if (key == "ost_threads") {
+    if (!ParseInteger(value, 1, kMaxOstThreads, &number)) {
+      return Bad(item, "ost_threads is a whole number from 1 to 64");
+    }
+    options->ost_threads = static_cast<int>(number);
+  } else if (key == "attr_timeout") {
+    if (!ParseSeconds(value, kMaxAttrTimeout, /*zero_ok=*/true, &options->attr_timeout)) {
+      return Bad(item, "attr_timeout is a number of seconds from 0 to 86400");
+    }
+  } else {  // ost_timeout
+    if (!ParseSeconds(value, kMaxOstTimeout, /*zero_ok=*/false, &options->ost_timeout)) {
+      return Bad(item, "ost_timeout is a number of seconds above 0, at most 3600");
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+Status ParseMountOption(const std::string& word, MountOptions* options) {
+  // Into a copy: a refused word changes nothing, not even its good items.
+  MountOptions next = *options;
+  std::string_view rest = word;
+  while (!rest.empty()) {
+    const size_t comma = std::min(rest.find(','), rest.size());
+    const std::string_view item = rest.substr(0, comma);
+    rest.remove_prefix(std::min(comma + 1, rest.size()));
+    if (item.empty()) continue;
+    const size_t eq = item.find('=');
+    const std::string_view key = item.substr(0, eq);
+    const std::string_view value = eq == std::string_view::npos ? "" : item.substr(eq + 1);
+    auto own = ApplyOwn(item, key, value, eq != std::string_view::npos, &next);
+    if (!own.ok()) return own.status();
+    if (!*own) next.fuse_options.emplace_back(item);
+  }
+  *options = std::move(next);
+  return Status::Ok();
+}
+
+}  // namespace sfs::fs

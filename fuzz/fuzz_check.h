@@ -1,0 +1,34 @@
+// What every fuzz target shares: a check that aborts (so libFuzzer records
+// the input as a crash) with both sides of a failed round trip printed,
+// control bytes escaped.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+
+#include "common/text.h"
+
+namespace sfs::fuzz {
+
+[[noreturn]] inline void Fail(const char* what, std::string_view first = {},
+                              std::string_view second = {}) {
+  fprintf(stderr, "FUZZ CHECK FAILED: %s\n  first:  \"%s\"\n  second: \"%s\"\n", what,
+          Printable(first).c_str(), Printable(second).c_str());
+  abort();
+}
+
+// Aborts unless `condition`; `first` and `second` say what was compared.
+inline void Check(bool condition, const char* what, std::string_view first = {},
+                  std::string_view second = {}) {
+  if (!condition) Fail(what, first, second);
+}
+
+// The fuzzer's input as text.
+inline std::string_view Text(const uint8_t* data, size_t size) {
+  return std::string_view(reinterpret_cast<const char*>(data), size);
+}
+
+}  // namespace sfs::fuzz

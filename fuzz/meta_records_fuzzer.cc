@@ -1,0 +1,86 @@
+// The metadata store's record decoders (meta/keys.h): inodes, directory
+// entries, counters and inode-number keys. The first byte chooses the
+// decoder. An accepted record must encode back to the very same bytes and
+// hold only what the encoder can write: a file type the kernel accepts and
+// timestamps with nanoseconds below one second.
+#include <sys/stat.h>
+
+#include <iterator>
+#include <string>
+
+#include "fuzz/fuzz_check.h"
+#include "meta/keys.h"
+
+namespace sfs::fuzz {
+namespace {
+
+bool ValidType(uint32_t mode) {
+  switch (mode & S_IFMT) {
+    case S_IFREG:
+    case S_IFDIR:
+    case S_IFLNK:
+    case S_IFCHR:
+    case S_IFBLK:
+    case S_IFIFO:
+    case S_IFSOCK:
+      return true;
+  }
+  return false;
+}
+
+bool ValidTime(const meta::Timestamp& t) { return t.nsec >= 0 && t.nsec < 1'000'000'000; }
+
+void Inode(std::string_view value) {
+  auto inode = meta::DecodeInode(42, value);
+  if (!inode.ok()) {
+    Check(inode.err() == EIO, "a bad inode record that is not EIO", value);
+    return;
+  }
+  Check(inode->ino == 42, "the inode number does not come from the key");
+  const std::string encoded = meta::EncodeInode(*inode);
+  Check(encoded == value, "EncodeInode(DecodeInode(record)) differs", value, encoded);
+  Check(ValidType(inode->mode), "an inode record without a valid file type", value);
+  Check(ValidTime(inode->atime) && ValidTime(inode->mtime) && ValidTime(inode->ctime),
+        "an inode record with nanoseconds outside [0, 1e9)", value);
+}
+
+void Dirent(std::string_view value) {
+  auto dirent = meta::DecodeDirent(value);
+  if (!dirent.ok()) {
+    Check(dirent.err() == EIO, "a bad dirent record that is not EIO", value);
+    return;
+  }
+  const std::string encoded = meta::EncodeDirent(dirent->ino, dirent->type);
+  Check(encoded == value, "EncodeDirent(DecodeDirent(record)) differs", value, encoded);
+  Check(ValidType(dirent->type), "a dirent record without a valid file type", value);
+}
+
+void Counter(std::string_view value) {
+  auto counter = meta::DecodeCounter(value);
+  if (!counter.ok()) {
+    Check(counter.err() == EIO && value.size() != 8, "a good counter refused", value);
+    return;
+  }
+  Check(meta::EncodeU64BE(*counter) == value, "a counter changed through its bytes", value);
+}
+
+void InoKey(std::string_view key) {
+  auto ino = meta::DecodeInoKey(key);
+  if (!ino.ok()) return;
+  const std::string encoded = meta::InodeKey(*ino);
+  Check(encoded.substr(1) == key.substr(1), "an inode key changed through its number", key,
+        encoded);
+}
+
+}  // namespace
+}  // namespace sfs::fuzz
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  const std::string_view text = sfs::fuzz::Text(data + 1, size - 1);
+  using Parser = void (*)(std::string_view);
+  constexpr Parser kParsers[] = {sfs::fuzz::Inode, sfs::fuzz::Dirent, sfs::fuzz::Counter,
+                                 sfs::fuzz::InoKey};
+  kParsers[data[0] % std::size(kParsers)](text);
+  return 0;
+}

@@ -1,0 +1,118 @@
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "fs/stripefs.h"
+
+namespace sfs::fs {
+namespace {
+
+TEST(MountOptionsTest, TakesOurKeysAndKeepsTheRestForFuse) {
+  MountOptions options;
+  Status s = ParseMountOption(
+      "log_level=debug,ro,admin_uid=1000,ost_threads=4,attr_timeout=0.5,ost_timeout=2.5,"
+      "log_file=/tmp/x.log,max_read=131072",
+      &options);
+  ASSERT_TRUE(s.ok()) << s.ToString();
+  EXPECT_EQ(options.log_level, "debug");
+  EXPECT_EQ(options.log_file, "/tmp/x.log");
+  EXPECT_EQ(options.admin_uid, 1000u);
+  EXPECT_EQ(options.ost_threads, 4);
+  EXPECT_EQ(options.attr_timeout, 0.5);
+  EXPECT_EQ(options.ost_timeout, 2.5);
+  EXPECT_EQ(options.fuse_options, (std::vector<std::string>{"ro", "max_read=131072"}));
+}
+
+TEST(MountOptionsTest, Defaults) {
+  MountOptions options;
+  EXPECT_EQ(options.admin_uid, 0u);
+  EXPECT_EQ(options.ost_threads, 2);
+  EXPECT_EQ(options.attr_timeout, 1.0);
+  EXPECT_EQ(options.ost_timeout, 30.0);
+  ASSERT_TRUE(ParseMountOption(",,", &options).ok());
+  EXPECT_TRUE(options.fuse_options.empty());
+}
+
+TEST(MountOptionsTest, BoundsAreIncluded) {
+  MountOptions options;
+  ASSERT_TRUE(ParseMountOption("admin_uid=4294967294,ost_threads=64,attr_timeout=86400,"
+                               "ost_timeout=3600",
+                               &options)
+                  .ok());
+  EXPECT_EQ(options.admin_uid, 4294967294u);
+  EXPECT_EQ(options.ost_threads, 64);
+  EXPECT_EQ(options.attr_timeout, 86400.0);
+  EXPECT_EQ(options.ost_timeout, 3600.0);
+  ASSERT_TRUE(
+      ParseMountOption("admin_uid=0,ost_threads=1,attr_timeout=0,ost_timeout=0.001", &options)
+          .ok());
+  EXPECT_EQ(options.admin_uid, 0u);
+  EXPECT_EQ(options.ost_threads, 1);
+  EXPECT_EQ(options.attr_timeout, 0.0);
+  EXPECT_EQ(options.ost_timeout, 0.001);
+}
+
+TEST(MountOptionsTest, RefusesWhatItCannotUseAndChangesNothing) {
+  for (const char* bad : {
+           "admin_uid=4295032830",  // wrapped to 65534 (nobody) before
+           "admin_uid=4294967295",  // (uid_t)-1
+           "admin_uid=65534junk",
+           "admin_uid=-1",
+           "admin_uid=+5",
+           "admin_uid= 5",
+           "admin_uid=",
+           "admin_uid",
+           "admin_uid=0x10",
+           "ost_threads=0",
+           "ost_threads=65",
+           "ost_threads=2.5",
+           "ost_threads=99999999999999999999",
+           "attr_timeout=nan",
+           "attr_timeout=inf",
+           "attr_timeout=-1",
+           "attr_timeout=86401",
+           "attr_timeout=1s",
+           "attr_timeout=1e300",
+           "ost_timeout=0",
+           "ost_timeout=-0",
+           "ost_timeout=3601",
+           "ost_timeout=nan",
+           "ost_timeout=inf",
+           "ost_timeout=",
+           "log_level=verbose",
+           "log_level=",
+           "log_file=",
+           "ro,admin_uid=7,ost_threads=0",  // the good items before it are not applied either
+       }) {
+    MountOptions options;
+    options.admin_uid = 3;
+    Status s = ParseMountOption(bad, &options);
+    EXPECT_EQ(s.err(), EINVAL) << bad;
+    EXPECT_FALSE(s.message().empty()) << bad;
+    EXPECT_EQ(options.admin_uid, 3u) << bad;
+    EXPECT_EQ(options.ost_threads, 2) << bad;
+    EXPECT_EQ(options.attr_timeout, 1.0) << bad;
+    EXPECT_EQ(options.ost_timeout, 30.0) << bad;
+    EXPECT_EQ(options.log_level, "") << bad;
+    EXPECT_EQ(options.log_file, "") << bad;
+    EXPECT_TRUE(options.fuse_options.empty()) << bad;
+  }
+}
+
+TEST(MountOptionsTest, MessageNamesTheItem) {
+  MountOptions options;
+  Status s = ParseMountOption("ro,admin_uid=65534junk", &options);
+  EXPECT_NE(s.message().find("admin_uid=65534junk"), std::string::npos) << s.message();
+}
+
+TEST(MountOptionsTest, LaterItemsOverrideEarlierOnes) {
+  MountOptions options;
+  ASSERT_TRUE(ParseMountOption("admin_uid=5,admin_uid=6", &options).ok());
+  ASSERT_TRUE(ParseMountOption("ost_threads=3", &options).ok());
+  EXPECT_EQ(options.admin_uid, 6u);
+  EXPECT_EQ(options.ost_threads, 3);
+}
+
+}  // namespace
+}  // namespace sfs::fs
