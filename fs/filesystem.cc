@@ -280,6 +280,14 @@ Result<std::shared_ptr<OpenFile>> Filesystem::AcquireOpen(uint64_t ino) {
   file->ino = ino;
   file->layout = std::move(layout).value();
   file->objects = Handles(file->layout);
+  const uint32_t stripes = file->layout.stripe_count();
+  file->created = std::make_unique<std::atomic<bool>[]>(stripes);
+  file->allocated = std::make_unique<std::atomic<uint64_t>[]>(stripes);
+  for (uint32_t i = 0; i < stripes; ++i) {
+    file->created[i].store(file->layout.objects[i].created);
+    file->allocated[i].store(file->layout.objects[i].allocated);
+  }
+  file->stored = file->layout;
   file->size.store(inode->size);
   file->setid.store(HasSetId(inode->mode));
   file->opens = 1;
@@ -312,9 +320,14 @@ bool Before(const meta::Timestamp& a, const meta::Timestamp& b) {
 }
 }  // namespace
 
-void Filesystem::OverlayTimes(meta::Inode* inode) {
+void Filesystem::OverlayOpen(meta::Inode* inode) {
   std::shared_ptr<OpenFile> file = FindOpen(inode->ino);
   if (!file) return;
+  uint64_t allocated = 0;
+  for (uint32_t i = 0; i < file->layout.stripe_count(); ++i) {
+    allocated += file->allocated[i].load(std::memory_order_relaxed);
+  }
+  inode->allocated = allocated;
   std::lock_guard<std::mutex> lock(file->times_mu);
   if (!file->unsaved_mtime.has_value()) return;
   inode->mtime = *file->unsaved_mtime;
@@ -333,6 +346,11 @@ Result<meta::Inode> Filesystem::StoreAttr(uint64_t ino, meta::AttrChange change)
     }
     stored = meta_->SetAttr(ino, change);
     if (stored.ok()) file->unsaved_mtime.reset();
+    // A truncate or preallocation changed the objects' allocation.
+    if (stored.ok()) {
+      Status saved = SaveObjects(*file);
+      if (!saved.ok()) return saved;
+    }
   } else {
     stored = meta_->SetAttr(ino, change);
   }
@@ -344,10 +362,25 @@ Result<meta::Inode> Filesystem::StoreAttr(uint64_t ino, meta::AttrChange change)
   return stored;
 }
 
+Status Filesystem::SaveObjects(OpenFile& file) {
+  layout::Layout next = file.stored;
+  uint64_t allocated = 0;
+  for (uint32_t i = 0; i < next.stripe_count(); ++i) {
+    next.objects[i].created = file.created[i].load();
+    next.objects[i].allocated = file.allocated[i].load(std::memory_order_relaxed);
+    allocated += next.objects[i].allocated;
+  }
+  if (next == file.stored) return Status::Ok();
+  SFS_RETURN_IF_ERROR(meta_->PutLayout(file.ino, layout::Encode(next), allocated));
+  file.stored = std::move(next);
+  return Status::Ok();
+}
+
 Status Filesystem::SaveTimes(OpenFile& file) {
   // Held across the store write so a newer write's mtime cannot be
   // overwritten by this older one.
   std::lock_guard<std::mutex> lock(file.times_mu);
+  SFS_RETURN_IF_ERROR(SaveObjects(file));
   if (!file.unsaved_mtime.has_value()) return Status::Ok();
   meta::AttrChange change;
   change.mtime = *file.unsaved_mtime;

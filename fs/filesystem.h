@@ -44,8 +44,16 @@ struct Settings {
 // An inode with at least one open file handle. Shared by all its handles.
 struct OpenFile {
   uint64_t ino = 0;
+  // Which objects, where: fixed while the file is open (the per-object state
+  // it was loaded with is in `stored`).
   layout::Layout layout;
   std::vector<std::shared_ptr<ost::ObjectHandle>> objects;  // per stripe
+  // Per stripe, the object's state as this mount knows it: whether it was
+  // created (requests on it then treat a missing object as lost), and the
+  // bytes it occupies (reported by its OST after every change). Shown by
+  // getattr at once, stored with the layout by SaveObjects.
+  std::unique_ptr<std::atomic<bool>[]> created;
+  std::unique_ptr<std::atomic<uint64_t>[]> allocated;
   // The file size as this mount knows it; every size change goes through
   // this mount, so while the file is open it saves a RocksDB read per read.
   std::atomic<uint64_t> size{0};
@@ -63,9 +71,12 @@ struct OpenFile {
   // The mtime of writes that stayed inside the recorded size and is not in
   // the store yet: storing it per write would cost a RocksDB read and write
   // per request. Saved on fsync, setattr and the last close; getattr and
-  // lookup show it meanwhile (Filesystem::OverlayTimes).
+  // lookup show it meanwhile (Filesystem::OverlayOpen).
   std::mutex times_mu;
   std::optional<meta::Timestamp> unsaved_mtime;  // GUARDED_BY(times_mu)
+  // The layout as last stored, per-object state included; SaveObjects
+  // stores it again when `created` or `allocated` moved on.
+  layout::Layout stored;  // GUARDED_BY(times_mu)
   int opens = 0;  // GUARDED_BY(Filesystem::open_mu_)
 };
 
@@ -137,9 +148,10 @@ class Filesystem {
   // now, or on the last close if the file is still open.
   void ForgetRemoved(uint64_t ino);
 
-  // Shows an open file's unsaved mtime in attributes read from the store
-  // (mtime, and ctime unless the stored one is newer).
-  void OverlayTimes(meta::Inode* inode);
+  // Shows what an open file has not stored yet in attributes read from the
+  // store: its mtime (and ctime unless the stored one is newer) and the
+  // allocation of its objects.
+  void OverlayOpen(meta::Inode* inode);
   // Stores an attribute change of `ino`, the one way setattr, truncate and
   // preallocation change attributes. If the file is open, its unsaved mtime
   // goes into the same change (unless the change sets mtime or size, which
@@ -147,8 +159,11 @@ class Filesystem {
   // by now gets the stored size and set-id bits (an open that raced this
   // change read the inode before it).
   Result<meta::Inode> StoreAttr(uint64_t ino, meta::AttrChange change);
-  // Stores the unsaved mtime, if any.
+  // Stores the unsaved mtime and object state, if any.
   Status SaveTimes(OpenFile& file);
+  // Stores the per-object state (created marks, allocation) if it moved on
+  // since last stored. REQUIRES: file.times_mu held.
+  Status SaveObjects(OpenFile& file);
 
   // Object handles for a layout (fresh ones, for files that are not open).
   std::vector<std::shared_ptr<ost::ObjectHandle>> Handles(const layout::Layout& layout);

@@ -17,7 +17,8 @@ void MultiPartOp::Launch(Filesystem& fs, std::vector<std::unique_ptr<ost::IoRequ
   Drop();
 }
 
-void MultiPartOp::PartDone(ost::IoRequest&, const Status& status, size_t) {
+void MultiPartOp::PartDone(ost::IoRequest& request, const Status& status, size_t) {
+  OnPart(request, status);
   if (!status.ok()) {
     std::lock_guard<std::mutex> lock(mu_);
     if (first_error_.ok()) first_error_ = status;
@@ -52,6 +53,10 @@ std::unique_ptr<ost::IoRequest> NewPart(const Target& target, uint32_t stripe, n
   request->object = (*target.objects)[stripe];
   request->observer = observer;
   request->tag = stripe;
+  request->ino = target.ino;
+  request->must_exist = target.created != nullptr ? target.created[stripe].load()
+                                                  : target.layout->objects[stripe].created;
+  if (target.allocated != nullptr) request->allocation = &target.allocated[stripe];
   return request;
 }
 

@@ -29,6 +29,9 @@ class MultiPartOp : public ost::IoObserver {
 
  protected:
   virtual ~MultiPartOp() = default;
+  // Sees each part once it is done, before Finish (on its service thread,
+  // parts of one op possibly at once): for results a part carries back.
+  virtual void OnPart(const ost::IoRequest& part, const Status& status) {}
   // Runs exactly once, after every part is done; `status` is the first
   // failure, if any. Sends the reply. The op is deleted when it returns.
   virtual void Finish(const Status& status) = 0;
@@ -42,10 +45,15 @@ class MultiPartOp : public ost::IoObserver {
   Status first_error_;  // GUARDED_BY(mu_)
 };
 
-// The stripe objects a request runs against.
+// The stripe objects a request runs against, and (optionally) where their
+// per-object state lives: an open file's (OpenFile::created/allocated),
+// else the layout's own marks are used and allocations are not reported.
 struct Target {
   const layout::Layout* layout;
   const std::vector<std::shared_ptr<ost::ObjectHandle>>* objects;
+  uint64_t ino = 0;
+  const std::atomic<bool>* created = nullptr;  // per stripe
+  std::atomic<uint64_t>* allocated = nullptr;  // per stripe
 };
 
 // One request per stripe touched by [offset, offset+length). For kRead and

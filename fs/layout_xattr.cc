@@ -133,7 +133,7 @@ Status Filesystem::SetLayoutXattr(uint32_t uid, uint64_t ino, const std::string&
     auto previous = LoadLayout(ino);
     if (!previous.ok()) return previous.status();
     old = std::move(previous).value();
-    SFS_RETURN_IF_ERROR(meta_->PutLayout(ino, layout::Encode(*fresh)));
+    SFS_RETURN_IF_ERROR(meta_->PutLayout(ino, layout::Encode(*fresh), 0));
   }
   DropObjects(old);
   return Status::Ok();

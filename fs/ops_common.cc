@@ -29,8 +29,8 @@ void FillStat(const meta::Inode& inode, struct stat* st) {
   st->st_rdev = inode.rdev;
   st->st_size = static_cast<off_t>(inode.size);
   st->st_blksize = 1 << 20;
-  // Allocation is spread over OSTs; report the apparent size (see docs).
-  st->st_blocks = static_cast<blkcnt_t>((inode.size + 511) / 512);
+  // What the objects occupy on their OSTs' disks (du, sparse-aware tools).
+  st->st_blocks = static_cast<blkcnt_t>((inode.allocated + 511) / 512);
   st->st_atim = timespec{inode.atime.sec, inode.atime.nsec};
   st->st_mtim = timespec{inode.mtime.sec, inode.mtime.nsec};
   st->st_ctim = timespec{inode.ctime.sec, inode.ctime.nsec};
@@ -42,7 +42,7 @@ void ReplyError(fuse_req_t req, const Status& status, const char* op) {
   // Messages quote names and values as given: one line whatever they hold.
   const std::string message = Printable(status.ToString());
   switch (err) {
-    case ENOENT: case EEXIST: case ENODATA: case ENOTEMPTY: case EACCES: case ERANGE:
+    case ENOENT: case EEXIST: case ENODATA: case ENOTEMPTY: case EACCES: case ERANGE: case ENXIO:
       log->debug("{}: {}", op, message);
       break;
     case EIO: case ENOSPC: case EROFS: case EFBIG:
@@ -66,7 +66,7 @@ void FillEntry(const meta::Inode& inode, double timeout, fuse_entry_param* entry
 void ReplyEntry(fuse_req_t req, const Result<meta::Inode>& inode, const char* op) {
   if (!inode.ok()) return ReplyError(req, inode.status(), op);
   meta::Inode shown = *inode;
-  Fs(req).OverlayTimes(&shown);
+  Fs(req).OverlayOpen(&shown);
   fuse_entry_param entry;
   FillEntry(shown, Fs(req).config().attr_timeout, &entry);
   fuse_reply_entry(req, &entry);
@@ -75,7 +75,7 @@ void ReplyEntry(fuse_req_t req, const Result<meta::Inode>& inode, const char* op
 void ReplyAttr(fuse_req_t req, const Result<meta::Inode>& inode, const char* op) {
   if (!inode.ok()) return ReplyError(req, inode.status(), op);
   meta::Inode shown = *inode;
-  Fs(req).OverlayTimes(&shown);
+  Fs(req).OverlayOpen(&shown);
   struct stat st;
   FillStat(shown, &st);
   fuse_reply_attr(req, &st, Fs(req).config().attr_timeout);

@@ -32,7 +32,7 @@ void FillStat(const meta::Inode& inode, struct stat* st);
 void ReplyError(fuse_req_t req, const Status& status, const char* op);
 
 void FillEntry(const meta::Inode& inode, double timeout, fuse_entry_param* entry);
-// Both show an open file's unsaved mtime (Filesystem::OverlayTimes).
+// Both show what an open file has not stored yet (Filesystem::OverlayOpen).
 void ReplyEntry(fuse_req_t req, const Result<meta::Inode>& inode, const char* op);
 void ReplyAttr(fuse_req_t req, const Result<meta::Inode>& inode, const char* op);
 

@@ -4,6 +4,8 @@
 #include <fcntl.h>
 #include <linux/falloc.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <memory>
@@ -22,7 +24,28 @@ FileHandle* Handle(fuse_file_info* fi) { return reinterpret_cast<FileHandle*>(fi
 // they may be open in their OSTs' caches, so closing the file closes them.
 Target TargetOf(OpenFile& file) {
   if (!file.touched.load(std::memory_order_relaxed)) file.touched.store(true);
-  return Target{&file.layout, &file.objects};
+  return Target{&file.layout, &file.objects, file.ino, file.created.get(), file.allocated.get()};
+}
+
+// The stripes among `parts` whose objects the file has not recorded as
+// created: a write or preallocation creates them, and once it is done the
+// file records them (MarkCreated), so that from then on a missing object
+// reads as lost, never as zeros.
+std::vector<uint32_t> NewStripes(const OpenFile& file,
+                                 const std::vector<std::unique_ptr<ost::IoRequest>>& parts) {
+  std::vector<uint32_t> stripes;
+  for (const auto& part : parts) {
+    if (!part->must_exist) stripes.push_back(static_cast<uint32_t>(part->tag));
+  }
+  return stripes;
+}
+
+// Records `stripes` as created and stores the layout saying so.
+// REQUIRES: file.times_mu held.
+Status MarkCreated(Filesystem& fs, OpenFile& file, const std::vector<uint32_t>& stripes) {
+  if (stripes.empty()) return Status::Ok();
+  for (uint32_t stripe : stripes) file.created[stripe].store(true);
+  return fs.SaveObjects(file);
 }
 
 // Raises the cached size to `end` unless it is already larger.
@@ -78,6 +101,7 @@ class WriteOp final : public MultiPartOp {
     std::memcpy(buffer_.get(), data, length);
   }
   char* buffer() { return buffer_.get(); }
+  std::vector<uint32_t> new_stripes;  // see NewStripes
 
  private:
   void Finish(const Status& status) override {
@@ -92,6 +116,7 @@ class WriteOp final : public MultiPartOp {
     // A write by anyone but root clears set-user/group-ID bits.
     const bool kill_suid = who_.uid != 0 && file_->setid.load();
     std::lock_guard<std::mutex> lock(file_->times_mu);
+    SFS_RETURN_IF_ERROR(MarkCreated(Fs(req_), *file_, new_stripes));
     if (end <= file_->size.load() && !kill_suid) {
       // Inside the recorded size only mtime changes; it is kept with the
       // open file until fsync, setattr or close (OpenFile::unsaved_mtime).
@@ -182,17 +207,40 @@ class TruncateOp final : public MultiPartOp {
  public:
   TruncateOp(fuse_req_t req, uint64_t ino, meta::AttrChange change)
       : req_(req), ino_(ino), change_(std::move(change)) {}
-  // The file's layout and handles: its open file's, or fresh ones.
+  // The open file, or, for a file that is not open, its layout, fresh
+  // handles and the objects' allocation (reported by the OSTs, stored here).
+  std::shared_ptr<OpenFile> file;
   layout::Layout layout;
   std::vector<std::shared_ptr<ost::ObjectHandle>> objects;
-  bool fresh_handles = false;  // the file is not open: close the objects after
+  std::unique_ptr<std::atomic<uint64_t>[]> allocated;
+
+  Target MakeTarget() {
+    if (file) return TargetOf(*file);
+    allocated = std::make_unique<std::atomic<uint64_t>[]>(layout.stripe_count());
+    for (uint32_t i = 0; i < layout.stripe_count(); ++i) {
+      allocated[i].store(layout.objects[i].allocated);
+    }
+    return Target{&layout, &objects, ino_, nullptr, allocated.get()};
+  }
 
  private:
   void Finish(const Status& status) override {
-    if (fresh_handles) Fs(req_).CloseObjects(layout);
+    if (!file) {
+      Fs(req_).CloseObjects(layout);
+      if (status.ok()) {
+        uint64_t total = 0;
+        for (uint32_t i = 0; i < layout.stripe_count(); ++i) {
+          layout.objects[i].allocated = allocated[i].load();
+          total += layout.objects[i].allocated;
+        }
+        Status stored = Fs(req_).meta().PutLayout(ino_, layout::Encode(layout), total);
+        if (!stored.ok()) return ReplyError(req_, stored, "truncate");
+      }
+    }
     if (!status.ok()) return ReplyError(req_, status, "truncate");
     // StoreAttr updates whichever file is open by now: it may have been
-    // opened meanwhile, having read the old size (AcquireOpen).
+    // opened meanwhile, having read the old size (AcquireOpen); an open
+    // file's allocation is stored with it.
     ReplyAttr(req_, Fs(req_).StoreAttr(ino_, change_), "truncate");
   }
   fuse_req_t req_;
@@ -205,10 +253,18 @@ class FallocateOp final : public MultiPartOp {
  public:
   FallocateOp(fuse_req_t req, std::shared_ptr<OpenFile> file, uint64_t new_end)
       : req_(req), file_(std::move(file)), new_end_(new_end) {}
+  std::vector<uint32_t> new_stripes;  // preallocation creates objects (NewStripes)
 
  private:
   void Finish(const Status& status) override {
     if (!status.ok()) return ReplyError(req_, status, "fallocate");
+    {
+      std::lock_guard<std::mutex> lock(file_->times_mu);
+      // Also stores the allocation a punch or preallocation changed.
+      Status marked = MarkCreated(Fs(req_), *file_, new_stripes);
+      if (marked.ok()) marked = Fs(req_).SaveObjects(*file_);
+      if (!marked.ok()) return ReplyError(req_, marked, "fallocate");
+    }
     if (new_end_ > file_->size.load()) {
       meta::AttrChange change;
       change.size = new_end_;
@@ -298,6 +354,7 @@ void OpWrite(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t of
   auto* op = new WriteOp(req, file, static_cast<uint64_t>(off), data, size, who);
   auto parts = ExtentParts(TargetOf(*file), nrs::Op::kWrite, static_cast<uint64_t>(off), size,
                            op->buffer(), who, op);
+  op->new_stripes = NewStripes(*file, parts);
   LaunchGrowing(fs, who, *file, static_cast<uint64_t>(off), op, std::move(parts));
 }
 
@@ -338,7 +395,73 @@ void OpFallocate(fuse_req_t req, fuse_ino_t, int mode, off_t off, off_t length,
   // Object sizes follow the file size through truncate, never through
   // preallocation, so objects always keep their size here.
   for (auto& part : parts) part->keep_size = true;
+  if (op_kind == nrs::Op::kAllocate) op->new_stripes = NewStripes(*file, parts);
   LaunchGrowing(fs, who, *file, new_end, op, std::move(parts));
+}
+
+// lseek(SEEK_DATA / SEEK_HOLE): each stripe's object is asked from the first
+// of its bytes at or after the offset; a file byte is data exactly when its
+// object byte is, and the mapping is monotonic per stripe, so the answer is
+// the smallest file offset any stripe gives (holes: also the end of file).
+class SeekOp final : public MultiPartOp {
+ public:
+  SeekOp(fuse_req_t req, std::shared_ptr<OpenFile> file, uint64_t offset, uint64_t size,
+         int whence)
+      : req_(req), file_(std::move(file)), offset_(offset), size_(size), whence_(whence),
+        found_(whence == SEEK_HOLE ? size : UINT64_MAX) {}
+
+ private:
+  void OnPart(const ost::IoRequest& part, const Status& status) override {
+    if (!status.ok()) return;
+    // No answer from the object: no data from there on, or (for holes) the
+    // object ends there, itself a hole.
+    std::optional<uint64_t> object_offset = part.seek_result;
+    if (!object_offset.has_value()) {
+      if (whence_ == SEEK_DATA) return;
+      object_offset = part.info.offset;
+    }
+    const uint64_t at =
+        layout::FileOffsetOf(file_->layout, static_cast<uint32_t>(part.tag), *object_offset);
+    std::lock_guard<std::mutex> lock(mu_);
+    found_ = std::min(found_, at);
+  }
+  void Finish(const Status& status) override {
+    if (!status.ok()) return ReplyError(req_, status, "lseek");
+    const uint64_t found = std::max(found_, offset_);
+    if (found >= size_) {
+      if (whence_ == SEEK_HOLE) return (void)fuse_reply_lseek(req_, static_cast<off_t>(size_));
+      return ReplyError(req_, Status::Error(ENXIO, "no data past the offset"), "lseek");
+    }
+    fuse_reply_lseek(req_, static_cast<off_t>(found));
+  }
+  fuse_req_t req_;
+  std::shared_ptr<OpenFile> file_;
+  const uint64_t offset_, size_;
+  const int whence_;
+  std::mutex mu_;
+  uint64_t found_;  // GUARDED_BY(mu_)
+};
+
+void OpLseek(fuse_req_t req, fuse_ino_t, off_t off, int whence, fuse_file_info* fi) {
+  Filesystem& fs = Fs(req);
+  auto& file = Handle(fi)->file;
+  const uint64_t size = file->size.load();
+  if (whence != SEEK_DATA && whence != SEEK_HOLE) {
+    // The kernel answers the others itself.
+    return ReplyError(req, Status::Error(EINVAL, "lseek whence " + std::to_string(whence)),
+                      "lseek");
+  }
+  if (off < 0 || static_cast<uint64_t>(off) >= size) {
+    return ReplyError(req, Status::Error(ENXIO, "lseek at or past the end of file"), "lseek");
+  }
+  auto* op = new SeekOp(req, file, static_cast<uint64_t>(off), size, whence);
+  auto parts = EveryStripe(TargetOf(*file), nrs::Op::kSeek, 0, Caller(req, fs), op);
+  for (auto& part : parts) {
+    part->whence = whence;
+    part->info.offset = layout::ObjectSizeFor(file->layout, static_cast<uint32_t>(part->tag),
+                                              static_cast<uint64_t>(off));
+  }
+  op->Launch(fs, std::move(parts));
 }
 
 meta::AttrChange ChangeFrom(const struct stat* attr, int to_set) {
@@ -388,16 +511,12 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
     }
   }
   auto* op = new TruncateOp(req, ino, change);
-  if (file) {
-    op->layout = file->layout;
-    op->objects = file->objects;
-  } else {
+  op->file = file;
+  if (!file) {
     op->layout = std::move(loaded).value();
     op->objects = fs.Handles(op->layout);
-    op->fresh_handles = true;
   }
-  if (file) file->touched.store(true);
-  const Target target{&op->layout, &op->objects};
+  const Target target = op->MakeTarget();
   // Growing a file cuts its objects to the old end instead of extending
   // them: bytes a failed or interrupted write left past that end must read
   // as zeros, and an object shorter than its share reads as a hole.
@@ -418,6 +537,7 @@ void AddFileOps(fuse_lowlevel_ops* ops) {
   ops->fsync = OpFsync;
   ops->fallocate = OpFallocate;
   ops->setattr = OpSetattr;
+  ops->lseek = OpLseek;
 }
 
 }  // namespace sfs::fs

@@ -1,4 +1,4 @@
 #include "fs/version.h"
 namespace sfs::fs {
-const char* VersionString() { return "stripefs 0.1 (format 1)"; }
+const char* VersionString() { return "stripefs 0.2 (format 2)"; }
 }  // namespace sfs::fs

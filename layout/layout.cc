@@ -7,7 +7,8 @@ namespace sfs::layout {
 namespace {
 
 constexpr uint8_t kLayoutMagic = 'L';
-constexpr uint8_t kLayoutVersion = 1;
+constexpr uint8_t kLayoutVersion = 2;  // 2: flags and allocation per object
+constexpr uint8_t kCreatedFlag = 1;
 
 template <class T>
 void Put(std::string* out, T value) {
@@ -43,7 +44,7 @@ Status Validate(const LayoutRequest& request) {
 
 std::string Encode(const Layout& layout) {
   std::string out;
-  out.reserve(16 + layout.pool.size() + layout.objects.size() * 12);
+  out.reserve(16 + layout.pool.size() + layout.objects.size() * 21);
   Put<uint8_t>(&out, kLayoutMagic);
   Put<uint8_t>(&out, kLayoutVersion);
   Put<uint64_t>(&out, layout.stripe_size);
@@ -53,6 +54,8 @@ std::string Encode(const Layout& layout) {
   for (const StripeObject& object : layout.objects) {
     Put<uint32_t>(&out, object.ost);
     Put<uint64_t>(&out, object.object_id);
+    Put<uint8_t>(&out, object.created ? kCreatedFlag : 0);
+    Put<uint64_t>(&out, object.allocated);
   }
   return out;
 }
@@ -76,7 +79,12 @@ Result<Layout> Decode(std::string_view blob) {
   blob.remove_prefix(pool_len);
   layout.objects.resize(count);
   for (StripeObject& object : layout.objects) {
-    if (!Get(&blob, &object.ost) || !Get(&blob, &object.object_id)) return corrupt();
+    uint8_t flags = 0;
+    if (!Get(&blob, &object.ost) || !Get(&blob, &object.object_id) || !Get(&blob, &flags) ||
+        (flags & ~kCreatedFlag) != 0 || !Get(&blob, &object.allocated)) {
+      return corrupt();
+    }
+    object.created = (flags & kCreatedFlag) != 0;
   }
   if (!blob.empty()) return corrupt();
   return layout;
@@ -154,6 +162,12 @@ uint64_t ObjectSizeFor(const Layout& layout, uint32_t stripe, uint64_t file_size
   const uint64_t before = static_cast<uint64_t>(stripe) * size;
   const uint64_t tail = rest <= before ? 0 : std::min(size, rest - before);
   return (file_size / row) * size + tail;
+}
+
+uint64_t FileOffsetOf(const Layout& layout, uint32_t stripe, uint64_t object_offset) {
+  const uint64_t size = layout.stripe_size;
+  return (object_offset / size) * size * layout.stripe_count() +
+         static_cast<uint64_t>(stripe) * size + object_offset % size;
 }
 
 Result<uint64_t> ParseSize(std::string_view text) {

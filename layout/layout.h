@@ -21,6 +21,14 @@ inline constexpr uint32_t kMaxStripeCount = 2000;
 struct StripeObject {
   uint32_t ost = 0;
   uint64_t object_id = 0;
+  // The object was created (a write or preallocation reached it), so it
+  // must exist: missing, it was lost, which is an error, where a never
+  // created object is a hole.
+  bool created = false;
+  // Bytes it occupies on its OST's disk, as last reported by the OST and
+  // stored (st_blocks of the file is the sum, in 512-byte units).
+  uint64_t allocated = 0;
+  bool operator==(const StripeObject&) const = default;
 };
 
 struct Layout {
@@ -28,6 +36,7 @@ struct Layout {
   std::vector<StripeObject> objects;  // stripe i -> objects[i]
   std::string pool;                   // empty until pools exist
   uint32_t stripe_count() const { return static_cast<uint32_t>(objects.size()); }
+  bool operator==(const Layout&) const = default;
 };
 
 // What a new file asks for; the placement chooses which OSTs.
@@ -76,6 +85,13 @@ std::vector<StripeExtent> MapRange(const Layout& layout, uint64_t offset, uint64
 
 // The size object `stripe` has when the file is exactly `file_size` bytes.
 uint64_t ObjectSizeFor(const Layout& layout, uint32_t stripe, uint64_t file_size);
+
+// The file offset of byte `object_offset` of stripe `stripe`'s object.
+// Monotonic in object_offset. REQUIRES: the result fits in 64 bits.
+uint64_t FileOffsetOf(const Layout& layout, uint32_t stripe, uint64_t object_offset);
+// The first byte of stripe `stripe`'s object whose file offset is at or
+// after `file_offset` (SEEK_DATA/SEEK_HOLE look from there in each object):
+// equal to ObjectSizeFor(layout, stripe, file_offset).
 
 // Parses "1M", "64K", "1048576", "2G" (binary units). EINVAL otherwise.
 Result<uint64_t> ParseSize(std::string_view text);

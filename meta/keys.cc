@@ -138,6 +138,7 @@ std::string EncodeInode(const Inode& inode) {
   PutTime(&out, inode.atime);
   PutTime(&out, inode.mtime);
   PutTime(&out, inode.ctime);
+  PutLE(&out, inode.allocated, 8);
   out += inode.symlink;
   return out;
 }
@@ -169,6 +170,7 @@ Result<Inode> DecodeInode(uint64_t ino, std::string_view value) {
   inode.atime = GetTime(value, &pos);
   inode.mtime = GetTime(value, &pos);
   inode.ctime = GetTime(value, &pos);
+  inode.allocated = GetLE(value, &pos, 8);
   // EncodeInode never writes such a time (the kernel refuses them at
   // utimensat), and stat would hand it on to every caller.
   for (const Timestamp* t : {&inode.atime, &inode.mtime, &inode.ctime}) {

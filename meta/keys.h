@@ -20,11 +20,11 @@
 // it may be in use, none at or above it is. It is raised (synced) before any
 // id of a new range is used, so after a crash allocation restarts above it.
 //
-// Inode record, version 1, fixed fields little-endian (the inode number is
+// Inode record, version 2, fixed fields little-endian (the inode number is
 // the key, not part of the value):
-//   u8 version=1 | u32 mode | u32 uid | u32 gid | u32 nlink | u64 size |
+//   u8 version=2 | u32 mode | u32 uid | u32 gid | u32 nlink | u64 size |
 //   u64 rdev | u64 parent | {i64 sec, u32 nsec} atime, mtime, ctime |
-//   symlink target bytes (the rest of the value)
+//   u64 allocated | symlink target bytes (the rest of the value)
 // A record that is short or carries another version decodes as EIO, so a
 // newer format is never misread; so does one without a valid file type in
 // its mode or with a time whose nsec is not below 10^9, which the encoder is
@@ -51,8 +51,8 @@ inline constexpr std::string_view kNextObjKey = "C/next_obj";
 // Written (empty) by every sync: a synced write makes the WAL durable.
 inline constexpr std::string_view kSyncKey = "C/sync";
 
-inline constexpr uint8_t kInodeRecordVersion = 1;
-inline constexpr size_t kInodeRecordFixedSize = 1 + 4 * 4 + 8 * 3 + 3 * 12;
+inline constexpr uint8_t kInodeRecordVersion = 2;
+inline constexpr size_t kInodeRecordFixedSize = 1 + 4 * 4 + 8 * 3 + 3 * 12 + 8;
 inline constexpr size_t kDirentValueSize = 12;
 
 // Big-endian integers for keys and counters.

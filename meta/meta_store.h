@@ -42,6 +42,9 @@ struct Inode {
   uint64_t rdev = 0;
   uint64_t parent = 0;  // directories only: for ".."
   Timestamp atime, mtime, ctime;
+  // Regular files: bytes the objects occupy on their disks, as last stored
+  // (StoreObjects); st_blocks is this in 512-byte units.
+  uint64_t allocated = 0;
   std::string symlink;  // symlinks only: the target
 };
 
@@ -159,7 +162,10 @@ class MetaStore {
 
   // --- layouts (blobs encoded by layout/) ---
   virtual Result<std::string> GetLayout(uint64_t ino) = 0;  // ENOENT
-  virtual Status PutLayout(uint64_t ino, const std::string& blob) = 0;
+  // The layout and the allocation of its objects (Inode::allocated) of
+  // `ino`, stored together in one batch; ctime is left alone (the blocks a
+  // file occupies change with writes, which set mtime and ctime themselves).
+  virtual Status PutLayout(uint64_t ino, const std::string& blob, uint64_t allocated) = 0;
 
   // --- extended attributes (user.* names, full name as key) ---
   virtual Result<std::string> GetXattr(uint64_t ino, const std::string& name) = 0;  // ENODATA

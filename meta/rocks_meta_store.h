@@ -52,7 +52,7 @@ class RocksMetaStore final : public MetaStore {
                                              size_t max_entries) override;
 
   Result<std::string> GetLayout(uint64_t ino) override;
-  Status PutLayout(uint64_t ino, const std::string& blob) override;
+  Status PutLayout(uint64_t ino, const std::string& blob, uint64_t allocated) override;
 
   Result<std::string> GetXattr(uint64_t ino, const std::string& name) override;
   Result<std::vector<std::string>> ListXattr(uint64_t ino) override;

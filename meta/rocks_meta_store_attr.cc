@@ -77,12 +77,14 @@ Result<std::string> RocksMetaStore::GetLayout(uint64_t ino) {
                  "meta: layout of " + std::to_string(ino));
 }
 
-Status RocksMetaStore::PutLayout(uint64_t ino, const std::string& blob) {
+Status RocksMetaStore::PutLayout(uint64_t ino, const std::string& blob, uint64_t allocated) {
   std::lock_guard<std::mutex> lock(mu_);  // so the inode cannot vanish under the check
-  SFS_RETURN_IF_ERROR(ReadInode(db_.get(), rocksdb::ReadOptions(), ino));
-  rocksdb::WriteBatch batch;
-  batch.Put(LayoutKey(ino), blob);
-  return WriteToDb(db_.get(), /*sync=*/false, &batch, "meta: put layout of " + std::to_string(ino));
+  Mutation m(db_.get());
+  auto loaded = m.Load(ino);
+  SFS_RETURN_IF_ERROR(loaded);
+  (*loaded)->allocated = allocated;
+  m.batch()->Put(LayoutKey(ino), blob);
+  return m.Commit("meta: put layout of " + std::to_string(ino));
 }
 
 // --- xattrs ---

@@ -8,7 +8,7 @@ namespace sfs::nrs {
 namespace {
 
 constexpr Op kAllOps[] = {Op::kRead,     Op::kWrite, Op::kTruncate, Op::kPunch,
-                          Op::kAllocate, Op::kSync,  Op::kDestroy};
+                          Op::kAllocate, Op::kSync,  Op::kDestroy,  Op::kSeek};
 
 // Both picks came back without a request: the earlier "until" wins.
 Pick Earliest(const Pick& a, const Pick& b) {
@@ -45,7 +45,7 @@ Result<OpSet> ParseOpSet(std::string_view text) {
     if (!known) {
       return Status::Error(EINVAL, "unknown op '" + std::string(word) +
                                        "' (read, write, truncate, punch, allocate, fsync, "
-                                       "destroy or none)");
+                                       "destroy, seek or none)");
     }
   }
   if (words == 0) return Status::Error(EINVAL, "empty op list (use 'none' for no op)");

@@ -12,6 +12,7 @@ const char* OpName(Op op) {
     case Op::kAllocate: return "allocate";
     case Op::kSync: return "fsync";
     case Op::kDestroy: return "destroy";
+    case Op::kSeek: return "seek";
   }
   return "unknown";
 }

@@ -20,6 +20,7 @@ enum class Op : uint8_t {
   kAllocate,  // preallocate a range (fallocate mode 0 or KEEP_SIZE)
   kSync,      // fsync / fdatasync of the object
   kDestroy,   // remove the object (after unlink)
+  kSeek,      // find data or a hole (lseek SEEK_DATA / SEEK_HOLE)
 };
 const char* OpName(Op op);
 // Whether the op changes the object (write, truncate, punch, allocate).

@@ -12,7 +12,8 @@ namespace {
 constexpr size_t kMaxJobidLength = 255;
 
 // Opcode classes, in the order of their bits in TbfExpression::Condition.
-constexpr const char* kOpcodeNames[] = {"read", "write", "punch", "fsync", "fallocate", "destroy"};
+constexpr const char* kOpcodeNames[] = {"read",      "write",   "punch", "fsync",
+                                        "fallocate", "destroy", "seek"};
 constexpr size_t kOpcodeCount = std::size(kOpcodeNames);
 
 size_t OpcodeIndex(Op op) {
@@ -30,6 +31,8 @@ size_t OpcodeIndex(Op op) {
       return 4;
     case Op::kDestroy:
       return 5;
+    case Op::kSeek:
+      return 6;
   }
   return 0;
 }

@@ -61,7 +61,7 @@ Result<TbfFields> ParseTbfType(std::string_view type);
 std::string TbfTypeName(TbfFields fields);
 
 // Opcode classes as rules and class labels name them: "read", "write",
-// "punch" (Op::kTruncate and Op::kPunch), "fsync", "fallocate", "destroy".
+// "punch" (Op::kTruncate and Op::kPunch), "fsync", "fallocate", "destroy", "seek".
 const char* TbfOpcodeName(Op op);
 // The one Op that stands for the opcode class of `op` (kPunch for
 // kTruncate), so two ops of one class make one TBF class key.

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "common/status.h"
@@ -35,6 +36,12 @@ class ObjectFile {
   // Preallocates; extends the object size unless keep_size.
   virtual Status Allocate(uint64_t offset, uint64_t length, bool keep_size) = 0;
   virtual Result<uint64_t> Size() = 0;
+  // Bytes the object occupies on its disk (st_blocks x 512).
+  virtual Result<uint64_t> Allocated() = 0;
+  // lseek(SEEK_DATA or SEEK_HOLE) from `offset`: the offset found, or
+  // nullopt where the system says ENXIO (no data from there on; for
+  // SEEK_HOLE, `offset` is at or past the end, itself a hole).
+  virtual Result<std::optional<uint64_t>> Seek(uint64_t offset, int whence) = 0;
   // Opened for reading only, because its filesystem is read-only: every
   // change fails with EROFS.
   virtual bool read_only() const { return false; }
@@ -89,6 +96,10 @@ class FaultInjector {
   virtual void FailReads(int err) = 0;
   virtual void FailOpens(int err) = 0;
   virtual void FailSyncs(int err) = 0;
+  // While set, every call waits (a stopped disk); clearing it lets them go.
+  virtual void Hang(bool hang) = 0;
+  // How many calls are waiting in Hang now.
+  virtual size_t Hung() const = 0;
 };
 std::unique_ptr<Backend> NewFaultBackend(std::unique_ptr<Backend> inner,
                                          std::shared_ptr<FaultInjector>* control);

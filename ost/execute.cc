@@ -1,5 +1,8 @@
 #include "ost/execute.h"
 
+#include <fmt/format.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 
@@ -19,18 +22,40 @@ void ZeroFrom(std::vector<iovec>& iov, size_t from) {
   }
 }
 
-// The object for a change. A file opened read-only while its filesystem was
-// read-only is opened again, in case that filesystem is writable by now;
-// if it still is not, the change fails with EROFS in the object file.
-Result<std::shared_ptr<ObjectFile>> Writable(IoRequest& r, ObjectCache& objects, bool create) {
-  auto file = r.object->Get(create);
-  if (!file.ok() || !(*file)->read_only()) return file;
-  objects.Forget(r.object->object_id());
-  return r.object->Get(create);
+// What a missing object means: a hole if it was never created, else data
+// that was lost, which must never read as zeros.
+Status Missing(const IoRequest& r, const Status& open_status) {
+  if (!r.must_exist) return Status::Ok();
+  return Status::Error(EIO, fmt::format("object {:#x} of inode {} stripe {} is missing although "
+                                        "it was written: lost ({})",
+                                        r.object->object_id(), r.ino, r.tag,
+                                        open_status.message()));
 }
 
-Outcome Read(IoRequest& r) {
-  auto file = r.object->Get(/*create=*/false);
+// The object file for a request. Objects the file recorded as created are
+// never created again (a lost one stays an error); a change reopens a file
+// opened read-only while its filesystem was read-only, in case it is
+// writable by now (if not, the change fails with EROFS in the object file).
+Result<std::shared_ptr<ObjectFile>> Open(IoRequest& r, ObjectCache& objects, bool change,
+                                         bool create) {
+  create = create && !r.must_exist;
+  auto file = r.object->Get(create);
+  if (file.ok() && change && (*file)->read_only()) {
+    objects.Forget(r.object->object_id());
+    file = r.object->Get(create);
+  }
+  return file;
+}
+
+// After a change: the object's allocation, where the caller wants it.
+void ReportAllocation(IoRequest& r, ObjectFile& file) {
+  if (r.allocation == nullptr) return;
+  auto allocated = file.Allocated();
+  if (allocated.ok()) r.allocation->store(*allocated, std::memory_order_relaxed);
+}
+
+Outcome Read(IoRequest& r, ObjectCache& objects) {
+  auto file = Open(r, objects, /*change=*/false, /*create=*/false);
   size_t got = 0;
   if (file.ok()) {
     auto read = (*file)->ReadV(r.iov.data(), static_cast<int>(r.iov.size()), r.info.offset);
@@ -38,29 +63,37 @@ Outcome Read(IoRequest& r) {
     got = *read;
   } else if (file.err() != ENOENT) {
     return {file.status(), 0};
+  } else if (Status lost = Missing(r, file.status()); !lost.ok()) {
+    return {lost, 0};
   }
   ZeroFrom(r.iov, got);
   return {Status::Ok(), r.info.length};
 }
 
-Outcome Write(IoRequest& r, ObjectCache& objects) {
-  auto file = Writable(r, objects, /*create=*/true);
-  if (!file.ok()) return {file.status(), 0};
-  Status s = (*file)->WriteV(r.iov.data(), static_cast<int>(r.iov.size()), r.info.offset);
-  if (!s.ok()) return {s, 0};
-  return {Status::Ok(), r.info.length};
-}
-
-// Ops on the object file as a whole. Without `create`, a missing object
-// means there is nothing to do, which is success.
+// Ops on an object: `create` makes a missing object (write, preallocate);
+// without it a missing object that was never created is a hole and there
+// is nothing to do.
 template <class Fn>
 Outcome OnObject(IoRequest& r, ObjectCache& objects, bool create, Fn fn) {
-  auto file = Writable(r, objects, create);
+  const bool change = nrs::Changes(r.info.op);
+  auto file = Open(r, objects, change, create);
   if (!file.ok()) {
-    if (!create && file.err() == ENOENT) return {Status::Ok(), 0};
-    return {file.status(), 0};
+    // A create that fails with ENOENT means the OST directory is gone.
+    if (file.err() != ENOENT || (create && !r.must_exist)) return {file.status(), 0};
+    return {Missing(r, file.status()), 0};
   }
-  return {fn(**file), 0};
+  Outcome outcome = fn(**file);
+  if (outcome.status.ok() && change) ReportAllocation(r, **file);
+  return outcome;
+}
+
+Outcome Seek(IoRequest& r, ObjectCache& objects) {
+  return OnObject(r, objects, /*create=*/false, [&](ObjectFile& f) -> Outcome {
+    auto found = f.Seek(r.info.offset, r.whence);
+    if (!found.ok()) return {found.status(), 0};
+    r.seek_result = *found;
+    return {Status::Ok(), 0};
+  });
 }
 
 }  // namespace
@@ -68,22 +101,32 @@ Outcome OnObject(IoRequest& r, ObjectCache& objects, bool create, Fn fn) {
 Outcome Execute(IoRequest& r, ObjectCache& objects) {
   switch (r.info.op) {
     case nrs::Op::kRead:
-      return Read(r);
+      return Read(r, objects);
     case nrs::Op::kWrite:
-      return Write(r, objects);
+      return OnObject(r, objects, /*create=*/true, [&](ObjectFile& f) -> Outcome {
+        Status s = f.WriteV(r.iov.data(), static_cast<int>(r.iov.size()), r.info.offset);
+        return {s, s.ok() ? r.info.length : 0};
+      });
     case nrs::Op::kTruncate:
-      // Truncating a never-written object to 0 must not create it.
-      return OnObject(r, objects, r.truncate_size > 0,
-                      [&](ObjectFile& f) { return f.Truncate(r.truncate_size); });
+      // An object shorter than its share reads as a hole, so a missing one
+      // is never created just to be cut or extended.
+      return OnObject(r, objects, /*create=*/false, [&](ObjectFile& f) -> Outcome {
+        return {f.Truncate(r.truncate_size), 0};
+      });
     case nrs::Op::kPunch:
-      return OnObject(r, objects, false,
-                      [&](ObjectFile& f) { return f.Punch(r.info.offset, r.info.length); });
+      return OnObject(r, objects, /*create=*/false, [&](ObjectFile& f) -> Outcome {
+        return {f.Punch(r.info.offset, r.info.length), 0};
+      });
     case nrs::Op::kAllocate:
-      return OnObject(r, objects, true, [&](ObjectFile& f) {
-        return f.Allocate(r.info.offset, r.info.length, r.keep_size);
+      return OnObject(r, objects, /*create=*/true, [&](ObjectFile& f) -> Outcome {
+        return {f.Allocate(r.info.offset, r.info.length, r.keep_size), 0};
       });
     case nrs::Op::kSync:
-      return OnObject(r, objects, false, [&](ObjectFile& f) { return f.Sync(r.data_only); });
+      return OnObject(r, objects, /*create=*/false, [&](ObjectFile& f) -> Outcome {
+        return {f.Sync(r.data_only), 0};
+      });
+    case nrs::Op::kSeek:
+      return Seek(r, objects);
     case nrs::Op::kDestroy:
       objects.Forget(r.object->object_id());
       return {objects.backend().Remove(r.object->object_id()), 0};

@@ -16,9 +16,12 @@ struct Outcome {
   size_t bytes = 0;  // moved by a read or write
 };
 
-// Runs `request` (info.op) on request.object. Reads of a missing object or
-// past its end are zero-filled holes; sync/punch/truncate-to-0 of a missing
-// object succeed, since there is nothing to do.
+// Runs `request` (info.op) on request.object. Reads of a never created
+// object or past an object's end are zero-filled holes; sync, punch,
+// truncate and seek of a never created object succeed, since there is
+// nothing to do. An object the file recorded as created (must_exist) that
+// is missing was lost: EIO, whatever the op, and nothing recreates it.
+// Changes report the object's allocation (request.allocation).
 // REQUIRES: request.object is set and opens its object through `objects`.
 Outcome Execute(IoRequest& request, ObjectCache& objects);
 

@@ -2,6 +2,8 @@
 // want correctness and a capacity limit, not parallel throughput.
 #include <fmt/format.h>
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -108,6 +110,18 @@ class MemObjectFile : public ObjectFile {
   Result<uint64_t> Size() override {
     std::lock_guard<std::mutex> lock(state_->mu);
     return static_cast<uint64_t>(object_->data.size());
+  }
+
+  // Memory has no holes: every byte up to the size is data.
+  Result<uint64_t> Allocated() override {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    return (object_->data.size() + kMemBlock - 1) / kMemBlock * kMemBlock;
+  }
+  Result<std::optional<uint64_t>> Seek(uint64_t offset, int whence) override {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    const uint64_t size = object_->data.size();
+    if (offset >= size) return std::optional<uint64_t>();
+    return std::optional<uint64_t>(whence == SEEK_DATA ? offset : size);
   }
 
  private:

@@ -156,6 +156,21 @@ class PosixObjectFile : public ObjectFile {
     return static_cast<uint64_t>(st.st_size);
   }
 
+  Result<uint64_t> Allocated() override {
+    struct stat st;
+    if (fstat(fd_, &st) != 0) return Fail("fstat", 0);
+    return static_cast<uint64_t>(st.st_blocks) * 512;
+  }
+
+  Result<std::optional<uint64_t>> Seek(uint64_t offset, int whence) override {
+    off_t found = lseek(fd_, static_cast<off_t>(offset), whence);
+    if (found < 0) {
+      if (errno == ENXIO) return std::optional<uint64_t>();
+      return Fail(whence == SEEK_DATA ? "seek data" : "seek hole", offset);
+    }
+    return std::optional<uint64_t>(static_cast<uint64_t>(found));
+  }
+
   bool read_only() const override { return read_only_; }
 
  private:

@@ -25,6 +25,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -76,8 +77,19 @@ class IoRequest : public nrs::Request {
   uint64_t truncate_size = 0;   // kTruncate
   bool keep_size = false;       // kAllocate
   bool data_only = false;       // kSync: fdatasync
+  int whence = 0;               // kSeek: SEEK_DATA or SEEK_HOLE from info.offset
+  // The file recorded that this object was created: if it is missing it was
+  // lost (EIO, never zeros), and nothing creates it again.
+  bool must_exist = false;
   IoObserver* observer = nullptr;  // borrowed; outlives the request
   uint64_t tag = 0;  // free for the observer (e.g. stripe index)
+  uint64_t ino = 0;  // the file, for log lines
+  // Where a change reports the object's allocated bytes once it is done
+  // (st_blocks x 512); borrowed, may be null.
+  std::atomic<uint64_t>* allocation = nullptr;
+  // kSeek, set by the service: the object offset found, or nullopt if the
+  // object has no data (SEEK_DATA) at or after info.offset.
+  std::optional<uint64_t> seek_result;
 };
 
 struct ServiceOptions {

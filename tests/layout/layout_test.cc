@@ -171,6 +171,33 @@ TEST(LayoutCodecTest, RoundTripAndCorruption) {
   }
 }
 
+TEST(LayoutCodecTest, ObjectStateRoundTripsAndBadFlagsAreCorrupt) {
+  Layout layout = MakeLayout(3, 1 << 20);
+  layout.objects[1].created = true;
+  layout.objects[1].allocated = 8192;
+  auto decoded = Decode(Encode(layout));
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(*decoded, layout);
+  std::string blob = Encode(layout);
+  blob[blob.size() - 9] = 4;  // the last object's flags: a flag no version defines
+  EXPECT_EQ(Decode(blob).err(), EIO);
+}
+
+TEST(FileOffsetTest, InvertsTheMappingAndObjectSizeIsTheFirstByteAtOrAfter) {
+  const Layout layout = MakeLayout(3, 64 * 1024);
+  for (uint64_t off = 0; off < 7 * layout.stripe_size; off += 4099) {
+    auto [stripe, object_offset] = MapByte(layout, off);
+    EXPECT_EQ(FileOffsetOf(layout, stripe, object_offset), off);
+    // For every stripe, the object byte ObjectSizeFor names is the first one
+    // at or after `off` (and the one before it lies before `off`).
+    for (uint32_t s = 0; s < 3; ++s) {
+      const uint64_t first = ObjectSizeFor(layout, s, off);
+      EXPECT_GE(FileOffsetOf(layout, s, first), off);
+      if (first > 0) EXPECT_LT(FileOffsetOf(layout, s, first - 1), off);
+    }
+  }
+}
+
 TEST(LayoutDescribeTest, ListsEveryStripe) {
   Layout layout = MakeLayout(2, 1 << 20);
   EXPECT_EQ(Describe(layout),

@@ -88,11 +88,17 @@ TEST_F(NamespaceTest, CreateStoresLayout) {
   auto blob = store_->GetLayout(f->ino);
   SFS_ASSERT_OK(blob);
   EXPECT_EQ(*blob, node.layout);
-  SFS_ASSERT_OK(store_->PutLayout(f->ino, "v2"));
+  const Timestamp ctime = f->ctime;
+  SFS_ASSERT_OK(store_->PutLayout(f->ino, "v2", 4096));
   blob = store_->GetLayout(f->ino);
   SFS_ASSERT_OK(blob);
   EXPECT_EQ(*blob, "v2");
-  SFS_EXPECT_ERR(store_->PutLayout(999, "x"), ENOENT);
+  auto after = store_->GetInode(f->ino);
+  SFS_ASSERT_OK(after);
+  EXPECT_EQ(after->allocated, 4096u);
+  EXPECT_EQ(after->ctime.sec, ctime.sec);
+  EXPECT_EQ(after->ctime.nsec, ctime.nsec);
+  SFS_EXPECT_ERR(store_->PutLayout(999, "x", 0), ENOENT);
 }
 
 TEST_F(NamespaceTest, CreateErrors) {

@@ -175,11 +175,12 @@ TEST(ServiceTest, ObjectOpsAndDestroy) {
   EXPECT_EQ(run(MakeIo(Op::kDestroy, service.Object(5), 0, nullptr, &rec, tag)), 0);
   EXPECT_FALSE(Exists(path));
 
+  // Not even a truncate that grows: a short or missing object reads as a hole.
   auto object = service.Object(5);
   auto grow = MakeIo(Op::kTruncate, object, 0, nullptr, &rec, tag);
   grow->truncate_size = 10000;
   EXPECT_EQ(run(std::move(grow)), 0);
-  EXPECT_EQ(size_of(5), 10000);
+  EXPECT_FALSE(Exists(path));
   auto alloc = MakeIo(Op::kAllocate, object, 0, nullptr, &rec, tag);
   alloc->info.length = 20000;
   EXPECT_EQ(run(std::move(alloc)), 0);
@@ -195,6 +196,37 @@ TEST(ServiceTest, ObjectOpsAndDestroy) {
   EXPECT_EQ(run(MakeIo(Op::kDestroy, service.Object(5), 0, nullptr, &rec, tag)), 0);
   EXPECT_FALSE(Exists(path));
   EXPECT_EQ(service.Counters().errors, 0u);
+}
+
+// An object the file recorded as created (must_exist) and that is missing
+// was lost: every op on it fails with EIO, nothing creates it again, and the
+// log line names the inode, stripe, OST and object.
+TEST(ServiceTest, LostObjectIsEioForEveryOpAndNeverRecreated) {
+  TempDir dir;
+  Service service(ServiceOptions{3, 2}, PosixOrDie(dir.path()));
+  Recorder rec;
+  uint64_t tag = 0;
+  std::string buf = Pattern(2, 4096);
+  for (Op op : {Op::kRead, Op::kWrite, Op::kTruncate, Op::kPunch, Op::kAllocate, Op::kSync,
+                Op::kSeek}) {
+    auto r = MakeIo(op, service.Object(7), 0, op == Op::kRead || op == Op::kWrite ? &buf : nullptr,
+                    &rec, tag);
+    r->must_exist = true;
+    r->ino = 99;
+    r->info.length = 4096;
+    r->whence = SEEK_DATA;
+    service.Submit(std::move(r));
+    ASSERT_TRUE(rec.WaitFor(++tag));
+    EXPECT_EQ(rec.Only(tag - 1).err, EIO) << nrs::OpName(op);
+  }
+  EXPECT_FALSE(Exists(dir.path() + "/objects/07/0000000000000007"));
+  EXPECT_EQ(service.Counters().io_errors, tag);
+  // Never written (must_exist false): a hole, no error.
+  auto read = MakeIo(Op::kRead, service.Object(7), 0, &buf, &rec, tag);
+  service.Submit(std::move(read));
+  ASSERT_TRUE(rec.WaitFor(++tag));
+  EXPECT_EQ(rec.Only(tag - 1).err, 0);
+  EXPECT_EQ(buf, std::string(4096, '\0'));
 }
 
 TEST(ServiceTest, RequestWithoutHandleUsesObjectId) {
