@@ -11,6 +11,8 @@
 #include "common/private_dir.h"
 #include "fs/fd_budget.h"
 #include "fs/io.h"
+#include "fs/ost_attach.h"
+#include "fs/ost_status.h"
 #include "fs/settings_keys.h"
 #include "fs/version.h"
 #include "ost/label.h"
@@ -65,18 +67,11 @@ Filesystem::Filesystem(const Config& config, nrs::PolicyRegistry registry)
     : config_(config), registry_(std::move(registry)) {}
 
 Filesystem::~Filesystem() {
+  // REQUIRES: Quiesce() returned true (or nothing was mounted): else a
+  // service thread is stuck in a call to a hung OST and cannot be joined.
   Quiesce();
-  // Files still open when the session ended (a signal, a lazy unmount) get
-  // no release: their unsaved mtimes are stored here.
-  std::vector<std::shared_ptr<OpenFile>> still_open;
-  {
-    std::lock_guard<std::mutex> lock(open_mu_);
-    for (const auto& [ino, file] : open_) still_open.push_back(file);
-  }
-  for (const auto& file : still_open) {
-    Status saved = SaveTimes(*file);
-    if (!saved.ok()) Logger("fs")->error("saving mtime of inode {}: {}", file->ino, saved.ToString());
-  }
+  SaveStillOpen();
+  monitor_.reset();  // it ticks the services
   // The controls borrow the services (the automatic weights sample them on
   // their own thread), so they go first.
   placement_control_.reset();
@@ -87,17 +82,79 @@ Filesystem::~Filesystem() {
   if (!synced.ok()) Logger("fs")->error("final sync of the metadata store: {}", synced.ToString());
 }
 
-void Filesystem::Quiesce() {
-  // Only at shutdown. Throttled requests are released first, so a stop never
-  // waits on a TBF rate or a delay policy.
+void Filesystem::AwaitFirstSpaceSamples(std::chrono::nanoseconds patience) {
+  // So that the first statfs after the mount already has figures; an OST
+  // that does not answer this quickly is shown without (statfs never waits).
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  for (auto& service : osts_) {
+    service->RequestSpaceSample();
+    while (!service->LastSpace().space.has_value() && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
+  }
+}
+
+bool Filesystem::Quiesce() {
+  // Only at shutdown. Calls waiting for an OST that never answered give up,
+  // and throttled requests are released, so a stop never waits on a TBF rate
+  // or a delay policy; requests queued on an unresponsive OST fail at once
+  // (ost::Service::Tick).
+  for (auto& late : late_osts_) late->Abandon();
   for (auto& service : osts_) service->Drain();
+  // Whether every service left is idle but for calls stuck on an OST that
+  // stopped answering: those may never return.
+  auto only_stuck = [&] {
+    for (auto& service : osts_) {
+      const ost::ServiceCounters counters = service->Counters();
+      if (counters.queued > 0) return false;
+      if (counters.active > 0 && counters.responsive) return false;
+    }
+    return true;
+  };
   // Polling keeps the per-op cost to one atomic add.
+  int stuck_ms = 0;
   for (int waited_ms = 0; in_flight_.load(std::memory_order_acquire) > 0; waited_ms += 5) {
+    stuck_ms = only_stuck() ? stuck_ms + 5 : 0;
+    if (stuck_ms >= 1000) break;
     if (waited_ms > 0 && waited_ms % 10000 == 0) {
       Logger("fs")->warn("shutdown waits for {} operations still with the OSTs",
                          in_flight_.load());
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  // A service thread stuck in a call (a request, a space sample) could not
+  // be joined either.
+  for (auto& service : osts_) {
+    if (!service->responsive()) return false;
+  }
+  return in_flight_.load(std::memory_order_acquire) == 0;
+}
+
+void Filesystem::Abandon() {
+  SaveStillOpen();
+  Status synced = meta_->Sync();
+  if (!synced.ok()) Logger("fs")->error("final sync of the metadata store: {}", synced.ToString());
+  std::string stuck;
+  for (auto& service : osts_) {
+    if (!service->responsive()) stuck += (stuck.empty() ? "" : ", ") + std::to_string(service->index());
+  }
+  Logger("fs")->warn("exiting with {} operations still in service on unresponsive OSTs ({}); "
+                     "their callers get an error from the kernel, nothing queued was started",
+                     in_flight_.load(), stuck);
+  spdlog::apply_all([](const std::shared_ptr<spdlog::logger>& logger) { logger->flush(); });
+}
+
+void Filesystem::SaveStillOpen() {
+  // Files still open when the session ended (a signal, a lazy unmount) get
+  // no release: their unsaved mtimes are stored here.
+  std::vector<std::shared_ptr<OpenFile>> still_open;
+  {
+    std::lock_guard<std::mutex> lock(open_mu_);
+    for (const auto& [ino, file] : open_) still_open.push_back(file);
+  }
+  for (const auto& file : still_open) {
+    Status saved = SaveTimes(*file);
+    if (!saved.ok()) Logger("fs")->error("saving mtime of inode {}: {}", file->ino, saved.ToString());
   }
 }
 
@@ -144,33 +201,27 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
   const FdBudget fds = SplitDescriptors(fd_limit, *ost_count, config.ost_threads);
   Logger("fs")->info("{} file descriptors: up to {} open objects per OST, {} metadata table files",
                      fds.limit, fds.objects_per_ost, fds.rocksdb_files);
-  std::vector<uint32_t> indexes;
+  std::vector<OstIdentity> identities;
   for (uint32_t index = 0; index < *ost_count; ++index) {
     auto path = store.GetSetting(OstPathKey(index));
     auto uuid = store.GetSetting(OstUuidKey(index));
     if (!path.ok() || !uuid.ok()) return Status::Error(EIO, "metadata store lacks OST " + std::to_string(index));
-    const std::string where = "OST " + std::to_string(index) + " at " + *path;
-    auto label = ost::ReadLabel(*path);
-    if (!label.ok()) {
-      return Status::Error(label.err() == ENOENT ? ENOENT : EIO,
-                           where + ": no stripefs label (" + label.status().message() +
-                               "); is the right disk mounted?");
-    }
-    if (label->fs_uuid != *fs_uuid || label->index != index || label->ost_uuid != *uuid) {
-      return Status::Error(EIO, where + " carries the label of another filesystem or OST (fs " +
-                                    label->fs_uuid + " index " + std::to_string(label->index) +
-                                    "), expected fs " + *fs_uuid + " ost " + *uuid);
-    }
-    auto backend = ost::NewPosixBackend(*path);
-    if (!backend.ok()) return Status::Error(backend.err(), where + ": " + backend.status().message());
+    identities.push_back(OstIdentity{index, *path, *fs_uuid, *uuid});
+  }
+  if (identities.empty()) return Status::Error(EIO, "filesystem has no OST");
+  // However long an OST takes, the mount waits at most ost_timeout for it.
+  OpenedOsts opened = OpenOsts(identities, config.ost_timeout);
+  fs->late_osts_ = std::move(opened.late);
+  for (uint32_t index = 0; index < identities.size(); ++index) {
+    auto& backend = opened.backends[index];
+    if (!backend.ok()) return backend.status();
     ost::ServiceOptions options;
     options.index = index;
     options.threads = config.ost_threads;
     options.open_objects = fds.objects_per_ost;
+    options.timeout = config.ost_timeout;
     fs->osts_.push_back(std::make_unique<ost::Service>(options, std::move(backend).value()));
-    indexes.push_back(index);
   }
-  if (indexes.empty()) return Status::Error(EIO, "filesystem has no OST");
 
   auto settings = std::make_shared<Settings>();
   auto count = SettingNumber(store, kStripeCountKey);
@@ -188,6 +239,17 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
   if (Status loaded = fs->nrs_control_->Load(); !loaded.ok()) return loaded;
   fs->placement_control_ = std::make_unique<PlacementControl>(fs->meta_.get(), services);
   if (Status loaded = fs->placement_control_->Load(); !loaded.ok()) return loaded;
+  // An OST that stops answering gets no new files until it answers again.
+  for (auto& service : fs->osts_) {
+    service->SetHealthListener([control = fs->placement_control_.get()](uint32_t index,
+                                                                       bool responsive) {
+      control->SetResponsive(index, responsive);
+    });
+  }
+  fs->monitor_ =
+      std::make_unique<ost::Monitor>(services, ost::Monitor::IntervalFor(config.ost_timeout));
+  fs->AwaitFirstSpaceSamples(std::min<std::chrono::nanoseconds>(config.ost_timeout,
+                                                                 std::chrono::seconds(1)));
 
   auto orphans = store.Orphans();
   if (!orphans.ok()) return orphans.status();
@@ -424,7 +486,8 @@ void Filesystem::DestroyObjects(uint64_t ino) {
 }
 
 bool Filesystem::IsSettingName(const std::string& name) {
-  return name == kJobidVarKey || name == kJobidNameKey || NrsControl::Handles(name) ||
+  return name == kJobidVarKey || name == kJobidNameKey || name == kOstStatusName ||
+         NrsControl::Handles(name) ||
          PlacementControl::Handles(name);
 }
 
@@ -436,6 +499,11 @@ Status Filesystem::RemoveSetting(const std::string& name) {
 Result<std::string> Filesystem::GetSetting(const std::string& name) {
   if (name == kJobidVarKey) return settings()->jobid.var;
   if (name == kJobidNameKey) return settings()->jobid.name;
+  if (name == kOstStatusName) {
+    std::vector<ost::Service*> services;
+    for (auto& service : osts_) services.push_back(service.get());
+    return FormatOstStatus(services, config_.ost_timeout, nrs::Clock::now());
+  }
   if (NrsControl::Handles(name)) return nrs_control_->Get(name);
   if (PlacementControl::Handles(name)) return placement_control_->Get(name);
   return Status::Error(ENODATA, "no setting " + name);
@@ -452,6 +520,8 @@ Status Filesystem::SetSetting(const std::string& name, const std::string& raw) {
       return Status::Error(EINVAL, "jobid_var must be an environment variable name, "
                                    "'procname_uid', 'nodelocal' or 'disable', not '" + value + "'");
     }
+  } else if (name == kOstStatusName) {
+    return Status::Error(EINVAL, "setting ost_status is read-only");
   } else if (name == kJobidNameKey) {
     if (!ValidJobidName(value)) {
       return Status::Error(EINVAL, "jobid_name must be 1-64 characters without blanks, using "

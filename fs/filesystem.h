@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <chrono>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -28,6 +29,8 @@
 #include "layout/placement.h"
 #include "meta/meta_store.h"
 #include "nrs/registry.h"
+#include "ost/late_backend.h"
+#include "ost/monitor.h"
 #include "ost/service.h"
 
 struct fuse_lowlevel_ops;
@@ -98,6 +101,9 @@ class Filesystem {
     uint32_t admin_uid = 0;
     int ost_threads = 2;
     double attr_timeout = 1.0;
+    // An OST with a call in service this long is unresponsive; also how long
+    // the mount waits for an OST directory to answer.
+    std::chrono::nanoseconds ost_timeout = std::chrono::seconds(30);
   };
   // Opens the store, checks every OST label, starts the OST services and
   // reclaims orphans left by a crash. ENOENT/EIO with a clear message when an
@@ -176,7 +182,14 @@ class Filesystem {
   // Waits until no op is in flight. Called after the FUSE loop has ended and
   // before the session is destroyed, so every queued request still gets its
   // reply and no OST service is torn down while another submits to it.
-  void Quiesce();
+  // Returns false if it gave up: calls are stuck in service on an OST that
+  // stopped answering (requests queued there fail, as they never started).
+  // Then neither the session nor this object may be destroyed (a stuck call
+  // may still return and reply): the daemon calls Abandon and exits.
+  bool Quiesce();
+  // For a daemon about to _exit after Quiesce gave up: stores what open
+  // files have unsaved, syncs the metadata store, says what was left.
+  void Abandon();
 
   // Run-time settings on the mount root (user.stripefs.<name>): jobid_var,
   // jobid_name and the NRS settings (fs/nrs_control.h).
@@ -193,6 +206,10 @@ class Filesystem {
   void DropObjects(const layout::Layout& old_layout);
   // The caller may change ino's layout or project id.
   Status CheckOwner(uint32_t uid, uint64_t ino, const char* what);
+  // Asks every OST for a space sample and waits up to `patience` for them.
+  void AwaitFirstSpaceSamples(std::chrono::nanoseconds patience);
+  // Stores the unsaved mtimes of files still open (a stop without release).
+  void SaveStillOpen();
 
   // Held for the daemon's life on META/stripefs.lock (see Open): released
   // only after meta_ is closed, since members die in reverse order.
@@ -208,6 +225,9 @@ class Filesystem {
   // observers (destroy completions) still write to it while they drain.
   std::unique_ptr<meta::MetaStore> meta_;
   std::vector<std::unique_ptr<ost::Service>> osts_;
+  // OSTs that had not answered at mount, attached when they do.
+  std::vector<std::shared_ptr<ost::LateAttach>> late_osts_;
+  std::unique_ptr<ost::Monitor> monitor_;  // ticks osts_; destroyed before them
   std::unique_ptr<NrsControl> nrs_control_;              // borrows meta_ and osts_
   std::unique_ptr<PlacementControl> placement_control_;  // borrows meta_ and osts_
   JobIds jobids_;

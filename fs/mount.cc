@@ -3,6 +3,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -109,6 +111,9 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
   config.admin_uid = options.admin_uid;
   config.ost_threads = options.ost_threads;
   config.attr_timeout = options.attr_timeout;
+  config.ost_timeout = std::max(std::chrono::nanoseconds(std::chrono::milliseconds(1)),
+                                std::chrono::nanoseconds(static_cast<int64_t>(
+                                    options.ost_timeout * 1e9)));
   auto opened = Filesystem::Open(config, nrs::BuiltinPolicies());
   if (!opened.ok()) return fail(opened.status());
   std::unique_ptr<Filesystem> fs = std::move(opened).value();
@@ -158,9 +163,18 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
   int rc = fuse_session_loop_mt(session, loop);
   fuse_loop_cfg_destroy(loop);
   // Requests still with the OSTs are answered while the session lives.
-  fs->Quiesce();
+  const bool quiet = fs->Quiesce();
   fuse_session_unmount(session);
   fuse_remove_signal_handlers(session);
+  if (!quiet) {
+    // Calls stuck on an OST that stopped answering may return at any time
+    // and reply into the session: neither it nor the filesystem may be
+    // destroyed. What is stored is synced; the process ends here.
+    fs->Abandon();
+    logger->warn("unmounted {} leaving calls stuck on unresponsive OSTs", mountpoint);
+    spdlog::apply_all([](const std::shared_ptr<spdlog::logger>& l) { l->flush(); });
+    _exit(0);
+  }
   fuse_session_destroy(session);
   fs.reset();  // drains the OST queues, then closes the store
   // libfuse's loop returns the number of the signal that stopped it

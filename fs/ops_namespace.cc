@@ -103,9 +103,12 @@ void OpStatfs(fuse_req_t req, fuse_ino_t) {
   total.f_bsize = 4096;
   total.f_frsize = 4096;
   total.f_namemax = meta::kMaxNameLen;
+  // From each OST's background sample, however old (ost_status says how
+  // old): statfs must never wait on a disk that may hang. An OST never
+  // sampled contributes nothing.
   for (uint32_t i = 0; i < fs.ost_count(); ++i) {
-    auto space = fs.ost(i).backend().Space();
-    if (!space.ok()) continue;  // a failed OST contributes nothing
+    const auto space = fs.ost(i).LastSpace().space;
+    if (!space.has_value()) continue;
     const uint64_t scale = space->block_size;
     total.f_blocks += space->total_blocks * scale / total.f_frsize;
     total.f_bfree += space->free_blocks * scale / total.f_frsize;

@@ -31,6 +31,8 @@ PlacementControl::PlacementControl(meta::MetaStore* meta, std::vector<ost::Servi
   last_errors_.assign(osts_.size(), 0);
   last_bytes_.assign(osts_.size(), 0);
   failed_.assign(osts_.size(), false);
+  unresponsive_.assign(osts_.size(), false);
+  factors_.assign(osts_.size(), 1.0);
   work_.emplace(io_.get_executor());
   thread_ = std::thread([this] { io_.run(); });
 }
@@ -148,7 +150,7 @@ Status PlacementControl::Set(std::string_view name, std::string_view value) {
     timer_.cancel();
     if (auto_.mode == AutoWeights::Mode::kOff) {
       std::fill(failed_.begin(), failed_.end(), false);
-      return placement_->SetAutoFactors(std::vector<double>(osts_.size(), 1.0));
+      return ApplyFactorsLocked(std::vector<double>(osts_.size(), 1.0));
     }
     boost::asio::post(io_, [this] { UpdateAutoWeights(); });
     return Status::Ok();
@@ -192,7 +194,7 @@ Status PlacementControl::Remove(std::string_view name) {
     auto_ = AutoWeights{};
     timer_.cancel();
     std::fill(failed_.begin(), failed_.end(), false);
-    return placement_->SetAutoFactors(std::vector<double>(osts_.size(), 1.0));
+    return ApplyFactorsLocked(std::vector<double>(osts_.size(), 1.0));
   }
   return Status::Error(EINVAL, "setting " + std::string(name) + " cannot be removed");
 }
@@ -239,18 +241,23 @@ std::vector<OstSample> PlacementControl::SampleLocked() {
   std::vector<OstSample> samples(osts_.size());
   for (size_t i = 0; i < osts_.size(); i++) {
     OstSample& s = samples[i];
-    auto space = osts_[i]->backend().Space();
+    // The background sample (never a call into the OST from here: a hung
+    // one would hold this thread).
+    const ost::SpaceSample space = osts_[i]->LastSpace();
     const ost::ServiceCounters counters = osts_[i]->Counters();
-    s.healthy = space.ok() && counters.io_errors == last_errors_[i];
-    if (space.ok()) s.avail_bytes = space->avail_blocks * space->block_size;
+    s.healthy = space.error.ok() && space.space.has_value() && counters.io_errors == last_errors_[i];
+    if (space.space.has_value()) s.avail_bytes = space.space->avail_blocks * space.space->block_size;
     s.busy = counters.queued + counters.active;
     s.bytes = counters.bytes - last_bytes_[i];
     auto log = Logger("layout");
     if (!s.healthy && !failed_[i]) {
       log->warn("ost {}: automatic weight 0 until it recovers ({})", i,
-                space.ok() ? fmt::format("{} I/O errors since the last look, last errno {}",
-                                         counters.io_errors - last_errors_[i], counters.last_error)
-                           : space.status().ToString());
+                !space.error.ok()         ? space.error.ToString()
+                : !space.space.has_value() ? std::string("no space sample yet")
+                                           : fmt::format("{} I/O errors since the last look, "
+                                                         "last errno {}",
+                                                         counters.io_errors - last_errors_[i],
+                                                         counters.last_error));
     } else if (s.healthy && failed_[i]) {
       log->info("ost {}: recovered, automatic weight restored", i);
     }
@@ -264,10 +271,25 @@ std::vector<OstSample> PlacementControl::SampleLocked() {
 void PlacementControl::UpdateAutoWeights() {
   std::lock_guard<std::mutex> lock(mu_);
   if (auto_.mode == AutoWeights::Mode::kOff) return;
-  const std::vector<double> factors = AutoFactors(auto_.mode, SampleLocked());
-  Status set = placement_->SetAutoFactors(factors);
+  Status set = ApplyFactorsLocked(AutoFactors(auto_.mode, SampleLocked()));
   if (!set.ok()) Logger("layout")->error("automatic weights not applied: {}", set.ToString());
   ArmTimerLocked();
+}
+
+void PlacementControl::SetResponsive(uint32_t ost, bool responsive) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (ost >= unresponsive_.size() || unresponsive_[ost] == !responsive) return;
+  unresponsive_[ost] = !responsive;
+  Status set = ApplyFactorsLocked(factors_);
+  if (!set.ok()) Logger("layout")->error("weight of ost {} not changed: {}", ost, set.ToString());
+}
+
+Status PlacementControl::ApplyFactorsLocked(std::vector<double> factors) {
+  factors_ = factors;
+  for (size_t i = 0; i < factors.size(); ++i) {
+    if (unresponsive_[i]) factors[i] = 0;
+  }
+  return placement_->SetAutoFactors(factors);
 }
 
 void PlacementControl::ArmTimerLocked() {

@@ -16,7 +16,9 @@
 // weight) from its free space and, with "+load", its scheduler's queue depth
 // and recent bandwidth; an OST whose directory is gone or that failed I/O
 // with EIO since the last look (not ENOSPC, EDQUOT or EFBIG, which speak of
-// space or one file) gets factor 0 until it recovers, with a log line.
+// space or one file) gets factor 0 until it recovers, with a log line. Free
+// space comes from each OST's background sample (ost::Service::LastSpace),
+// never from a call that could wait on a hung disk.
 //
 // Thread safety: every method may be called from any thread. mu_ serializes
 // changes and guards the automatic-weight state; lock order: mu_, then the
@@ -63,12 +65,17 @@ class PlacementControl {
 
   // One round of automatic weights now (the timer calls it; so can tests).
   void UpdateAutoWeights();
+  // An OST that stopped answering gets factor 0 whatever rtds_auto says,
+  // and its factor back when it answers again (ost::Service health).
+  void SetResponsive(uint32_t ost, bool responsive);
 
  private:
   Status Reconfigure(const layout::RtdsPlacement::Edit& edit);
   void ArmTimerLocked();
   // REQUIRES: mu_ held. Reads and advances the per-OST counters.
   std::vector<OstSample> SampleLocked();
+  // REQUIRES: mu_ held. Sets the automatic factors, 0 for unresponsive OSTs.
+  Status ApplyFactorsLocked(std::vector<double> factors);
 
   meta::MetaStore* const meta_;
   const std::vector<ost::Service*> osts_;
@@ -79,6 +86,8 @@ class PlacementControl {
   std::vector<uint64_t> last_errors_;  // GUARDED_BY(mu_): per OST, at the last sample
   std::vector<uint64_t> last_bytes_;   // GUARDED_BY(mu_)
   std::vector<bool> failed_;           // GUARDED_BY(mu_): logged as failed
+  std::vector<bool> unresponsive_;     // GUARDED_BY(mu_): SetResponsive(false)
+  std::vector<double> factors_;        // GUARDED_BY(mu_): before unresponsive OSTs are zeroed
 
   boost::asio::io_context io_;
   boost::asio::steady_timer timer_{io_};  // GUARDED_BY(mu_)

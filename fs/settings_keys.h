@@ -14,6 +14,8 @@ inline constexpr const char* kStripeCountKey = "stripe_count";
 inline constexpr const char* kStripeSizeKey = "stripe_size";
 inline constexpr const char* kJobidVarKey = "jobid_var";
 inline constexpr const char* kJobidNameKey = "jobid_name";
+// Read-only, never stored: the state of every OST (fs/ost_status.h).
+inline constexpr const char* kOstStatusName = "ost_status";
 
 inline std::string OstPathKey(uint32_t index) { return "ost." + std::to_string(index) + ".path"; }
 inline std::string OstUuidKey(uint32_t index) { return "ost." + std::to_string(index) + ".uuid"; }

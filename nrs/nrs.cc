@@ -98,6 +98,12 @@ Pick Nrs::Dequeue(TimePoint now, bool force) {
   return Earliest(high_pick, regular_pick);
 }
 
+std::vector<Request*> Nrs::TakeArrivedBefore(TimePoint deadline, TimePoint now) {
+  std::vector<Request*> taken = high_.TakeArrivedBefore(deadline, now);
+  for (Request* request : regular_.TakeArrivedBefore(deadline, now)) taken.push_back(request);
+  return taken;
+}
+
 void Nrs::Complete(Request* request, TimePoint now) {
   (request->sched.high_priority ? high_ : regular_).Complete(request, now);
 }

@@ -46,6 +46,8 @@ class Nrs {
   Pick Dequeue(TimePoint now, bool force = false);
   // REQUIRES: `request` came from Dequeue and is not yet completed.
   void Complete(Request* request, TimePoint now);
+  // Scheduler::TakeArrivedBefore on both heads.
+  std::vector<Request*> TakeArrivedBefore(TimePoint deadline, TimePoint now);
 
   Scheduler& head(Head which) { return which == Head::kRegular ? regular_ : high_; }
   const Scheduler& head(Head which) const { return which == Head::kRegular ? regular_ : high_; }

@@ -140,6 +140,27 @@ Scheduler::Slot* Scheduler::SlotOf(const Request& request) {
   return nullptr;
 }
 
+std::vector<Request*> Scheduler::TakeArrivedBefore(TimePoint deadline, TimePoint now) {
+  std::vector<Request*> expired, kept;
+  auto drain = [&](Slot& slot) {
+    while (slot.stats.queued > 0) {
+      Request* request = slot.policy->TakeAny();
+      if (request == nullptr) break;  // a policy's count and contents disagree: keep going
+      slot.stats.queued--;
+      request->policy_data = nullptr;
+      request->sched.stats = nullptr;
+      (request->info.arrival < deadline ? expired : kept).push_back(request);
+    }
+  };
+  for (auto& slot : stopping_) drain(*slot);
+  if (primary_ != nullptr) drain(*primary_);
+  drain(*fallback_);
+  // Kept ones go where a new request would (a stopping policy is left empty).
+  for (Request* request : kept) Enqueue(request, now);
+  ReapStopped();
+  return expired;
+}
+
 void Scheduler::Complete(Request* request, TimePoint now) {
   Slot* slot = SlotOf(*request);
   assert(slot != nullptr && "Complete() of a request not handed out by this scheduler");

@@ -79,6 +79,13 @@ class Scheduler {
   // REQUIRES: `request` came from Dequeue and is not yet completed.
   void Complete(Request* request, TimePoint now);
 
+  // Removes and returns every queued request that arrived before `deadline`
+  // (an OST that stopped answering fails them unserved). They leave as if
+  // never queued: no wait or service time is counted, and the caller owns
+  // them again. The others stay queued, enqueued afresh at `now` (their
+  // order may change: this is for an OST that serves nothing anyway).
+  std::vector<Request*> TakeArrivedBefore(TimePoint deadline, TimePoint now);
+
   // Makes `policy` the primary. The old primary (if any) becomes stopping
   // and is drained by Dequeue. Replacing FIFO-with-FIFO is allowed.
   void StartPrimary(std::unique_ptr<Policy> policy);

@@ -16,12 +16,40 @@
 #include "ost/execute.h"
 
 namespace sfs::ost {
+namespace {
+
+// The busy slot of the service thread running now (null on other threads):
+// when its current task began, in steady-clock nanoseconds, 0 when idle.
+thread_local std::atomic<int64_t>* tls_busy = nullptr;
+
+int64_t SteadyNanos(nrs::TimePoint t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(t.time_since_epoch()).count();
+}
+
+// Marks the calling service thread busy for its lifetime: what Tick looks
+// at to tell a hung OST. Every task that may touch the disk holds one.
+class BusyScope {
+ public:
+  BusyScope() {
+    if (tls_busy != nullptr) tls_busy->store(SteadyNanos(nrs::Clock::now()));
+  }
+  ~BusyScope() {
+    if (tls_busy != nullptr) tls_busy->store(0);
+  }
+  BusyScope(const BusyScope&) = delete;
+  BusyScope& operator=(const BusyScope&) = delete;
+};
+
+}  // namespace
 
 struct Service::Impl {
-  Impl(uint32_t index, Backend* backend, ObjectCache* objects)
+  Impl(uint32_t index, Backend* backend, ObjectCache* objects, std::chrono::nanoseconds timeout,
+       int threads)
       : index(index),
         backend(backend),
         objects(objects),
+        timeout(timeout),
+        busy_since(static_cast<size_t>(threads)),
         log(Logger("ost")),
         work(io.get_executor()),
         timer(io) {}
@@ -37,8 +65,15 @@ struct Service::Impl {
   void Finish(IoRequest& request, const Outcome& outcome, Status* for_caller);
 
   const uint32_t index;
+  // The age of the oldest task in service at `now` (0: none).
+  std::chrono::nanoseconds OldestBusy(nrs::TimePoint now) const;
+  void SampleSpace();
+
   Backend* const backend;  // borrowed from Service::backend_, which outlives Impl
   ObjectCache* const objects;  // borrowed from Service::objects_, likewise
+  const std::chrono::nanoseconds timeout;
+  // One slot per service thread (see tls_busy).
+  std::vector<std::atomic<int64_t>> busy_since;
   const std::shared_ptr<spdlog::logger> log;
 
   boost::asio::io_context io;
@@ -57,6 +92,13 @@ struct Service::Impl {
   std::atomic<uint64_t> io_errors{0};
   std::atomic<uint64_t> last_error{0};
   std::atomic<uint64_t> bytes{0};
+  bool responsive = true;                  // GUARDED_BY(mu)
+  std::function<void(uint32_t, bool)> on_health;  // set before the first Tick
+
+  mutable std::mutex space_mu;  // guards the space sample; a leaf
+  SpaceSample space;            // GUARDED_BY(space_mu)
+  bool space_pending = false;   // GUARDED_BY(space_mu): a sample task is posted
+
   std::atomic<bool> read_only{false};  // see Service::read_only()
   std::atomic<bool> stopping{false};  // only to catch Submit after ~Service began
   std::atomic<bool> draining{false};  // Drain(): dequeue ignoring throttles
@@ -123,7 +165,11 @@ void Service::Impl::WakeParked() {
 }
 
 void Service::Impl::Run(std::unique_ptr<IoRequest> request) {
-  Outcome outcome = Execute(*request, *objects);
+  Outcome outcome;
+  {
+    BusyScope busy;
+    outcome = Execute(*request, *objects);
+  }
   if (outcome.status.err() == EROFS) {
     read_only.store(true, std::memory_order_relaxed);
   } else if (outcome.status.ok() && nrs::Changes(request->info.op) &&
@@ -163,17 +209,45 @@ void Service::Impl::Finish(IoRequest& request, const Outcome& outcome, Status* f
                                     request.object->object_id()));
 }
 
+std::chrono::nanoseconds Service::Impl::OldestBusy(nrs::TimePoint now) const {
+  int64_t oldest = 0;
+  for (const auto& slot : busy_since) {
+    const int64_t since = slot.load();
+    if (since != 0 && (oldest == 0 || since < oldest)) oldest = since;
+  }
+  if (oldest == 0) return std::chrono::nanoseconds(0);
+  return std::max(std::chrono::nanoseconds(SteadyNanos(now) - oldest), std::chrono::nanoseconds(1));
+}
+
+void Service::Impl::SampleSpace() {
+  Result<SpaceInfo> sample = Status::Error(EIO, "unset");
+  {
+    BusyScope busy;
+    sample = backend->Space();
+  }
+  std::lock_guard<std::mutex> lock(space_mu);
+  space_pending = false;
+  space.error = sample.ok() ? Status::Ok() : sample.status();
+  if (!sample.ok()) return;
+  space.space = *sample;
+  space.at = nrs::Clock::now();
+  // Seen read-only (or writable again) without a write having failed.
+  read_only.store(sample->read_only, std::memory_order_relaxed);
+}
+
 Service::Service(const ServiceOptions& options, std::unique_ptr<Backend> backend)
     : index_(options.index),
       backend_(std::move(backend)),
       objects_(backend_.get(), options.open_objects),
-      impl_(std::make_unique<Impl>(options.index, backend_.get(), &objects_)) {
+      impl_(std::make_unique<Impl>(options.index, backend_.get(), &objects_, options.timeout,
+                                   std::max(1, options.threads))) {
   int n = std::max(1, options.threads);
   impl_->threads.reserve(n);
   for (int i = 0; i < n; ++i) {
     impl_->threads.emplace_back([impl = impl_.get(), i] {
       // Names show up in top -H and gdb; truncated to 15 bytes by the kernel.
       pthread_setname_np(pthread_self(), fmt::format("ost{}-io{}", impl->index, i).c_str());
+      tls_busy = &impl->busy_since[static_cast<size_t>(i)];
       impl->io.run();
     });
   }
@@ -194,7 +268,10 @@ std::shared_ptr<ObjectHandle> Service::Object(uint64_t object_id) {
 }
 
 void Service::CloseObject(uint64_t object_id) {
-  boost::asio::post(impl_->io, [this, object_id] { objects_.Forget(object_id); });
+  boost::asio::post(impl_->io, [this, object_id] {
+    BusyScope busy;  // a close may wait on the disk
+    objects_.Forget(object_id);
+  });
 }
 
 void Service::Submit(std::unique_ptr<IoRequest> request) {
@@ -263,8 +340,85 @@ nrs::HeadStats Service::HeadStats(nrs::Head head) const {
 
 bool Service::read_only() const { return impl_->read_only.load(std::memory_order_relaxed); }
 
+void Service::Tick(nrs::TimePoint now) {
+  const std::chrono::nanoseconds oldest = impl_->OldestBusy(now);
+  const bool stuck = oldest > impl_->timeout;
+  std::optional<bool> changed;
+  std::vector<std::unique_ptr<IoRequest>> expired;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (stuck == impl_->responsive) {
+      impl_->responsive = !stuck;
+      changed = impl_->responsive;
+    }
+    if (!impl_->responsive) {
+      // Queued longer than the timeout: they never started. At shutdown
+      // nothing more is waited for.
+      const nrs::TimePoint deadline =
+          impl_->draining.load() ? nrs::TimePoint::max() : now - impl_->timeout;
+      for (nrs::Request* request : impl_->nrs.TakeArrivedBefore(deadline, now)) {
+        expired.emplace_back(static_cast<IoRequest*>(request));
+      }
+    }
+  }
+  if (changed.has_value()) {
+    if (*changed) {
+      impl_->log->info("ost {} ({}): answering again; back in service", index_,
+                       backend_->Describe());
+    } else {
+      impl_->log->error("ost {} ({}): a call into it has been in service for {} ms, longer than "
+                        "ost_timeout ({} ms): unresponsive; no new files on it, and requests "
+                        "queued on it longer than that fail with EIO",
+                        index_, backend_->Describe(),
+                        std::chrono::duration_cast<std::chrono::milliseconds>(oldest).count(),
+                        std::chrono::duration_cast<std::chrono::milliseconds>(impl_->timeout)
+                            .count());
+    }
+    if (impl_->on_health) impl_->on_health(index_, *changed);
+  }
+  if (!expired.empty()) {
+    impl_->log->error("ost {} ({}): {} requests waited longer than ost_timeout on an unresponsive "
+                      "OST and fail with EIO; none had started",
+                      index_, backend_->Describe(), expired.size());
+  }
+  for (auto& request : expired) {
+    impl_->errors.fetch_add(1, std::memory_order_relaxed);
+    impl_->io_errors.fetch_add(1, std::memory_order_relaxed);
+    impl_->last_error.store(ETIMEDOUT, std::memory_order_relaxed);
+    const Status failed = Status::Error(
+        EIO, fmt::format("ost {}: {} object {:#x} not served: the OST is unresponsive", index_,
+                         nrs::OpName(request->info.op), request->info.object_id));
+    if (request->observer != nullptr) request->observer->PartDone(*request, failed, 0);
+  }
+  RequestSpaceSample();
+}
+
+void Service::SetHealthListener(std::function<void(uint32_t index, bool responsive)> listener) {
+  impl_->on_health = std::move(listener);
+}
+
+bool Service::responsive() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->responsive;
+}
+
+SpaceSample Service::LastSpace() const {
+  std::lock_guard<std::mutex> lock(impl_->space_mu);
+  return impl_->space;
+}
+
+void Service::RequestSpaceSample() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->space_mu);
+    if (impl_->space_pending) return;  // one at a time: a hung OST piles none up
+    impl_->space_pending = true;
+  }
+  boost::asio::post(impl_->io, [impl = impl_.get()] { impl->SampleSpace(); });
+}
+
 ServiceCounters Service::Counters() const {
   ServiceCounters counters;
+  counters.oldest_in_service = impl_->OldestBusy(nrs::Clock::now());
   counters.errors = impl_->errors.load(std::memory_order_relaxed);
   counters.last_error = impl_->last_error.load(std::memory_order_relaxed);
   counters.io_errors = impl_->io_errors.load(std::memory_order_relaxed);
@@ -272,6 +426,7 @@ ServiceCounters Service::Counters() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   counters.queued = impl_->nrs.Queued();
   counters.active = impl_->nrs.Active();
+  counters.responsive = impl_->responsive;
   return counters;
 }
 

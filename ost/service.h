@@ -15,14 +15,28 @@
 // No busy polling, no sleeping service thread, and one timer wake-up per
 // deadline however many requests wait.
 //
+// An OST can stop answering (a hung disk, a stopped network filesystem): its
+// threads then sit in system calls that do not return. Tick(), called by a
+// monitor thread that never touches the disk (ost/monitor.h), notices a task
+// in service longer than the timeout, marks the OST unresponsive (one log
+// line, a listener call: placement gives it weight 0) and fails with EIO the
+// requests that have queued longer than the timeout: they never started, so
+// nothing is half-written. It is responsive again as soon as no task has
+// been in service that long. Space is sampled in the background (Tick asks
+// for a sample on a service thread), so statfs and automatic weights never
+// wait on a disk; a missing or old sample says so.
+//
 // Thread safety: all public methods are safe from any thread. Lock order:
-// Service::mu_ is a leaf lock; observers are called with no lock held.
+// Service::mu_ and the space sample's lock are leaves; observers and the
+// health listener are called with no lock held.
 #pragma once
 
 #include <sys/uio.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -98,6 +112,8 @@ struct ServiceOptions {
   // Object files kept open at once (ObjectCache): this OST's share of the
   // daemon's file descriptors.
   size_t open_objects = 1024;
+  // A task in service longer than this makes the OST unresponsive (Tick).
+  std::chrono::nanoseconds timeout = std::chrono::seconds(30);
 };
 
 // Live per-OST counters beside the scheduler's per-policy ones.
@@ -110,6 +126,16 @@ struct ServiceCounters {
   uint64_t bytes = 0;       // moved by reads and writes since start
   uint64_t queued = 0;      // now, both heads
   uint64_t active = 0;      // now, in service
+  bool responsive = true;   // see Service::Tick
+  // How long the oldest task now in service has been (0: none).
+  std::chrono::nanoseconds oldest_in_service{0};
+};
+
+// The latest background sample of an OST's space (Service::Tick).
+struct SpaceSample {
+  std::optional<SpaceInfo> space;   // none until a sample succeeded
+  Status error;                     // of the latest attempt
+  std::optional<nrs::TimePoint> at;  // when the latest successful sample was taken
 };
 
 class Service {
@@ -160,6 +186,19 @@ class Service {
   }
   nrs::HeadStats HeadStats(nrs::Head head) const;
   ServiceCounters Counters() const;
+
+  // See the header comment. Called every so often by the monitor with the
+  // current time; never waits on the OST. Failed requests' observers run on
+  // the calling thread.
+  void Tick(nrs::TimePoint now);
+  // Told (on Tick's thread, no lock held) when the OST turns unresponsive
+  // (false) or answers again (true). Set before the first Tick.
+  void SetHealthListener(std::function<void(uint32_t index, bool responsive)> listener);
+  bool responsive() const;
+  // The latest background space sample; never waits on the OST.
+  SpaceSample LastSpace() const;
+  // Asks a service thread for a space sample unless one is under way.
+  void RequestSpaceSample();
   // Whether the OST's filesystem was last seen read-only: a change failed
   // with EROFS and none has succeeded since.
   bool read_only() const;

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -222,6 +223,58 @@ TEST(SchedulerTest, PolicyStateNames) {
   EXPECT_STREQ(PolicyStateName(PolicyState::kStarting), "starting");
   EXPECT_STREQ(PolicyStateName(PolicyState::kStarted), "started");
   EXPECT_STREQ(PolicyStateName(PolicyState::kStopping), "stopping");
+}
+
+}  // namespace
+}  // namespace sfs::nrs
+
+namespace sfs::nrs {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::At;
+using testing::EvenLifoPolicy;
+using testing::MakeRequests;
+using testing::PrimaryOf;
+using testing::T0;
+
+// The requests of an OST that stopped answering: those that waited past the
+// deadline leave unserved (not counted as served), the others stay, across
+// the primary, the fallback and a stopping policy.
+TEST(SchedulerTest, TakeArrivedBeforeRemovesOnlyTheOldAndKeepsTheRest) {
+  Scheduler sched;
+  int served = 0;
+  sched.StartPrimary(std::make_unique<EvenLifoPolicy>(&served));
+  std::vector<std::unique_ptr<Request>> requests;
+  for (int i = 0; i < 12; ++i) {
+    auto r = std::move(MakeRequests(1, At(std::chrono::seconds(i))).front());
+    r->info.object_id = i;
+    sched.Enqueue(r.get(), At(std::chrono::seconds(i)));
+    requests.push_back(std::move(r));
+    if (i == 5) sched.StartPrimary(std::make_unique<EvenLifoPolicy>(&served));  // old one stops
+  }
+  ASSERT_EQ(sched.Queued(), 12u);
+  std::vector<Request*> expired = sched.TakeArrivedBefore(At(7s), At(20s));
+  std::vector<uint64_t> ids;
+  for (Request* r : expired) ids.push_back(r->info.object_id);
+  std::sort(ids.begin(), ids.end());
+  EXPECT_EQ(ids, (std::vector<uint64_t>{0, 1, 2, 3, 4, 5, 6}));
+  EXPECT_EQ(sched.Queued(), 5u);
+  EXPECT_EQ(sched.Active(), 0u);
+  // The rest come out once each, and only they were served.
+  std::vector<uint64_t> rest;
+  for (Pick pick = sched.Dequeue(At(21s)); pick.request != nullptr; pick = sched.Dequeue(At(21s))) {
+    rest.push_back(pick.request->info.object_id);
+    sched.Complete(pick.request, At(22s));
+  }
+  std::sort(rest.begin(), rest.end());
+  EXPECT_EQ(rest, (std::vector<uint64_t>{7, 8, 9, 10, 11}));
+  uint64_t completed = 0;
+  for (const PolicyStatus& status : sched.Status({})) completed += status.stats.completed;
+  EXPECT_EQ(completed, 5u);
+  EXPECT_EQ(sched.Status({}).size(), 2u);  // the drained stopping policy is gone
+  // Nothing left to take.
+  EXPECT_TRUE(sched.TakeArrivedBefore(At(100s), At(100s)).empty());
 }
 
 }  // namespace

@@ -1,0 +1,90 @@
+#include "fs/ost_attach.h"
+
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "common/log.h"
+#include "ost/label.h"
+
+namespace sfs::fs {
+namespace {
+
+// Checks the label of the OST at `id.path` and opens it. May hang with a
+// hung disk: runs on a thread of its own.
+Result<std::unique_ptr<ost::Backend>> Attach(const OstIdentity& id) {
+  const std::string where = "OST " + std::to_string(id.index) + " at " + id.path;
+  auto label = ost::ReadLabel(id.path);
+  if (!label.ok()) {
+    return Status::Error(label.err() == ENOENT ? ENOENT : EIO,
+                         where + ": no stripefs label (" + label.status().message() +
+                             "); is the right disk mounted?");
+  }
+  if (label->fs_uuid != id.fs_uuid || label->index != id.index || label->ost_uuid != id.ost_uuid) {
+    return Status::Error(EIO, where + " carries the label of another filesystem or OST (fs " +
+                                  label->fs_uuid + " index " + std::to_string(label->index) +
+                                  "), expected fs " + id.fs_uuid + " ost " + id.ost_uuid);
+  }
+  auto backend = ost::NewPosixBackend(id.path);
+  if (!backend.ok()) return Status::Error(backend.err(), where + ": " + backend.status().message());
+  return backend;
+}
+
+// Where one opener thread leaves its result; shared with the mount, which
+// may have stopped waiting (then `late` is set and takes the result).
+struct Slot {
+  std::mutex mu;  // guards the three below
+  std::condition_variable done;
+  std::optional<Result<std::unique_ptr<ost::Backend>>> result;
+  std::shared_ptr<ost::LateAttach> late;
+};
+
+}  // namespace
+
+OpenedOsts OpenOsts(const std::vector<OstIdentity>& osts, std::chrono::nanoseconds patience) {
+  std::vector<std::shared_ptr<Slot>> slots;
+  for (const OstIdentity& id : osts) {
+    auto slot = std::make_shared<Slot>();
+    slots.push_back(slot);
+    // Detached: a hung disk keeps it in a system call, and nothing may wait
+    // for it. It holds only its slot.
+    std::thread([id, slot] {
+      auto result = Attach(id);
+      std::lock_guard<std::mutex> lock(slot->mu);
+      if (slot->late == nullptr) {
+        slot->result = std::move(result);
+        slot->done.notify_all();
+        return;
+      }
+      if (result.ok()) {
+        Logger("fs")->info("OST {} at {} answered; it joins the filesystem", id.index, id.path);
+        slot->late->Attach(std::move(result).value());
+      } else {
+        Logger("fs")->error("OST {} answered but cannot be used: {}", id.index,
+                            result.status().ToString());
+        slot->late->Fail(result.status());
+      }
+    }).detach();
+  }
+  OpenedOsts opened;
+  const auto deadline = std::chrono::steady_clock::now() + patience;
+  for (size_t i = 0; i < slots.size(); ++i) {
+    Slot& slot = *slots[i];
+    std::unique_lock<std::mutex> lock(slot.mu);
+    slot.done.wait_until(lock, deadline, [&] { return slot.result.has_value(); });
+    if (slot.result.has_value()) {
+      opened.backends.push_back(std::move(*slot.result));
+      continue;
+    }
+    Logger("fs")->error("OST {} at {} did not answer within {} ms; mounting without it: it joins "
+                        "when it answers",
+                        osts[i].index, osts[i].path,
+                        std::chrono::duration_cast<std::chrono::milliseconds>(patience).count());
+    opened.backends.push_back(ost::NewLateBackend(osts[i].path, &slot.late));
+    opened.late.push_back(slot.late);
+  }
+  return opened;
+}
+
+}  // namespace sfs::fs

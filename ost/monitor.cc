@@ -1,0 +1,43 @@
+#include "ost/monitor.h"
+
+#include <pthread.h>
+
+#include <algorithm>
+
+namespace sfs::ost {
+
+std::chrono::nanoseconds Monitor::IntervalFor(std::chrono::nanoseconds timeout) {
+  return std::clamp<std::chrono::nanoseconds>(timeout / 4, std::chrono::milliseconds(10),
+                                              std::chrono::seconds(1));
+}
+
+Monitor::Monitor(std::vector<Service*> services, std::chrono::nanoseconds interval)
+    : services_(std::move(services)), interval_(interval), work_(io_.get_executor()) {
+  boost::asio::post(io_, [this] {
+    for (Service* service : services_) service->Tick(nrs::Clock::now());
+    Arm();
+  });
+  thread_ = std::thread([this] {
+    pthread_setname_np(pthread_self(), "ost-monitor");
+    io_.run();
+  });
+}
+
+Monitor::~Monitor() {
+  boost::asio::post(io_, [this] {
+    timer_.cancel();
+    work_.reset();
+  });
+  thread_.join();
+}
+
+void Monitor::Arm() {
+  timer_.expires_after(interval_);
+  timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec == boost::asio::error::operation_aborted || !work_.has_value()) return;
+    for (Service* service : services_) service->Tick(nrs::Clock::now());
+    Arm();
+  });
+}
+
+}  // namespace sfs::ost

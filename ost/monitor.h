@@ -1,0 +1,48 @@
+// Keeps an eye on every OST: calls Service::Tick on each every `interval`,
+// on a thread of its own that never touches an OST's disk, so it keeps
+// going whatever the OSTs do (ost/service.h: unresponsive OSTs, expiry of
+// requests queued on them, background space samples).
+//
+// Thread safety: construct and destroy from one thread; Tick runs on the
+// monitor's thread only.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <boost/asio.hpp>
+
+#include "ost/service.h"
+
+namespace sfs::ost {
+
+class Monitor {
+ public:
+  // Borrows the services, which must outlive the monitor. Ticks once at once.
+  Monitor(std::vector<Service*> services, std::chrono::nanoseconds interval);
+  // Stops the thread (a tick under way finishes first).
+  ~Monitor();
+  Monitor(const Monitor&) = delete;
+  Monitor& operator=(const Monitor&) = delete;
+
+  // How often to tick for a given timeout: often enough that an OST is seen
+  // unresponsive soon after `timeout`, at most once a second, at least every
+  // 10 ms.
+  static std::chrono::nanoseconds IntervalFor(std::chrono::nanoseconds timeout);
+
+ private:
+  void Arm();
+
+  const std::vector<Service*> services_;
+  const std::chrono::nanoseconds interval_;
+  boost::asio::io_context io_;
+  boost::asio::steady_timer timer_{io_};  // used on the monitor's thread only
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
+  std::thread thread_;
+};
+
+}  // namespace sfs::ost
