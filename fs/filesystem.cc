@@ -122,12 +122,20 @@ bool Filesystem::Quiesce() {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  // A service thread stuck in a call (a request, a space sample) could not
-  // be joined either.
-  for (auto& service : osts_) {
-    if (!service->responsive()) return false;
+  if (in_flight_.load(std::memory_order_acquire) != 0) return false;
+  // Nor may a service thread be stuck in a call (a space sample, a close):
+  // it could not be joined. Calls released above (an OST that never
+  // answered) end at once; one still in service after a second is stuck.
+  for (int waited_ms = 0; waited_ms < 1000; waited_ms += 5) {
+    bool busy = false;
+    for (auto& service : osts_) {
+      const ost::ServiceCounters counters = service->Counters();
+      busy = busy || (counters.oldest_in_service.count() > 0 && !counters.responsive);
+    }
+    if (!busy) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  return in_flight_.load(std::memory_order_acquire) == 0;
+  return false;
 }
 
 void Filesystem::Abandon() {

@@ -44,14 +44,20 @@ TEST(LostObjectTest, LostStripeIsEioWithALogLineAndAHoleStaysZeros) {
   ASSERT_TRUE(fs.mounted());
   const std::string data = RandomBytes(8 * kMiB, 11);
   ASSERT_TRUE(WriteFile(fs.Path("written"), data));
-  // A sparse file: only stripe 0 is ever written; the others are holes.
+  // A sparse file: only stripe 0 is ever written; the others are holes. The
+  // stripe on the OST to lose must be one of those (placement is random).
   const std::string head = RandomBytes(kMiB, 12);
-  ASSERT_TRUE(WriteFile(fs.Path("sparse"), head));
-  ASSERT_EQ(truncate(fs.Path("sparse").c_str(), 8 * kMiB), 0);
+  std::string sparse;
+  int hole_stripe = 0;
+  for (int i = 0; i < 50 && hole_stripe <= 0; ++i) {
+    sparse = fs.Path("sparse" + std::to_string(i));
+    ASSERT_TRUE(WriteFile(sparse, head));
+    ASSERT_EQ(truncate(sparse.c_str(), 8 * kMiB), 0);
+    hole_stripe = StripeOn(sparse, kLost).first;
+  }
+  ASSERT_GT(hole_stripe, 0);
   const auto [lost_stripe, lost_object] = StripeOn(fs.Path("written"), kLost);
   ASSERT_GE(lost_stripe, 0);
-  const auto [hole_stripe, hole_object] = StripeOn(fs.Path("sparse"), kLost);
-  ASSERT_GT(hole_stripe, 0);  // not stripe 0: never written
 
   // The marks are in the store: a remount knows which objects were written.
   ASSERT_TRUE(fs.Unmount());
@@ -84,15 +90,15 @@ TEST(LostObjectTest, LostStripeIsEioWithALogLineAndAHoleStaysZeros) {
 
   // The never written stripe is a hole: zeros, no error.
   std::string expected = head + std::string(7 * kMiB, '\0');
-  EXPECT_TRUE(SameBytes(ReadFile(fs.Path("sparse")), expected));
+  EXPECT_TRUE(SameBytes(ReadFile(sparse), expected));
   // And writing it creates its object, as for any hole.
-  fd = open(fs.Path("sparse").c_str(), O_WRONLY);
+  fd = open(sparse.c_str(), O_WRONLY);
   ASSERT_GE(fd, 0);
   EXPECT_EQ(pwrite(fd, "y", 1, hole_stripe * kMiB), 1) << strerror(errno);
   close(fd);
   expected[hole_stripe * kMiB] = 'y';
   DropCaches();
-  EXPECT_TRUE(SameBytes(ReadFile(fs.Path("sparse")), expected));
+  EXPECT_TRUE(SameBytes(ReadFile(sparse), expected));
 }
 
 }  // namespace

@@ -87,6 +87,15 @@ MountedFs::MountedFs(const Options& options) : options_(options) {
 MountedFs::~MountedFs() {
   if (daemon_ > 0 && !Unmount()) Kill();
   if (InMountinfo(mnt_)) Shell("fusermount3 -uz " + mnt_);
+  if (freezable_ > 0) {
+    Thaw();
+    Shell("fusermount3 -uz " + freezable_dir_);
+    kill(freezable_, SIGTERM);
+    if (!WaitExit(freezable_, 5000)) {
+      kill(freezable_, SIGKILL);
+      waitpid(freezable_, nullptr, 0);
+    }
+  }
   for (const std::string& dir : tmpfs_) Shell("umount -l " + dir);
   if (getenv("SFS_KEEP_TEST_DIRS") == nullptr) {
     std::error_code ec;
@@ -197,6 +206,34 @@ int MountedFs::Terminate() {
   }
   Kill();
   return -1;
+}
+
+bool MountedFs::MountFreezable(int index) {
+  freezable_dir_ = ost_dir(index);
+  const std::string backing = root_ + "/ost" + std::to_string(index) + ".backing";
+  std::error_code ec;
+  stdfs::create_directories(freezable_dir_, ec);
+  stdfs::create_directories(backing, ec);
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl(FREEZEFS_BINARY, FREEZEFS_BINARY, backing.c_str(), freezable_dir_.c_str(), nullptr);
+    _exit(127);
+  }
+  freezable_ = pid;
+  for (int waited = 0; waited <= 10000; waited += 20) {
+    if (InMountinfo(freezable_dir_)) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  fprintf(stderr, "freezefs on %s did not come up\n", freezable_dir_.c_str());
+  return false;
+}
+
+void MountedFs::Freeze() {
+  if (freezable_ > 0) kill(freezable_, SIGSTOP);
+}
+
+void MountedFs::Thaw() {
+  if (freezable_ > 0) kill(freezable_, SIGCONT);
 }
 
 bool MountedFs::MountExt4(int index, int size_mib, std::string* device) {

@@ -70,6 +70,14 @@ class MountedFs {
   bool MountTmpfs(int index, const std::string& size);
   // The same on any directory (e.g. the metadata directory).
   bool MountTmpfsAt(const std::string& dir, const std::string& size);
+  // OST `index`'s directory on a passthrough FUSE filesystem of the test's
+  // own (tests/integration/freezefs.cc) that Freeze() stops, as a hung disk
+  // would be, and Thaw() lets go; the destructor unmounts it after the
+  // filesystem. For before_mkfs.
+  bool MountFreezable(int index);
+  void Freeze();
+  void Thaw();
+
   // An ext4 of `size_mib` on a loop device, mounted with errors=remount-ro
   // on OST `index`'s directory; its block device name (e.g. "loop3") is
   // set in `device` for /sys/fs/ext4/<device>/.
@@ -90,6 +98,8 @@ class MountedFs {
   pid_t daemon_ = -1;
   bool formatted_ = false;
   std::vector<std::string> tmpfs_;  // mounted by MountTmpfs/MountExt4, unmounted last
+  pid_t freezable_ = -1;            // the freezefs helper, if any
+  std::string freezable_dir_;
 };
 
 // The stripefs binary under test.

@@ -5,7 +5,8 @@
 # exit code is passed on. $SFS_IT_PREFIX (default /tmp/sfs-it-) is where the
 # tests make their folders (tests/integration/mounted_fs.cc): two checkouts
 # testing at once on one machine give different prefixes, so neither cleans
-# up the other's mounts.
+# up the other's mounts. A test's freezable OST helper (it_freezefs) that is
+# left stopped is woken and killed.
 prefix="${SFS_IT_PREFIX:-/tmp/sfs-it-}"
 "$@"
 rc=$?
@@ -22,4 +23,6 @@ for m in $(awk -v p="$prefix" 'index($2, p) == 1 {print $2}' /proc/mounts | sort
   rc=${rc/#0/1}
 done
 pkill -9 -f "stripefs mount $prefix" 2>/dev/null
+pkill -CONT -f "it_freezefs $prefix" 2>/dev/null
+pkill -9 -f "it_freezefs $prefix" 2>/dev/null
 exit $rc
