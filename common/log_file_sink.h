@@ -9,10 +9,10 @@
 // is not being written.
 #pragma once
 
-#include <spdlog/sinks/base_sink.h>
-
 #include <mutex>
 #include <string>
+
+#include <spdlog/sinks/base_sink.h>
 
 namespace sfs {
 

@@ -16,14 +16,16 @@ Result<bool> MakePrivate(int dir_fd, const std::string& what) {
   if (fchmod(dir_fd, mode) != 0) {
     if (errno != EROFS) return ErrnoStatus(errno, "chmod " + what);
     // Nothing can be changed there; the data is still served.
-    Logger("fs")->warn("{} is open to other users (mode {:04o}) and on a read-only filesystem: "
-                       "make it private (chmod 0700) once it is writable",
-                       what, st.st_mode & 07777);
+    Logger("fs")->warn(
+        "{} is open to other users (mode {:04o}) and on a read-only filesystem: "
+        "make it private (chmod 0700) once it is writable",
+        what, st.st_mode & 07777);
     return false;
   }
-  Logger("fs")->warn("{} was open to other users (mode {:04o}); made it private ({:04o}): it "
-                     "holds every user's data and names",
-                     what, st.st_mode & 07777, mode);
+  Logger("fs")->warn(
+      "{} was open to other users (mode {:04o}); made it private ({:04o}): it "
+      "holds every user's data and names",
+      what, st.st_mode & 07777, mode);
   return true;
 }
 

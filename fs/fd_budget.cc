@@ -7,9 +7,9 @@
 namespace sfs::fs {
 namespace {
 
-constexpr uint64_t kFixed = 64;          // libraries, FUSE, log, lock, stdio
-constexpr uint64_t kPerOst = 8;          // directory, Asio reactor, timers
-constexpr uint64_t kTransient = 64;      // /proc reads, WAL, manifest, temp files
+constexpr uint64_t kFixed = 64;      // libraries, FUSE, log, lock, stdio
+constexpr uint64_t kPerOst = 8;      // directory, Asio reactor, timers
+constexpr uint64_t kTransient = 64;  // /proc reads, WAL, manifest, temp files
 constexpr uint64_t kMaxObjectsTotal = 1 << 16;
 
 }  // namespace

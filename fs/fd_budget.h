@@ -11,9 +11,9 @@
 namespace sfs::fs {
 
 struct FdBudget {
-  uint64_t limit = 0;           // the soft RLIMIT_NOFILE split here
-  int rocksdb_files = 0;        // RocksDB max_open_files
-  size_t objects_per_ost = 0;   // ObjectCache capacity of each OST
+  uint64_t limit = 0;          // the soft RLIMIT_NOFILE split here
+  int rocksdb_files = 0;       // RocksDB max_open_files
+  size_t objects_per_ost = 0;  // ObjectCache capacity of each OST
 };
 
 // Pure: the split of `limit` descriptors for `osts` OSTs with

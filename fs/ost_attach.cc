@@ -17,9 +17,9 @@ Result<std::unique_ptr<ost::Backend>> Attach(const OstIdentity& id) {
   const std::string where = "OST " + std::to_string(id.index) + " at " + id.path;
   auto label = ost::ReadLabel(id.path);
   if (!label.ok()) {
-    return Status::Error(label.err() == ENOENT ? ENOENT : EIO,
-                         where + ": no stripefs label (" + label.status().message() +
-                             "); is the right disk mounted?");
+    return Status::Error(label.err() == ENOENT ? ENOENT : EIO, where + ": no stripefs label (" +
+                                                                   label.status().message() +
+                                                                   "); is the right disk mounted?");
   }
   if (label->fs_uuid != id.fs_uuid || label->index != id.index || label->ost_uuid != id.ost_uuid) {
     return Status::Error(EIO, where + " carries the label of another filesystem or OST (fs " +
@@ -77,10 +77,11 @@ OpenedOsts OpenOsts(const std::vector<OstIdentity>& osts, std::chrono::nanosecon
       opened.backends.push_back(std::move(*slot.result));
       continue;
     }
-    Logger("fs")->error("OST {} at {} did not answer within {} ms; mounting without it: it joins "
-                        "when it answers",
-                        osts[i].index, osts[i].path,
-                        std::chrono::duration_cast<std::chrono::milliseconds>(patience).count());
+    Logger("fs")->error(
+        "OST {} at {} did not answer within {} ms; mounting without it: it joins "
+        "when it answers",
+        osts[i].index, osts[i].path,
+        std::chrono::duration_cast<std::chrono::milliseconds>(patience).count());
     opened.backends.push_back(ost::NewLateBackend(osts[i].path, &slot.late));
     opened.late.push_back(slot.late);
   }

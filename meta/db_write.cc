@@ -6,8 +6,7 @@
 
 namespace sfs::meta {
 
-Status WriteToDb(rocksdb::DB* db, bool sync, rocksdb::WriteBatch* batch,
-                 std::string_view context) {
+Status WriteToDb(rocksdb::DB* db, bool sync, rocksdb::WriteBatch* batch, std::string_view context) {
   rocksdb::WriteOptions options;
   options.sync = sync;
   rocksdb::Status s = db->Write(options, batch);

@@ -9,10 +9,10 @@
 // until a remount, and a cause that persists costs one quick failed Resume.
 #pragma once
 
+#include <string_view>
+
 #include <rocksdb/db.h>
 #include <rocksdb/write_batch.h>
-
-#include <string_view>
 
 #include "common/status.h"
 

@@ -8,9 +8,9 @@
 // file descriptor and a LOG rotation that can fail for want of descriptors.
 #pragma once
 
-#include <rocksdb/env.h>
-
 #include <memory>
+
+#include <rocksdb/env.h>
 
 namespace sfs::meta {
 

@@ -1,9 +1,9 @@
 #include "ost/late_backend.h"
 
-#include <fmt/format.h>
-
 #include <condition_variable>
 #include <mutex>
+
+#include <fmt/format.h>
 
 namespace sfs::ost {
 namespace {

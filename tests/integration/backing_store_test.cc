@@ -87,9 +87,8 @@ TEST(BackingStoreTest, NotOneByteReadableByOthersWhateverTheUmask) {
   ASSERT_EQ(setxattr(fs.Path("root-secret").c_str(), "user.note", "classified", 10, 0), 0);
   ASSERT_EQ(mkdir(fs.Path("dir").c_str(), 0700), 0);
   ASSERT_TRUE(WriteFile(fs.Path("dir/open"), "anyone may read me", 0644));
-  ASSERT_EQ(setxattr(fs.mnt().c_str(), "user.stripefs.nrs_tbf_rule", "start r uid={7} rate=5",
-                     22, 0),
-            0);
+  ASSERT_EQ(
+      setxattr(fs.mnt().c_str(), "user.stripefs.nrs_tbf_rule", "start r uid={7} rate=5", 22, 0), 0);
   ASSERT_NE(setxattr(fs.mnt().c_str(), "user.stripefs.rtds_weight", "bad", 3, 0), 0);
   const int wrote = RunAs(kNobody, kNogroup, [&] {
     return WriteFile(fs.Path("nobodys-diary"), RandomBytes(1 << 20, 2), 0600) ? 0 : 1;
@@ -112,9 +111,10 @@ TEST(BackingStoreTest, NotOneByteReadableByOthersWhateverTheUmask) {
   EXPECT_EQ(ReadableByNobody(stopped), 0);
   // The files inside are still the mount's: nobody reads his own through it.
   ASSERT_TRUE(fs.Mount());
-  EXPECT_EQ(RunAs(kNobody, kNogroup,
-                  [&] { return ReadFile(fs.Path("nobodys-diary")) == RandomBytes(1 << 20, 2) ? 0 : 1; }),
-            0);
+  EXPECT_EQ(
+      RunAs(kNobody, kNogroup,
+            [&] { return ReadFile(fs.Path("nobodys-diary")) == RandomBytes(1 << 20, 2) ? 0 : 1; }),
+      0);
 }
 
 TEST(BackingStoreTest, MountRepairsStoreDirectoriesOthersCanEnter) {

@@ -62,8 +62,9 @@ bool Unresponsive(const MountedFs& fs) {
 // `df` of the mount, `times` times in a row, each given 10 s: how many
 // answered. Each would pin a FUSE worker for ever if statfs waited on the OST.
 int DfsAnswered(const MountedFs& fs, int times) {
-  CommandResult r = Shell("ok=0; for i in $(seq " + std::to_string(times) + "); do timeout 10 df -P " +
-                          fs.mnt() + " >/dev/null && ok=$((ok+1)); done; echo $ok");
+  CommandResult r =
+      Shell("ok=0; for i in $(seq " + std::to_string(times) + "); do timeout 10 df -P " + fs.mnt() +
+            " >/dev/null && ok=$((ok+1)); done; echo $ok");
   return std::atoi(r.output.c_str());
 }
 
@@ -81,9 +82,8 @@ TEST(HungOstTest, RunningMountKeepsServingAndTheOstRejoins) {
   EXPECT_EQ(DfsAnswered(fs, 30), 30);
   // A read that reaches the stopped disk stays in service...
   std::atomic<int> stuck_result{-1};
-  std::thread stuck([&] {
-    stuck_result = ReadFile(victim) == data ? 0 : (errno == 0 ? 1000 : errno);
-  });
+  std::thread stuck(
+      [&] { stuck_result = ReadFile(victim) == data ? 0 : (errno == 0 ? 1000 : errno); });
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
   // ... one queued behind it fails once it has waited ost_timeout.
   const auto start = std::chrono::steady_clock::now();

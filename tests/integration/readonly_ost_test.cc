@@ -24,8 +24,8 @@ bool Contains(const std::string& text, const std::string& part) {
 }
 
 int SetSetting(const MountedFs& fs, const std::string& name, const std::string& value) {
-  return ErrnoOf(setxattr(fs.mnt().c_str(), ("user.stripefs." + name).c_str(), value.data(),
-                          value.size(), 0));
+  return ErrnoOf(
+      setxattr(fs.mnt().c_str(), ("user.stripefs." + name).c_str(), value.data(), value.size(), 0));
 }
 
 // The stripe index whose object lies on OST `ost`, from the layout; -1 if none.

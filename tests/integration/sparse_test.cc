@@ -18,7 +18,9 @@ namespace {
 constexpr off_t kMiB = 1 << 20;
 constexpr off_t kGiB = 1 << 30;
 
-int64_t Allocated(const std::string& path) { return static_cast<int64_t>(Stat(path).st_blocks) * 512; }
+int64_t Allocated(const std::string& path) {
+  return static_cast<int64_t>(Stat(path).st_blocks) * 512;
+}
 
 // 1 MiB of data at 0, 4 KiB at 100 MiB, `size` in all: two islands of data.
 std::string MakeSparse(const MountedFs& fs, const std::string& name, off_t size = kGiB) {
@@ -92,7 +94,7 @@ TEST(SparseTest, SeekDataAndSeekHoleAcrossStripes) {
   ASSERT_GE(fd, 0);
   ASSERT_TRUE(PwriteAll(fd, "z", 2 * kMiB + 5));
   close(fd);
-  EXPECT_EQ(SeekOf(path, kMiB, SEEK_DATA), 2 * kMiB);  // its block starts there
+  EXPECT_EQ(SeekOf(path, kMiB, SEEK_DATA), 2 * kMiB);          // its block starts there
   EXPECT_EQ(SeekOf(path, 2 * kMiB, SEEK_HOLE), 2 * kMiB + 6);  // past the object's end
   // A file without holes: data everywhere, the hole at its end.
   ASSERT_TRUE(WriteFile(fs.Path("dense"), RandomBytes(5 * kMiB + 3, 4)));

@@ -133,7 +133,7 @@ TEST(HealthTest, SpaceSamplesNeverWaitOnAHungOst) {
   service.Tick(nrs::Clock::now());  // a new sample: it hangs on the service thread
   ASSERT_TRUE(WaitUntil([&] { return faults->Hung() == 1; }));
   for (int i = 0; i < 5; ++i) service.Tick(nrs::Clock::now());  // piles up nothing
-  const SpaceSample stale = service.LastSpace();  // at once, the old one
+  const SpaceSample stale = service.LastSpace();                // at once, the old one
   EXPECT_EQ(stale.at, first.at);
   EXPECT_EQ(faults->Hung(), 1u);
   // The hung sample counts as a task in service.

@@ -1,9 +1,8 @@
 #include "ost/object_cache.h"
 
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
-
-#include <dirent.h>
 
 #include <string>
 #include <thread>
