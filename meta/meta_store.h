@@ -150,7 +150,9 @@ class MetaStore {
   virtual Result<Inode> NoteWrite(uint64_t ino, uint64_t end, bool kill_suid) = 0;
   // A consistent snapshot of the whole directory, in name order. Its size
   // grows with the directory: for tools and tests, not for serving readdir.
-  virtual Result<std::vector<DirEntry>> ReadDir(uint64_t ino) = 0;
+  Result<std::vector<DirEntry>> ReadDir(uint64_t ino) {
+    return ReadDirAfter(ino, "", SIZE_MAX);
+  }
   // Up to `max_entries` entries of directory `ino` whose names sort strictly
   // after `after` (bytewise; "" = from the first), in name order, read from
   // one consistent state. Fewer than `max_entries` means none follow in that

@@ -142,31 +142,6 @@ Result<Inode> RocksMetaStore::Lookup(uint64_t parent, const std::string& name) {
   return ReadInode(db_.get(), snap.options(), (*d)->ino);
 }
 
-Result<std::vector<DirEntry>> RocksMetaStore::ReadDir(uint64_t ino) {
-  ScopedSnapshot snap(db_.get());
-  auto dir = ReadInode(db_.get(), snap.options(), ino);
-  SFS_RETURN_IF_ERROR(dir);
-  if (!S_ISDIR(dir->mode)) {
-    return Status::Error(ENOTDIR, "meta: readdir of non-directory " + std::to_string(ino));
-  }
-  std::vector<DirEntry> out;
-  Status bad;
-  const std::string prefix = DirentPrefix(ino);
-  Status s = ScanPrefix(
-      db_.get(), snap.options(), prefix, [&](std::string_view key, std::string_view value) {
-        auto d = DecodeDirent(value);
-        if (!d.ok()) {
-          bad = d.status();
-          return false;
-        }
-        out.push_back(DirEntry{std::string(KeySuffix(key, prefix.size())), d->ino, d->type});
-        return true;
-      });
-  SFS_RETURN_IF_ERROR(s);
-  SFS_RETURN_IF_ERROR(bad);
-  return out;
-}
-
 // --- identifiers ---
 
 Result<uint64_t> RocksMetaStore::TakeIds(IdRange* range, uint64_t count) {

@@ -47,7 +47,6 @@ class RocksMetaStore final : public MetaStore {
                                         RenameMode mode) override;
   Result<Inode> SetAttr(uint64_t ino, const AttrChange& change) override;
   Result<Inode> NoteWrite(uint64_t ino, uint64_t end, bool kill_suid) override;
-  Result<std::vector<DirEntry>> ReadDir(uint64_t ino) override;
   Result<std::vector<DirEntry>> ReadDirAfter(uint64_t ino, const std::string& after,
                                              size_t max_entries) override;
 
