@@ -67,11 +67,18 @@ Filesystem::Filesystem(const Config& config, nrs::PolicyRegistry registry)
     : config_(config), registry_(std::move(registry)) {}
 
 Filesystem::~Filesystem() {
-  // REQUIRES: Quiesce() returned true (or nothing was mounted): else a
-  // service thread is stuck in a call to a hung OST and cannot be joined.
-  Quiesce();
+  // REQUIRES: no op in flight that a stuck call could still finish (the
+  // daemon exits instead, see Quiesce).
+  const bool quiet = Quiesce();
   SaveStillOpen();
   monitor_.reset();  // it ticks the services
+  if (!quiet) {
+    // A service thread is stuck in a call into a hung OST (a mount that
+    // failed after the OSTs were opened, with nothing in flight): it cannot
+    // be joined, so the services are left to the process's end.
+    Logger("fs")->warn("leaving service threads stuck on unresponsive OSTs");
+    for (auto& service : osts_) (void)service.release();
+  }
   // The controls borrow the services (the automatic weights sample them on
   // their own thread), so they go first.
   placement_control_.reset();
@@ -98,44 +105,51 @@ bool Filesystem::Quiesce() {
   // Only at shutdown. Calls waiting for an OST that never answered give up,
   // and throttled requests are released, so a stop never waits on a TBF rate
   // or a delay policy; requests queued on an unresponsive OST fail at once
-  // (ost::Service::Tick).
+  // (ost::Service::Tick). Services take no new space samples from here on.
   for (auto& late : late_osts_) late->Abandon();
   for (auto& service : osts_) service->Drain();
-  // Whether every service left is idle but for calls stuck on an OST that
-  // stopped answering: those may never return.
+  // Whether what is left in flight can only be calls stuck on an OST that
+  // stopped answering, which may never return: nothing queued anywhere, no
+  // request in service on an OST that still answers, and some in service on
+  // one that does not.
   auto only_stuck = [&] {
+    bool stuck = false;
     for (auto& service : osts_) {
       const ost::ServiceCounters counters = service->Counters();
       if (counters.queued > 0) return false;
       if (counters.active > 0 && counters.responsive) return false;
+      stuck = stuck || (counters.active > 0 && !counters.responsive);
     }
-    return true;
+    return stuck;
   };
   // Polling keeps the per-op cost to one atomic add.
   int stuck_ms = 0;
   for (int waited_ms = 0; in_flight_.load(std::memory_order_acquire) > 0; waited_ms += 5) {
     stuck_ms = only_stuck() ? stuck_ms + 5 : 0;
-    if (stuck_ms >= 1000) break;
+    if (stuck_ms >= 1000) return false;
     if (waited_ms > 0 && waited_ms % 10000 == 0) {
       Logger("fs")->warn("shutdown waits for {} operations still with the OSTs",
                          in_flight_.load());
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  if (in_flight_.load(std::memory_order_acquire) != 0) return false;
-  // Nor may a service thread be stuck in a call (a space sample, a close):
-  // it could not be joined. Calls released above (an OST that never
-  // answered) end at once; one still in service after a second is stuck.
-  for (int waited_ms = 0; waited_ms < 1000; waited_ms += 5) {
-    bool busy = false;
+  // Nor may a service thread still be in a call (a space sample, a close):
+  // it could not be joined. Such a call either ends (calls released above
+  // end at once) or, on a hung disk, makes its OST unresponsive within
+  // ost_timeout; then it is stuck.
+  const auto deadline = std::chrono::steady_clock::now() + config_.ost_timeout +
+                        ost::Monitor::IntervalFor(config_.ost_timeout) * 2;
+  for (;;) {
+    bool busy = false, stuck = false;
     for (auto& service : osts_) {
       const ost::ServiceCounters counters = service->Counters();
-      busy = busy || (counters.oldest_in_service.count() > 0 && !counters.responsive);
+      busy = busy || counters.oldest_in_service.count() > 0;
+      stuck = stuck || (counters.oldest_in_service.count() > 0 && !counters.responsive);
     }
     if (!busy) return true;
+    if (stuck || std::chrono::steady_clock::now() > deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
-  return false;
 }
 
 void Filesystem::Abandon() {
@@ -241,6 +255,11 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
   if (auto name = store.GetSetting(kJobidNameKey); name.ok()) settings->jobid.name = *name;
   fs->settings_.store(std::move(settings));
 
+  // Space figures first: statfs and automatic weights (loaded below, and
+  // run at once if stored on) read these samples; a missing one counts as a
+  // failed OST.
+  fs->AwaitFirstSpaceSamples(std::min<std::chrono::nanoseconds>(config.ost_timeout,
+                                                                 std::chrono::seconds(1)));
   std::vector<ost::Service*> services;
   for (auto& service : fs->osts_) services.push_back(service.get());
   fs->nrs_control_ = std::make_unique<NrsControl>(fs->meta_.get(), services, &fs->registry_);
@@ -256,8 +275,6 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
   }
   fs->monitor_ =
       std::make_unique<ost::Monitor>(services, ost::Monitor::IntervalFor(config.ost_timeout));
-  fs->AwaitFirstSpaceSamples(std::min<std::chrono::nanoseconds>(config.ost_timeout,
-                                                                 std::chrono::seconds(1)));
 
   auto orphans = store.Orphans();
   if (!orphans.ok()) return orphans.status();
@@ -375,13 +392,18 @@ void Filesystem::ReleaseOpen(const std::shared_ptr<OpenFile>& file) {
   {
     std::lock_guard<std::mutex> lock(open_mu_);
     if (--file->opens > 0) return;
+    // Stored before the file leaves the table, under the lock AcquireOpen
+    // reads the store under: an open right after this close loads what it
+    // stored, and cannot later store back the older state.
+    Status saved = SaveTimes(*file);
+    if (!saved.ok()) {
+      Logger("fs")->error("saving mtime of inode {} at close: {}", file->ino, saved.ToString());
+    }
     open_.erase(file->ino);
   }
   if (file->touched.load(std::memory_order_relaxed)) CloseObjects(file->layout);
   auto inode = meta_->GetInode(file->ino);
-  if (inode.ok() && inode->nlink == 0) return ForgetRemoved(file->ino);
-  Status saved = SaveTimes(*file);
-  if (!saved.ok()) Logger("fs")->error("saving mtime of inode {} at close: {}", file->ino, saved.ToString());
+  if (inode.ok() && inode->nlink == 0) ForgetRemoved(file->ino);
 }
 
 namespace {
@@ -417,10 +439,7 @@ Result<meta::Inode> Filesystem::StoreAttr(uint64_t ino, meta::AttrChange change)
     stored = meta_->SetAttr(ino, change);
     if (stored.ok()) file->unsaved_mtime.reset();
     // A truncate or preallocation changed the objects' allocation.
-    if (stored.ok()) {
-      Status saved = SaveObjects(*file);
-      if (!saved.ok()) return saved;
-    }
+    if (stored.ok()) SaveAllocation(*file);
   } else {
     stored = meta_->SetAttr(ino, change);
   }
@@ -446,11 +465,18 @@ Status Filesystem::SaveObjects(OpenFile& file) {
   return Status::Ok();
 }
 
+void Filesystem::SaveAllocation(OpenFile& file) {
+  Status saved = SaveObjects(file);
+  if (!saved.ok()) {
+    Logger("fs")->warn("allocation of inode {} not stored: {}", file.ino, saved.ToString());
+  }
+}
+
 Status Filesystem::SaveTimes(OpenFile& file) {
   // Held across the store write so a newer write's mtime cannot be
   // overwritten by this older one.
   std::lock_guard<std::mutex> lock(file.times_mu);
-  SFS_RETURN_IF_ERROR(SaveObjects(file));
+  SaveAllocation(file);
   if (!file.unsaved_mtime.has_value()) return Status::Ok();
   meta::AttrChange change;
   change.mtime = *file.unsaved_mtime;

@@ -170,6 +170,10 @@ class Filesystem {
   // Stores the per-object state (created marks, allocation) if it moved on
   // since last stored. REQUIRES: file.times_mu held.
   Status SaveObjects(OpenFile& file);
+  // The same where only the allocation can have moved on: it is advisory
+  // (st_blocks), so a failure is logged and fails nothing.
+  // REQUIRES: file.times_mu held.
+  void SaveAllocation(OpenFile& file);
 
   // Object handles for a layout (fresh ones, for files that are not open).
   std::vector<std::shared_ptr<ost::ObjectHandle>> Handles(const layout::Layout& layout);

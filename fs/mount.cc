@@ -1,4 +1,5 @@
 #include <fcntl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -164,17 +165,22 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
   fuse_loop_cfg_destroy(loop);
   // Requests still with the OSTs are answered while the session lives.
   const bool quiet = fs->Quiesce();
-  fuse_session_unmount(session);
-  fuse_remove_signal_handlers(session);
   if (!quiet) {
     // Calls stuck on an OST that stopped answering may return at any time
     // and reply into the session: neither it nor the filesystem may be
-    // destroyed. What is stored is synced; the process ends here.
+    // destroyed, and /dev/fuse stays open (a reply must not reach a file
+    // that reused its descriptor). What is stored is synced; the process
+    // ends here, and with it the connection.
+    if (umount2(mountpoint.c_str(), MNT_DETACH) != 0 && errno != EINVAL) {
+      fuse_session_unmount(session);  // not root: through fusermount
+    }
     fs->Abandon();
     logger->warn("unmounted {} leaving calls stuck on unresponsive OSTs", mountpoint);
     spdlog::apply_all([](const std::shared_ptr<spdlog::logger>& l) { l->flush(); });
     _exit(0);
   }
+  fuse_session_unmount(session);
+  fuse_remove_signal_handlers(session);
   fuse_session_destroy(session);
   fs.reset();  // drains the OST queues, then closes the store
   // libfuse's loop returns the number of the signal that stopped it

@@ -27,18 +27,26 @@ Target TargetOf(OpenFile& file) {
   return Target{&file.layout, &file.objects, file.ino, file.created.get(), file.allocated.get()};
 }
 
-// The stripes among `parts` whose objects the file has not recorded as
-// created: a write or preallocation creates them, and once it is done the
-// file records them (MarkCreated), so that from then on a missing object
-// reads as lost, never as zeros.
-std::vector<uint32_t> NewStripes(const OpenFile& file,
-                                 const std::vector<std::unique_ptr<ost::IoRequest>>& parts) {
-  std::vector<uint32_t> stripes;
-  for (const auto& part : parts) {
-    if (!part->must_exist) stripes.push_back(static_cast<uint32_t>(part->tag));
+// The stripes whose parts of a write or preallocation created their
+// objects (the file had not recorded them as created) and succeeded: their
+// objects now hold file data, so the file records them (MarkCreated) whatever
+// the other parts did, and from then on a missing object reads as lost,
+// never as zeros.
+class NewObjects {
+ public:
+  // From MultiPartOp::OnPart, on service threads.
+  void Note(const ost::IoRequest& part, const Status& status) {
+    if (!status.ok() || part.must_exist) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    stripes_.push_back(static_cast<uint32_t>(part.tag));
   }
-  return stripes;
-}
+  // From Finish, once no part runs any more.
+  const std::vector<uint32_t>& stripes() const { return stripes_; }
+
+ private:
+  std::mutex mu_;                 // guards stripes_ while parts finish
+  std::vector<uint32_t> stripes_;  // GUARDED_BY(mu_)
+};
 
 // Records `stripes` as created and stores the layout saying so.
 // REQUIRES: file.times_mu held.
@@ -101,10 +109,18 @@ class WriteOp final : public MultiPartOp {
     std::memcpy(buffer_.get(), data, length);
   }
   char* buffer() { return buffer_.get(); }
-  std::vector<uint32_t> new_stripes;  // see NewStripes
 
  private:
+  void OnPart(const ost::IoRequest& part, const Status& status) override {
+    created_.Note(part, status);
+  }
+
   void Finish(const Status& status) override {
+    {
+      std::lock_guard<std::mutex> lock(file_->times_mu);
+      Status marked = MarkCreated(Fs(req_), *file_, created_.stripes());
+      if (!marked.ok()) return Refused(marked);
+    }
     if (!status.ok()) return Refused(status);
     Status noted = NoteSizeAndTimes();
     if (!noted.ok()) return Refused(noted);
@@ -116,7 +132,6 @@ class WriteOp final : public MultiPartOp {
     // A write by anyone but root clears set-user/group-ID bits.
     const bool kill_suid = who_.uid != 0 && file_->setid.load();
     std::lock_guard<std::mutex> lock(file_->times_mu);
-    SFS_RETURN_IF_ERROR(MarkCreated(Fs(req_), *file_, new_stripes));
     if (end <= file_->size.load() && !kill_suid) {
       // Inside the recorded size only mtime changes; it is kept with the
       // open file until fsync, setattr or close (OpenFile::unsaved_mtime).
@@ -148,6 +163,7 @@ class WriteOp final : public MultiPartOp {
   size_t length_;
   const nrs::RequestInfo who_;  // the writer, for follow-up requests
   std::unique_ptr<char[]> buffer_;
+  NewObjects created_;
 };
 
 // Cuts every object to the file's end, then starts the op (a write or a
@@ -233,8 +249,11 @@ class TruncateOp final : public MultiPartOp {
           layout.objects[i].allocated = allocated[i].load();
           total += layout.objects[i].allocated;
         }
+        // Advisory (st_blocks): a failure to store it fails nothing.
         Status stored = Fs(req_).meta().PutLayout(ino_, layout::Encode(layout), total);
-        if (!stored.ok()) return ReplyError(req_, stored, "truncate");
+        if (!stored.ok()) {
+          Logger("fs")->warn("allocation of inode {} not stored: {}", ino_, stored.ToString());
+        }
       }
     }
     if (!status.ok()) return ReplyError(req_, status, "truncate");
@@ -253,18 +272,20 @@ class FallocateOp final : public MultiPartOp {
  public:
   FallocateOp(fuse_req_t req, std::shared_ptr<OpenFile> file, uint64_t new_end)
       : req_(req), file_(std::move(file)), new_end_(new_end) {}
-  std::vector<uint32_t> new_stripes;  // preallocation creates objects (NewStripes)
 
  private:
+  void OnPart(const ost::IoRequest& part, const Status& status) override {
+    if (part.info.op == nrs::Op::kAllocate) created_.Note(part, status);
+  }
+
   void Finish(const Status& status) override {
-    if (!status.ok()) return ReplyError(req_, status, "fallocate");
     {
       std::lock_guard<std::mutex> lock(file_->times_mu);
-      // Also stores the allocation a punch or preallocation changed.
-      Status marked = MarkCreated(Fs(req_), *file_, new_stripes);
-      if (marked.ok()) marked = Fs(req_).SaveObjects(*file_);
+      Status marked = MarkCreated(Fs(req_), *file_, created_.stripes());
       if (!marked.ok()) return ReplyError(req_, marked, "fallocate");
+      Fs(req_).SaveAllocation(*file_);  // a punch or preallocation changed it
     }
+    if (!status.ok()) return ReplyError(req_, status, "fallocate");
     if (new_end_ > file_->size.load()) {
       meta::AttrChange change;
       change.size = new_end_;
@@ -276,6 +297,7 @@ class FallocateOp final : public MultiPartOp {
   fuse_req_t req_;
   std::shared_ptr<OpenFile> file_;
   uint64_t new_end_;
+  NewObjects created_;
 };
 
 void OpenReply(fuse_req_t req, fuse_file_info* fi, std::shared_ptr<OpenFile> file) {
@@ -354,7 +376,6 @@ void OpWrite(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t of
   auto* op = new WriteOp(req, file, static_cast<uint64_t>(off), data, size, who);
   auto parts = ExtentParts(TargetOf(*file), nrs::Op::kWrite, static_cast<uint64_t>(off), size,
                            op->buffer(), who, op);
-  op->new_stripes = NewStripes(*file, parts);
   LaunchGrowing(fs, who, *file, static_cast<uint64_t>(off), op, std::move(parts));
 }
 
@@ -395,7 +416,6 @@ void OpFallocate(fuse_req_t req, fuse_ino_t, int mode, off_t off, off_t length,
   // Object sizes follow the file size through truncate, never through
   // preallocation, so objects always keep their size here.
   for (auto& part : parts) part->keep_size = true;
-  if (op_kind == nrs::Op::kAllocate) op->new_stripes = NewStripes(*file, parts);
   LaunchGrowing(fs, who, *file, new_end, op, std::move(parts));
 }
 
@@ -495,18 +515,22 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
   if (!inode.ok()) return ReplyError(req, inode.status(), "truncate");
   if (!S_ISREG(inode->mode)) return ReplyAttr(req, fs.StoreAttr(ino, change), "truncate");
 
-  // Cutting is not atomic across OSTs: a refusal from one read-only OST
-  // after the others cut their objects would lose data the caller keeps.
-  // So a file with an object on an OST known to be read-only is refused
-  // before anything is cut.
+  // Cutting is not atomic across OSTs: a refusal from one OST after the
+  // others cut their objects would lose data the caller keeps. So a file
+  // with an object on an OST known to be read-only (EROFS) or unresponsive
+  // (EIO: its part would fail after ost_timeout) is refused before anything
+  // is cut.
   const layout::Layout* known = file ? &file->layout : nullptr;
   auto loaded = known ? Result<layout::Layout>(*known) : fs.LoadLayout(ino);
   if (!loaded.ok()) return ReplyError(req, loaded.status(), "truncate");
   for (const layout::StripeObject& object : loaded->objects) {
-    if (fs.ost(object.ost).read_only()) {
-      return ReplyError(req, Status::Error(EROFS, "truncate of inode " + std::to_string(ino) +
-                                                      ": OST " + std::to_string(object.ost) +
-                                                      " is read-only"),
+    const ost::Service& service = fs.ost(object.ost);
+    if (service.read_only() || !service.responsive()) {
+      const bool read_only = service.read_only();
+      return ReplyError(req, Status::Error(read_only ? EROFS : EIO,
+                                           "truncate of inode " + std::to_string(ino) + ": OST " +
+                                               std::to_string(object.ost) + " is " +
+                                               (read_only ? "read-only" : "unresponsive")),
                         "truncate");
     }
   }

@@ -58,8 +58,10 @@ OpenedOsts OpenOsts(const std::vector<OstIdentity>& osts, std::chrono::nanosecon
         return;
       }
       if (result.ok()) {
-        Logger("fs")->info("OST {} at {} answered; it joins the filesystem", id.index, id.path);
-        slot->late->Attach(std::move(result).value());
+        // Logged only if taken: after Abandon the daemon may be exiting.
+        if (slot->late->Attach(std::move(result).value())) {
+          Logger("fs")->info("OST {} at {} answered; it joins the filesystem", id.index, id.path);
+        }
       } else {
         Logger("fs")->error("OST {} answered but cannot be used: {}", id.index,
                             result.status().ToString());
@@ -82,7 +84,7 @@ OpenedOsts OpenOsts(const std::vector<OstIdentity>& osts, std::chrono::nanosecon
         "when it answers",
         osts[i].index, osts[i].path,
         std::chrono::duration_cast<std::chrono::milliseconds>(patience).count());
-    opened.backends.push_back(ost::NewLateBackend(osts[i].path, &slot.late));
+    opened.backends.push_back(ost::NewLateBackend(osts[i].path, patience, &slot.late));
     opened.late.push_back(slot.late);
   }
   return opened;

@@ -74,6 +74,10 @@ class Backend {
   // Removes the object; a missing object is not an error.
   virtual Status Remove(uint64_t id) = 0;
   virtual Result<SpaceInfo> Space() = 0;
+  // False while the backend cannot serve at all (an OST directory that has
+  // not answered since the mount, ost/late_backend.h): the service counts
+  // it as unresponsive.
+  virtual bool Available() const { return true; }
   // For log lines: the directory, or "mem".
   virtual std::string Describe() const = 0;
 };

@@ -10,22 +10,26 @@ namespace {
 
 class LateState final : public LateAttach {
  public:
-  explicit LateState(std::string describe) : describe_(std::move(describe)) {}
+  LateState(std::string describe, std::chrono::nanoseconds timeout)
+      : describe_(std::move(describe)), timeout_(timeout) {}
 
-  void Attach(std::unique_ptr<Backend> backend) override {
+  bool Attach(std::unique_ptr<Backend> backend) override {
     {
       std::lock_guard<std::mutex> lock(mu_);
-      if (settled_) return;
+      if (settled_) return false;
       inner_ = std::move(backend);
       settled_ = true;
     }
     answered_.notify_all();
+    return true;
   }
   void Fail(Status why) override {
     {
       std::lock_guard<std::mutex> lock(mu_);
       if (settled_) return;
-      failure_ = std::move(why);
+      // Always EIO: the label reader's ENOENT ("no label") must not read as
+      // a missing object, i.e. a hole, to whoever calls this backend.
+      failure_ = Status::Error(EIO, why.message());
       settled_ = true;
     }
     answered_.notify_all();
@@ -34,11 +38,15 @@ class LateState final : public LateAttach {
     Fail(Status::Error(EIO, fmt::format("ost {}: the OST directory never answered", describe_)));
   }
 
-  // The real backend, waiting until the directory answers; or why there is
-  // none.
+  // The real backend, waiting at most the timeout for the directory to
+  // answer; or why there is none.
   Result<Backend*> Wait() {
     std::unique_lock<std::mutex> lock(mu_);
-    answered_.wait(lock, [&] { return settled_; });
+    if (!answered_.wait_for(lock, timeout_, [&] { return settled_; })) {
+      return Status::Error(EIO, fmt::format("ost {}: the OST directory has not answered since "
+                                            "the mount",
+                                            describe_));
+    }
     if (inner_ == nullptr) return failure_;
     return inner_.get();
   }
@@ -51,6 +59,7 @@ class LateState final : public LateAttach {
 
  private:
   const std::string describe_;
+  const std::chrono::nanoseconds timeout_;
   std::mutex mu_;  // guards the three below
   std::condition_variable answered_;
   bool settled_ = false;
@@ -77,6 +86,7 @@ class LateBackend final : public Backend {
     if (!inner.ok()) return inner.status();
     return (*inner)->Space();
   }
+  bool Available() const override { return state_->Now() != nullptr; }
   std::string Describe() const override {
     Backend* inner = state_->Now();
     return inner != nullptr ? inner->Describe() : state_->describe();
@@ -89,8 +99,9 @@ class LateBackend final : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> NewLateBackend(const std::string& describe,
+                                        std::chrono::nanoseconds timeout,
                                         std::shared_ptr<LateAttach>* control) {
-  auto state = std::make_shared<LateState>(describe);
+  auto state = std::make_shared<LateState>(describe, timeout);
   *control = state;
   return std::make_unique<LateBackend>(std::move(state));
 }

@@ -1,13 +1,14 @@
 // A backend for an OST whose directory did not answer when the filesystem
-// was mounted (a stopped disk): the mount goes on without it, and whatever
-// reaches it waits, on the OST's service threads, until the directory
-// answers. The service sees those waits as tasks in service and marks the
-// OST unresponsive meanwhile (ost/service.h), so its queued requests fail
-// after the timeout instead of waiting for ever.
+// was mounted (a stopped disk): the mount goes on without it. Until the
+// directory answers, Available() is false, so the service counts the OST as
+// unresponsive (no new files on it, requests queued on it fail after the
+// timeout: ost/service.h), and a call waits for it at most `timeout`, then
+// fails with EIO: nothing was started on the disk.
 //
 // Thread safety: every method may be called from any thread.
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -19,10 +20,11 @@ namespace sfs::ost {
 class LateAttach {
  public:
   virtual ~LateAttach() = default;
-  // The directory answered: calls go to `backend` from now on.
-  virtual void Attach(std::unique_ptr<Backend> backend) = 0;
-  // It answered, but is not this OST (a wrong label): calls fail with
-  // `why` from now on.
+  // The directory answered: calls go to `backend` from now on. False if it
+  // came too late (after Abandon, or a second answer): nothing changed.
+  virtual bool Attach(std::unique_ptr<Backend> backend) = 0;
+  // It answered, but is not this OST (a wrong label): calls fail with EIO
+  // and `why`'s message from now on.
   virtual void Fail(Status why) = 0;
   // Shutdown: waiting and later calls fail with EIO; a later Attach or Fail
   // changes nothing.
@@ -32,6 +34,7 @@ class LateAttach {
 // `describe` names the OST in messages (its path). `control` receives the
 // handle the opener keeps to attach it later.
 std::unique_ptr<Backend> NewLateBackend(const std::string& describe,
+                                        std::chrono::nanoseconds timeout,
                                         std::shared_ptr<LateAttach>* control);
 
 }  // namespace sfs::ost

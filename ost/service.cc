@@ -5,6 +5,7 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <condition_variable>
 #include <cassert>
 #include <optional>
 #include <thread>
@@ -49,7 +50,7 @@ struct Service::Impl {
         backend(backend),
         objects(objects),
         timeout(timeout),
-        busy_since(static_cast<size_t>(threads)),
+        busy_since(static_cast<size_t>(threads) + 1),  // the last one: the space sampler
         log(Logger("ost")),
         work(io.get_executor()),
         timer(io) {}
@@ -67,7 +68,10 @@ struct Service::Impl {
   const uint32_t index;
   // The age of the oldest task in service at `now` (0: none).
   std::chrono::nanoseconds OldestBusy(nrs::TimePoint now) const;
-  void SampleSpace();
+  // The space sampler's thread: one sample per request (RequestSpaceSample)
+  // until `sampler_stop`. A thread of its own, so a sample stuck on a hung
+  // disk never takes a service thread from the requests.
+  void SampleLoop();
 
   Backend* const backend;  // borrowed from Service::backend_, which outlives Impl
   ObjectCache* const objects;  // borrowed from Service::objects_, likewise
@@ -93,11 +97,17 @@ struct Service::Impl {
   std::atomic<uint64_t> last_error{0};
   std::atomic<uint64_t> bytes{0};
   bool responsive = true;                  // GUARDED_BY(mu)
+  // When a request last completed (steady ns; 0: never): while some do,
+  // the OST makes progress and nothing queued is failed.
+  std::atomic<int64_t> last_completion{0};
   std::function<void(uint32_t, bool)> on_health;  // set before the first Tick
 
-  mutable std::mutex space_mu;  // guards the space sample; a leaf
+  mutable std::mutex space_mu;  // guards the four below; a leaf
+  std::condition_variable sample_wanted;
   SpaceSample space;            // GUARDED_BY(space_mu)
-  bool space_pending = false;   // GUARDED_BY(space_mu): a sample task is posted
+  bool sample_requested = false;  // GUARDED_BY(space_mu)
+  bool sampler_stop = false;    // GUARDED_BY(space_mu)
+  std::thread sampler;
 
   std::atomic<bool> read_only{false};  // see Service::read_only()
   std::atomic<bool> stopping{false};  // only to catch Submit after ~Service began
@@ -170,6 +180,7 @@ void Service::Impl::Run(std::unique_ptr<IoRequest> request) {
     BusyScope busy;
     outcome = Execute(*request, *objects);
   }
+  last_completion.store(SteadyNanos(nrs::Clock::now()), std::memory_order_relaxed);
   if (outcome.status.err() == EROFS) {
     read_only.store(true, std::memory_order_relaxed);
   } else if (outcome.status.ok() && nrs::Changes(request->info.op) &&
@@ -219,20 +230,27 @@ std::chrono::nanoseconds Service::Impl::OldestBusy(nrs::TimePoint now) const {
   return std::max(std::chrono::nanoseconds(SteadyNanos(now) - oldest), std::chrono::nanoseconds(1));
 }
 
-void Service::Impl::SampleSpace() {
-  Result<SpaceInfo> sample = Status::Error(EIO, "unset");
-  {
-    BusyScope busy;
-    sample = backend->Space();
+void Service::Impl::SampleLoop() {
+  for (;;) {
+    {
+      std::unique_lock<std::mutex> lock(space_mu);
+      sample_wanted.wait(lock, [&] { return sample_requested || sampler_stop; });
+      if (sampler_stop) return;
+      sample_requested = false;
+    }
+    Result<SpaceInfo> sample = Status::Error(EIO, "unset");
+    {
+      BusyScope busy;
+      sample = backend->Space();
+    }
+    std::lock_guard<std::mutex> lock(space_mu);
+    space.error = sample.ok() ? Status::Ok() : sample.status();
+    if (!sample.ok()) continue;
+    space.space = *sample;
+    space.at = nrs::Clock::now();
+    // Seen read-only (or writable again) without a write having failed.
+    read_only.store(sample->read_only, std::memory_order_relaxed);
   }
-  std::lock_guard<std::mutex> lock(space_mu);
-  space_pending = false;
-  space.error = sample.ok() ? Status::Ok() : sample.status();
-  if (!sample.ok()) return;
-  space.space = *sample;
-  space.at = nrs::Clock::now();
-  // Seen read-only (or writable again) without a write having failed.
-  read_only.store(sample->read_only, std::memory_order_relaxed);
 }
 
 Service::Service(const ServiceOptions& options, std::unique_ptr<Backend> backend)
@@ -251,6 +269,11 @@ Service::Service(const ServiceOptions& options, std::unique_ptr<Backend> backend
       impl->io.run();
     });
   }
+  impl_->sampler = std::thread([impl = impl_.get(), n] {
+    pthread_setname_np(pthread_self(), fmt::format("ost{}-space", impl->index).c_str());
+    tls_busy = &impl->busy_since[static_cast<size_t>(n)];
+    impl->SampleLoop();
+  });
 }
 
 Service::~Service() {
@@ -261,6 +284,12 @@ Service::~Service() {
   Drain();
   impl_->work.reset();
   for (std::thread& t : impl_->threads) t.join();
+  {
+    std::lock_guard<std::mutex> lock(impl_->space_mu);
+    impl_->sampler_stop = true;
+  }
+  impl_->sample_wanted.notify_all();
+  impl_->sampler.join();
 }
 
 std::shared_ptr<ObjectHandle> Service::Object(uint64_t object_id) {
@@ -342,7 +371,8 @@ bool Service::read_only() const { return impl_->read_only.load(std::memory_order
 
 void Service::Tick(nrs::TimePoint now) {
   const std::chrono::nanoseconds oldest = impl_->OldestBusy(now);
-  const bool stuck = oldest > impl_->timeout;
+  const bool absent = !backend_->Available();  // has not answered since the mount
+  const bool stuck = absent || oldest > impl_->timeout;
   std::optional<bool> changed;
   std::vector<std::unique_ptr<IoRequest>> expired;
   {
@@ -351,7 +381,13 @@ void Service::Tick(nrs::TimePoint now) {
       impl_->responsive = !stuck;
       changed = impl_->responsive;
     }
-    if (!impl_->responsive) {
+    // Only while the OST makes no progress at all: another service thread
+    // still completing requests will serve the queue (a slow call, not a
+    // hung disk).
+    const bool progressing =
+        SteadyNanos(now) - impl_->last_completion.load(std::memory_order_relaxed) <=
+        impl_->timeout.count();
+    if (!impl_->responsive && (!progressing || impl_->draining.load())) {
       // Queued longer than the timeout: they never started. At shutdown
       // nothing more is waited for.
       const nrs::TimePoint deadline =
@@ -365,6 +401,10 @@ void Service::Tick(nrs::TimePoint now) {
     if (*changed) {
       impl_->log->info("ost {} ({}): answering again; back in service", index_,
                        backend_->Describe());
+    } else if (absent) {
+      impl_->log->error("ost {} ({}): not answering since the mount: unresponsive; no new files "
+                        "on it, and requests to it fail with EIO after ost_timeout",
+                        index_, backend_->Describe());
     } else {
       impl_->log->error("ost {} ({}): a call into it has been in service for {} ms, longer than "
                         "ost_timeout ({} ms): unresponsive; no new files on it, and requests "
@@ -408,12 +448,13 @@ SpaceSample Service::LastSpace() const {
 }
 
 void Service::RequestSpaceSample() {
+  if (impl_->draining.load()) return;  // shutdown: no new call into the disk
   {
+    // One at a time: requests while a sample runs (or hangs) pile nothing up.
     std::lock_guard<std::mutex> lock(impl_->space_mu);
-    if (impl_->space_pending) return;  // one at a time: a hung OST piles none up
-    impl_->space_pending = true;
+    impl_->sample_requested = true;
   }
-  boost::asio::post(impl_->io, [impl = impl_.get()] { impl->SampleSpace(); });
+  impl_->sample_wanted.notify_one();
 }
 
 ServiceCounters Service::Counters() const {

@@ -19,12 +19,14 @@
 // threads then sit in system calls that do not return. Tick(), called by a
 // monitor thread that never touches the disk (ost/monitor.h), notices a task
 // in service longer than the timeout, marks the OST unresponsive (one log
-// line, a listener call: placement gives it weight 0) and fails with EIO the
-// requests that have queued longer than the timeout: they never started, so
-// nothing is half-written. It is responsive again as soon as no task has
+// line, a listener call: placement gives it weight 0) and, while no request
+// has completed for that long either (no service thread makes progress),
+// fails with EIO the requests that have queued longer than the timeout: they
+// never started, so nothing is half-written. It is responsive again as soon as no task has
 // been in service that long. Space is sampled in the background (Tick asks
-// for a sample on a service thread), so statfs and automatic weights never
-// wait on a disk; a missing or old sample says so.
+// for a sample; a sampler thread of the OST's own takes it, so a sample stuck
+// on a hung disk takes no service thread from the requests), so statfs and
+// automatic weights never wait on a disk; a missing or old sample says so.
 //
 // Thread safety: all public methods are safe from any thread. Lock order:
 // Service::mu_ and the space sample's lock are leaves; observers and the
@@ -197,7 +199,8 @@ class Service {
   bool responsive() const;
   // The latest background space sample; never waits on the OST.
   SpaceSample LastSpace() const;
-  // Asks a service thread for a space sample unless one is under way.
+  // Asks the sampler thread for a space sample (one more after the one
+  // under way, if any).
   void RequestSpaceSample();
   // Whether the OST's filesystem was last seen read-only: a change failed
   // with EROFS and none has succeeded since.

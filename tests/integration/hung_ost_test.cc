@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -76,6 +77,13 @@ TEST(HungOstTest, RunningMountKeepsServingAndTheOstRejoins) {
   const std::string victim2 = FileWhere(fs, "w", true, data);
   const std::string healthy = FileWhere(fs, "h", false, data);
   ASSERT_FALSE(victim.empty() || victim2.empty() || healthy.empty());
+  // A file striped over every OST, the hung one included.
+  const std::string wide = fs.Path("wide");
+  ASSERT_TRUE(WriteFile(wide, ""));
+  const std::string all = "stripe_count=4";
+  ASSERT_EQ(setxattr(wide.c_str(), "user.stripefs.layout", all.data(), all.size(), 0), 0);
+  const std::string wide_data = RandomBytes(4 * kMiB, 6);
+  ASSERT_TRUE(WriteFile(wide, wide_data));
   ASSERT_EQ(Shell("echo 3 > /proc/sys/vm/drop_caches").exit_code, 0);
 
   fs.Freeze();
@@ -94,6 +102,9 @@ TEST(HungOstTest, RunningMountKeepsServingAndTheOstRejoins) {
   EXPECT_TRUE(Contains(fs.Log(), "unresponsive")) << fs.Log();
   EXPECT_TRUE(Contains(Status(fs), "in_service=1")) << Status(fs);
   EXPECT_EQ(DfsAnswered(fs, 5), 5);
+  // A truncate that would cut a stripe on it is refused before any stripe
+  // is cut (the others' data stays).
+  EXPECT_EQ(ErrnoOf(truncate(wide.c_str(), 0)), EIO);
 
   // Everything else keeps serving; new files avoid the hung OST.
   EXPECT_EQ(ReadFile(healthy), data);
@@ -113,6 +124,8 @@ TEST(HungOstTest, RunningMountKeepsServingAndTheOstRejoins) {
   ASSERT_TRUE(WaitFor([&] { return !Unresponsive(fs); }, 10000)) << Status(fs);
   EXPECT_TRUE(Contains(fs.Log(), "answering again")) << fs.Log();
   EXPECT_EQ(ReadFile(victim2), data);
+  ASSERT_EQ(Shell("echo 3 > /proc/sys/vm/drop_caches").exit_code, 0);
+  EXPECT_TRUE(SameBytes(ReadFile(wide), wide_data));
 }
 
 TEST(HungOstTest, MountAndUnmountWithAFrozenOstThenItJoins) {

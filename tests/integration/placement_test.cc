@@ -233,6 +233,10 @@ TEST_F(PlacementTest, SettingsSurviveRemount) {
   CommandResult list = Shell(std::string(StripefsBinary()) + " pool list " + fs_->mnt());
   EXPECT_TRUE(Contains(list.output, "fast osts=0-1")) << list.output;
   EXPECT_TRUE(Contains(list.output, "r1 rank=10 uid={1000,1001} pool=fast")) << list.output;
+  // Automatic weights are back with figures at once: creates work right
+  // after the mount, and no OST is zeroed for want of a space sample.
+  EXPECT_TRUE(WriteFile(P("d/after-remount"), "x")) << strerror(errno);
+  EXPECT_FALSE(Contains(Get("rtds_auto_factors"), "=0,")) << Get("rtds_auto_factors");
 }
 
 TEST_F(PlacementTest, ProjectIdRuleAndInheritance) {

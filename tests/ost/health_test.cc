@@ -163,8 +163,9 @@ TEST(HealthTest, MonitorNoticesAndSeesTheOstComeBack) {
 
 TEST(LateBackendTest, CallsWaitForTheAttachAndFollowIt) {
   std::shared_ptr<LateAttach> control;
-  auto backend = NewLateBackend("/late", &control);
+  auto backend = NewLateBackend("/late", 30s, &control);
   EXPECT_EQ(backend->Describe(), "/late");
+  EXPECT_FALSE(backend->Available());
   std::atomic<bool> opened{false};
   std::thread caller([&] {
     auto file = backend->Open(1, /*create=*/true);
@@ -172,27 +173,56 @@ TEST(LateBackendTest, CallsWaitForTheAttachAndFollowIt) {
   });
   std::this_thread::sleep_for(20ms);
   EXPECT_FALSE(opened.load());  // still waiting
-  control->Attach(NewMemBackend());
+  EXPECT_TRUE(control->Attach(NewMemBackend()));
   caller.join();
   EXPECT_TRUE(opened.load());
+  EXPECT_TRUE(backend->Available());
   EXPECT_EQ(backend->Describe(), "mem");
   control->Fail(Status::Error(EIO, "too late"));  // settled already: nothing changes
   EXPECT_TRUE(backend->Open(1, false).ok());
 }
 
+// A call waits for the directory at most the timeout (nothing was started),
+// and meanwhile the service counts the OST as unresponsive.
+TEST(LateBackendTest, CallsGiveUpAfterTheTimeoutAndTheServiceIsUnresponsive) {
+  std::shared_ptr<LateAttach> control;
+  ServiceOptions options;
+  options.threads = 1;
+  options.timeout = 50ms;
+  Service service(options, NewLateBackend("/late", options.timeout, &control));
+  Events events;
+  events.Listen(service);
+  service.Tick(nrs::Clock::now());
+  EXPECT_FALSE(service.responsive());
+  EXPECT_EQ(events.Seen(), (std::vector<bool>{false}));
+  Recorder rec;
+  std::string buf(4096, 'c');
+  service.Submit(MakeIo(Op::kRead, service.Object(1), 0, &buf, &rec, 0));
+  ASSERT_TRUE(rec.WaitFor(1));
+  EXPECT_EQ(rec.Only(0).err, EIO);
+  EXPECT_TRUE(control->Attach(NewMemBackend()));
+  service.Tick(nrs::Clock::now());
+  EXPECT_TRUE(service.responsive());
+  EXPECT_EQ(events.Seen(), (std::vector<bool>{false, true}));
+  service.Submit(MakeIo(Op::kWrite, service.Object(1), 0, &buf, &rec, 1));
+  ASSERT_TRUE(rec.WaitFor(2));
+  EXPECT_EQ(rec.Only(1).err, 0);
+}
+
 TEST(LateBackendTest, WrongLabelFailsAndAbandonReleasesWaiters) {
   std::shared_ptr<LateAttach> wrong;
-  auto mislabeled = NewLateBackend("/wrong", &wrong);
-  wrong->Fail(Status::Error(EIO, "carries the label of another OST"));
+  auto mislabeled = NewLateBackend("/wrong", 30s, &wrong);
+  wrong->Fail(Status::Error(ENOENT, "no stripefs label"));
   EXPECT_EQ(mislabeled->Space().err(), EIO);
+  EXPECT_EQ(mislabeled->Open(1, false).err(), EIO);  // not ENOENT: that would read as a hole
 
   std::shared_ptr<LateAttach> never;
-  auto silent = NewLateBackend("/silent", &never);
+  auto silent = NewLateBackend("/silent", 30s, &never);
   std::thread caller([&] { EXPECT_EQ(silent->Remove(1).err(), EIO); });
   std::this_thread::sleep_for(20ms);
   never->Abandon();
   caller.join();
-  never->Attach(NewMemBackend());  // after shutdown: ignored
+  EXPECT_FALSE(never->Attach(NewMemBackend()));  // after shutdown: ignored
   EXPECT_EQ(silent->Open(1, true).err(), EIO);
 }
 
