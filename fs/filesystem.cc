@@ -139,6 +139,7 @@ bool Filesystem::Quiesce() {
   // ost_timeout; then it is stuck.
   const auto deadline = std::chrono::steady_clock::now() + config_.ost_timeout +
                         ost::Monitor::IntervalFor(config_.ost_timeout) * 2;
+  stuck_ms = 0;
   for (;;) {
     bool busy = false, stuck = false;
     for (auto& service : osts_) {
@@ -147,7 +148,10 @@ bool Filesystem::Quiesce() {
       stuck = stuck || (counters.oldest_in_service.count() > 0 && !counters.responsive);
     }
     if (!busy) return true;
-    if (stuck || std::chrono::steady_clock::now() > deadline) return false;
+    // Stuck for a second (not a call released a moment ago), or for longer
+    // than a hung disk takes to be noticed.
+    stuck_ms = stuck ? stuck_ms + 5 : 0;
+    if (stuck_ms >= 1000 || std::chrono::steady_clock::now() > deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
 }
