@@ -22,6 +22,10 @@
 namespace sfs::fs {
 namespace {
 
+// libfuse's worker threads: enough for the OST queues and metadata callers
+// of a busy node; they are kept once made.
+constexpr unsigned kFuseWorkers = 16;
+
 namespace stdfs = std::filesystem;
 
 // /proc/self/mountinfo escapes blanks and backslashes as octal.
@@ -157,10 +161,10 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
   }
 
   fuse_loop_config* loop = fuse_loop_cfg_create();
-  fuse_loop_cfg_set_max_threads(loop, 16);
-  // Keep idle workers: without a floor libfuse creates and destroys a
-  // thread per request burst, which showed in profiles of small writes.
-  fuse_loop_cfg_set_idle_threads(loop, 16);
+  fuse_loop_cfg_set_max_threads(loop, kFuseWorkers);
+  // Idle workers are never destroyed (the configuration's default, -1): a
+  // thread made and ended per request cost more than the request
+  // (tests/integration/threads_test.cc watches for it).
   int rc = fuse_session_loop_mt(session, loop);
   fuse_loop_cfg_destroy(loop);
   // Requests still with the OSTs are answered while the session lives.
