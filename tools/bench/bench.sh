@@ -173,7 +173,9 @@ mount_stripefs() {
 mount_mergerfs() {  # $1 mount point, then branches
   local m=$1; shift
   mkdir -p "$m"
-  mergerfs -o cache.files=off "$(IFS=:; echo "$*")" "$m"
+  # minfreespace: its 4 GiB default would refuse every create on the small
+  # devices of --devices.
+  mergerfs -o cache.files=off,minfreespace=16M "$(IFS=:; echo "$*")" "$m"
   mounts+=("$m")
   wait_mounted "$m"
 }
@@ -206,7 +208,7 @@ if [ "$devices" = 1 ]; then
       rm -f "$d"/dev.*
       if [ -n "$ior" ]; then
         # One shared file, each process reading its own half.
-        mpi "$ior" -a POSIX -w -e -k -t 1m -b $((dev_mib / np))m -o "$d/dev.file" >/dev/null
+        mpi "$ior" -a POSIX -w -e -k -t 1m -b $((dev_mib / np))m -o "$d/dev.file" >"$dir/ior.log" || { cat "$dir/ior.log"; exit 1; }
         drop_caches
         r=$(mpi "$ior" -a POSIX -r -k -t 1m -b $((dev_mib / np))m -o "$d/dev.file" |
             awk '/^Summary of all tests/ { s = 1 } s && $1 == "read" { print $2; exit }')
