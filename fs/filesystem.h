@@ -100,7 +100,7 @@ class Filesystem {
     std::string meta_dir;
     uint32_t admin_uid = 0;
     int ost_threads = 2;
-    double attr_timeout = 1.0;
+    double attr_timeout = 60.0;
     // An OST with a call in service this long is unresponsive; also how long
     // the mount waits for an OST directory to answer.
     std::chrono::nanoseconds ost_timeout = std::chrono::seconds(30);

@@ -22,9 +22,12 @@
 namespace sfs::fs {
 namespace {
 
-// libfuse's worker threads: enough for the OST queues and metadata callers
-// of a busy node; they are kept once made.
-constexpr unsigned kFuseWorkers = 16;
+// libfuse's worker threads. They never wait on an OST (data requests are
+// handed to the OST service threads), so a few suffice. Fewer is faster
+// here: the kernel wakes the longest-idle worker for each request, so with
+// 16 every request woke a cold thread, often on the other CPU (mdtest
+// open+close: 10.5k/s with 16, 13.4-15k/s with 4; docs/design.md).
+constexpr unsigned kFuseWorkers = 4;
 
 namespace stdfs = std::filesystem;
 

@@ -300,13 +300,22 @@ class FallocateOp final : public MultiPartOp {
   NewObjects created_;
 };
 
-void OpenReply(fuse_req_t req, fuse_file_info* fi, std::shared_ptr<OpenFile> file) {
+// `created`: the handle of a create, whose file is new.
+void OpenReply(fuse_req_t req, fuse_file_info* fi, std::shared_ptr<OpenFile> file, bool created) {
   fi->fh = reinterpret_cast<uint64_t>(
       new FileHandle{std::move(file), fi->flags, Caller(req, Fs(req))});
   // Every change to the data goes through this mount, so cached pages stay
   // valid across opens.
   fi->keep_cache = 1;
   if (fi->flags & O_DIRECT) fi->direct_io = 1;
+  // Close skips the FLUSH round trip (one of the four a create-and-close
+  // costs) where it would store nothing or next to nothing: a handle that
+  // cannot write, and the handle of a create. The writes to a new file grow
+  // it, and a growing write stores size and mtime at once; the mtime that
+  // in-place writes through it leave unsaved is stored by fsync or by its
+  // release, which the kernel sends right after the last close. A file that
+  // existed keeps the stronger rule: close stores it (OpFlush).
+  if ((fi->flags & O_ACCMODE) == O_RDONLY || created) fi->noflush = 1;
 }
 
 void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
@@ -321,7 +330,7 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
     if (removed.ok() && removed->orphaned) fs.ForgetRemoved(removed->ino);
     return ReplyError(req, file.status(), "create");
   }
-  OpenReply(req, fi, std::move(file).value());
+  OpenReply(req, fi, std::move(file).value(), /*created=*/true);
   fuse_entry_param entry;
   FillEntry(*inode, fs.config().attr_timeout, &entry);
   fuse_reply_create(req, &entry, fi);
@@ -330,7 +339,7 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
 void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto file = Fs(req).AcquireOpen(ino);
   if (!file.ok()) return ReplyError(req, file.status(), "open");
-  OpenReply(req, fi, std::move(file).value());
+  OpenReply(req, fi, std::move(file).value(), /*created=*/false);
   fuse_reply_open(req, fi);
 }
 

@@ -35,7 +35,10 @@ struct MountOptions {
   std::string log_file;   // empty: stderr in foreground, meta_dir/stripefs.log otherwise
   uint32_t admin_uid = 0;     // besides root, who may change admin settings
   int ost_threads = 2;        // service threads per OST
-  double attr_timeout = 1.0;  // seconds the kernel caches attributes and entries
+  // Seconds the kernel caches attributes, entries and negative entries.
+  // Only this daemon changes the namespace and every change passes through
+  // the kernel, which drops what a change makes stale (docs/design.md).
+  double attr_timeout = 60.0;
   // Seconds a request may be in service at an OST before that OST is marked
   // unresponsive (see ost_status). Finite, above 0, at most 3600.
   double ost_timeout = 30.0;

@@ -28,7 +28,7 @@ TEST(MountOptionsTest, Defaults) {
   MountOptions options;
   EXPECT_EQ(options.admin_uid, 0u);
   EXPECT_EQ(options.ost_threads, 2);
-  EXPECT_EQ(options.attr_timeout, 1.0);
+  EXPECT_EQ(options.attr_timeout, 60.0);
   EXPECT_EQ(options.ost_timeout, 30.0);
   ASSERT_TRUE(ParseMountOption(",,", &options).ok());
   EXPECT_TRUE(options.fuse_options.empty());
@@ -92,7 +92,7 @@ TEST(MountOptionsTest, RefusesWhatItCannotUseAndChangesNothing) {
     EXPECT_FALSE(s.message().empty()) << bad;
     EXPECT_EQ(options.admin_uid, 3u) << bad;
     EXPECT_EQ(options.ost_threads, 2) << bad;
-    EXPECT_EQ(options.attr_timeout, 1.0) << bad;
+    EXPECT_EQ(options.attr_timeout, 60.0) << bad;
     EXPECT_EQ(options.ost_timeout, 30.0) << bad;
     EXPECT_EQ(options.log_level, "") << bad;
     EXPECT_EQ(options.log_file, "") << bad;

@@ -23,7 +23,7 @@ namespace sfs::test {
 namespace {
 
 // libfuse's worker limit that fs/mount.cc sets.
-constexpr size_t kMaxWorkers = 16;
+constexpr size_t kMaxWorkers = 4;
 
 std::set<int> ThreadsOf(pid_t pid) {
   std::set<int> tids;
