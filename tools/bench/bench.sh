@@ -93,7 +93,8 @@ cleanup() {
   if [ -n "$cgroup" ] && [ -d "$cgroup" ]; then
     # Move ourselves out before removing the group.
     echo $$ > "$(dirname "$cgroup")/cgroup.procs" 2>/dev/null
-    rmdir "$cgroup" 2>/dev/null
+    # The daemons leave the group when they exit, a moment after unmount.
+    for _ in $(seq 50); do rmdir "$cgroup" 2>/dev/null && break; sleep 0.1; done
   fi
 }
 trap cleanup EXIT
