@@ -118,17 +118,20 @@ Status Filesystem::SetLayoutXattr(uint32_t uid, uint64_t ino, const std::string&
   layout::Layout old;
   {
     std::lock_guard<std::mutex> lock(open_mu_);
-    if (open_.count(ino) != 0) {
-      return Status::Error(EBUSY, fmt::format("inode {} is open; set its layout before use", ino));
-    }
     if (destroying_.count(ino) != 0) return Status::Error(ENOENT, "file is being deleted");
     auto now = meta_->GetInode(ino);
     if (!now.ok()) return now.status();
     if (now->nlink == 0) return Status::Error(ENOENT, "file was deleted");
+    // Data first: a file with data refuses whether or not it is still open
+    // (the kernel sends the release of a closed file after close returns,
+    // so "open" can outlive the caller's close by a moment).
     if (now->size != 0) {
       return Status::Error(ENOTEMPTY, fmt::format("inode {} holds {} bytes; a layout can only be "
                                                   "set on an empty file",
                                                   ino, now->size));
+    }
+    if (open_.count(ino) != 0) {
+      return Status::Error(EBUSY, fmt::format("inode {} is open; set its layout before use", ino));
     }
     auto previous = LoadLayout(ino);
     if (!previous.ok()) return previous.status();
