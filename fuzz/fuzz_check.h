@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <string_view>
 
 #include "common/text.h"
@@ -29,6 +30,16 @@ inline void Check(bool condition, const char* what, std::string_view first = {},
 // The fuzzer's input as text.
 inline std::string_view Text(const uint8_t* data, size_t size) {
   return std::string_view(reinterpret_cast<const char*>(data), size);
+}
+
+using TextParser = void (*)(std::string_view);
+
+// For a target that fuzzes several parsers: the first byte picks one, the
+// rest is its text.
+inline void DispatchByFirstByte(const uint8_t* data, size_t size,
+                                std::initializer_list<TextParser> parsers) {
+  if (size == 0) return;
+  parsers.begin()[data[0] % parsers.size()](Text(data + 1, size - 1));
 }
 
 }  // namespace sfs::fuzz

@@ -76,11 +76,7 @@ void InoKey(std::string_view key) {
 }  // namespace sfs::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size == 0) return 0;
-  const std::string_view text = sfs::fuzz::Text(data + 1, size - 1);
-  using Parser = void (*)(std::string_view);
-  constexpr Parser kParsers[] = {sfs::fuzz::Inode, sfs::fuzz::Dirent, sfs::fuzz::Counter,
-                                 sfs::fuzz::InoKey};
-  kParsers[data[0] % std::size(kParsers)](text);
+  using namespace sfs::fuzz;
+  DispatchByFirstByte(data, size, {Inode, Dirent, Counter, InoKey});
   return 0;
 }

@@ -87,11 +87,7 @@ void Rule(std::string_view text) {
 }  // namespace sfs::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size == 0) return 0;
-  const std::string_view text = sfs::fuzz::Text(data + 1, size - 1);
-  using Parser = void (*)(std::string_view);
-  constexpr Parser kParsers[] = {sfs::fuzz::OpSet,        sfs::fuzz::Duration, sfs::fuzz::Count,
-                                 sfs::fuzz::OrrSupported, sfs::fuzz::Policies, sfs::fuzz::Rule};
-  kParsers[data[0] % std::size(kParsers)](text);
+  using namespace sfs::fuzz;
+  DispatchByFirstByte(data, size, {OpSet, Duration, Count, OrrSupported, Policies, Rule});
   return 0;
 }

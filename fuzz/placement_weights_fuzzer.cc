@@ -65,10 +65,7 @@ void OstSet(std::string_view text) {
 }  // namespace sfs::fuzz
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  if (size == 0) return 0;
-  const std::string_view text = sfs::fuzz::Text(data + 1, size - 1);
-  using Parser = void (*)(std::string_view);
-  constexpr Parser kParsers[] = {sfs::fuzz::Weights, sfs::fuzz::Relative, sfs::fuzz::OstSet};
-  kParsers[data[0] % std::size(kParsers)](text);
+  using namespace sfs::fuzz;
+  DispatchByFirstByte(data, size, {Weights, Relative, OstSet});
   return 0;
 }
