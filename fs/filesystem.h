@@ -11,6 +11,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -20,6 +22,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "fs/fuse_channel.h"
 #include "fs/jobid.h"
 #include "fs/nrs_control.h"
 #include "fs/placement_control.h"
@@ -65,6 +68,16 @@ struct OpenFile {
   // data and its size may have left bytes there, which growing the file
   // would turn into file data (fs/ops_file.cc).
   std::atomic<bool> trimmed{false};
+  // Ops that grow the file (a write or preallocation reaching past the
+  // recorded size) run one at a time, in arrival order: each one decides
+  // from the recorded size whether to trim, and a refused one cuts the
+  // objects back to it, which would destroy another growing op's bytes in
+  // flight. Write-through got this from the kernel's inode lock; the
+  // writeback cache sends several writes past the end at once
+  // (fs/ops_file.cc, GrowthTurn).
+  std::mutex growth_mu;
+  bool growth_busy = false;                          // GUARDED_BY(growth_mu)
+  std::deque<std::function<void()>> growth_waiting;  // GUARDED_BY(growth_mu)
   // Whether the inode has set-user-ID or set-group-ID bits, which a write by
   // non-root must clear in the store (refreshed when this mount changes them).
   std::atomic<bool> setid{false};
@@ -104,6 +117,7 @@ class Filesystem {
     // An OST with a call in service this long is unresponsive; also how long
     // the mount waits for an OST directory to answer.
     std::chrono::nanoseconds ost_timeout = std::chrono::seconds(30);
+    bool writeback = false;  // MountOptions::writeback
   };
   // Opens the store, checks every OST label, starts the OST services and
   // reclaims orphans left by a crash. ENOENT/EIO with a clear message when an
@@ -117,6 +131,7 @@ class Filesystem {
   ost::Service& ost(uint32_t index) { return *osts_[index]; }
   const nrs::PolicyRegistry& registry() const { return registry_; }
   JobIds& jobids() { return jobids_; }
+  InitAmendment& init_amendment() { return init_amendment_; }
   std::shared_ptr<const Settings> settings() const { return settings_.load(); }
   const Config& config() const { return config_; }
   bool IsAdmin(uint32_t uid) const { return uid == 0 || uid == config_.admin_uid; }
@@ -235,6 +250,7 @@ class Filesystem {
   std::unique_ptr<NrsControl> nrs_control_;              // borrows meta_ and osts_
   std::unique_ptr<PlacementControl> placement_control_;  // borrows meta_ and osts_
   JobIds jobids_;
+  InitAmendment init_amendment_;  // the FUSE channel's (fs/fuse_channel.h)
   std::mutex settings_mu_;  // serializes SetSetting of Settings fields: persist, then publish
   std::atomic<std::shared_ptr<const Settings>> settings_;
   std::atomic<int64_t> in_flight_{0};

@@ -27,6 +27,11 @@ class MultiPartOp : public ost::IoObserver {
 
   void PartDone(ost::IoRequest& request, const Status& status, size_t bytes) final;
 
+  // Something the op keeps until it is deleted (a growth turn, passed on
+  // to a follow-up op that must finish before the next may start).
+  void set_turn(std::shared_ptr<void> turn) { turn_ = std::move(turn); }
+  const std::shared_ptr<void>& turn() const { return turn_; }
+
  protected:
   virtual ~MultiPartOp() = default;
   // Sees each part once it is done, before Finish (on its service thread,
@@ -40,6 +45,7 @@ class MultiPartOp : public ost::IoObserver {
   void Drop();
 
   Filesystem* fs_ = nullptr;  // set by Launch; counts this op as in flight
+  std::shared_ptr<void> turn_;
   std::atomic<size_t> pending_{0};
   std::mutex mu_;       // guards first_error_
   Status first_error_;  // GUARDED_BY(mu_)

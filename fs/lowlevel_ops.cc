@@ -19,14 +19,23 @@ void OpInit(void* userdata, fuse_conn_info* conn) {
   // a time. Synchronous direct I/O sends them in order, each after the last
   // is answered, under the inode lock.
   conn->want &= ~FUSE_CAP_ASYNC_DIO;
-  // Write-through: each write reaches the OST scheduler with the identity
-  // of the process that made it (see docs/design.md).
-  conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+  // Writeback: the page cache gathers writes and the kernel's flusher sends
+  // them in pieces of up to max_write, each charged to the process that
+  // opened its handle (fs/ops_file.cc). Write-through: each write(2) reaches
+  // the OST scheduler itself, with the identity of its caller
+  // (docs/design.md, "Write caching").
+  const auto* fs = static_cast<const Filesystem*>(userdata);
+  if (fs->config().writeback && (conn->capable & FUSE_CAP_WRITEBACK_CACHE)) {
+    conn->want |= FUSE_CAP_WRITEBACK_CACHE;
+  } else {
+    conn->want &= ~FUSE_CAP_WRITEBACK_CACHE;
+  }
   // open(O_TRUNC) must empty the objects, which open does not do: without
   // atomic O_TRUNC the kernel sends a setattr(size 0) first, which does.
   conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
-  Logger("fs")->info("FUSE session up: max_write {} proto {}.{}", conn->max_write,
-                     conn->proto_major, conn->proto_minor);
+  Logger("fs")->info("FUSE session up: max_write {} proto {}.{} cache {}", conn->max_write,
+                     conn->proto_major, conn->proto_minor,
+                     (conn->want & FUSE_CAP_WRITEBACK_CACHE) ? "writeback" : "writethrough");
 }
 
 fuse_lowlevel_ops MakeOps() {

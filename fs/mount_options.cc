@@ -52,7 +52,8 @@ bool ParseSeconds(std::string_view text, double max, bool zero_ok, double* out) 
 Result<bool> ApplyOwn(std::string_view item, std::string_view key, std::string_view value,
                       bool has_value, MountOptions* options) {
   const bool ours = key == "log_level" || key == "log_file" || key == "admin_uid" ||
-                    key == "ost_threads" || key == "attr_timeout" || key == "ost_timeout";
+                    key == "ost_threads" || key == "attr_timeout" || key == "ost_timeout" ||
+                    key == "cache";
   if (!ours) return false;
   if (!has_value || value.empty()) return Bad(item, "needs a value (" + std::string(key) + "=...)");
   uint64_t number = 0;
@@ -77,6 +78,11 @@ Result<bool> ApplyOwn(std::string_view item, std::string_view key, std::string_v
     if (!ParseSeconds(value, kMaxAttrTimeout, /*zero_ok=*/true, &options->attr_timeout)) {
       return Bad(item, "attr_timeout is a number of seconds from 0 to 86400");
     }
+  } else if (key == "cache") {
+    if (value != "writeback" && value != "writethrough") {
+      return Bad(item, "cache is writeback or writethrough");
+    }
+    options->writeback = value == "writeback";
   } else {  // ost_timeout
     if (!ParseSeconds(value, kMaxOstTimeout, /*zero_ok=*/false, &options->ost_timeout)) {
       return Bad(item, "ost_timeout is a number of seconds above 0, at most 3600");

@@ -82,9 +82,8 @@ class ReadOp final : public MultiPartOp {
 // object back to that end, so the part the write stored before failing can
 // never surface (a later write further on would make it file data), then
 // sends the write's error. Nothing else can be writing past that end: the
-// kernel holds the inode lock until a write is answered (buffered and, with
-// FUSE_CAP_ASYNC_DIO off, direct writes alike; fs/lowlevel_ops.cc), and page
-// writeback stays below the end.
+// refused write still holds its file's growth turn (GrowthTurn), which every
+// op growing the file waits for.
 class CutBackOp final : public MultiPartOp {
  public:
   CutBackOp(fuse_req_t req, Status error) : req_(req), error_(std::move(error)) {}
@@ -131,18 +130,22 @@ class WriteOp final : public MultiPartOp {
     const uint64_t end = offset_ + length_;
     // A write by anyone but root clears set-user/group-ID bits.
     const bool kill_suid = who_.uid != 0 && file_->setid.load();
+    // With the writeback cache the kernel keeps mtime and ctime itself and
+    // sends them with setattr after the data (or before: these replies race
+    // it), so a write here must not store a time of its own.
+    const bool kernel_times = Fs(req_).config().writeback;
     std::lock_guard<std::mutex> lock(file_->times_mu);
     if (end <= file_->size.load() && !kill_suid) {
       // Inside the recorded size only mtime changes; it is kept with the
       // open file until fsync, setattr or close (OpenFile::unsaved_mtime).
-      file_->unsaved_mtime = meta::Timestamp::Now();
+      if (!kernel_times) file_->unsaved_mtime = meta::Timestamp::Now();
       return Status::Ok();
     }
     // Size is recorded after the data is in the objects, so a crash in
     // between never exposes bytes that were not written.
-    auto noted = Fs(req_).meta().NoteWrite(file_->ino, end, kill_suid);
+    auto noted = Fs(req_).meta().NoteWrite(file_->ino, end, kill_suid, !kernel_times);
     if (!noted.ok()) return noted.status();
-    file_->unsaved_mtime.reset();  // NoteWrite stored a newer one
+    if (!kernel_times) file_->unsaved_mtime.reset();  // NoteWrite stored a newer one
     file_->setid.store(HasSetId(noted->mode));
     GrowSize(*file_, end);
     return Status::Ok();
@@ -154,6 +157,7 @@ class WriteOp final : public MultiPartOp {
     const uint64_t end = file_->size.load();
     if (offset_ + length_ <= end) return ReplyError(req_, status, "write");
     auto* cut = new CutBackOp(req_, status);
+    cut->set_turn(turn());  // the next growing op waits for the cut too
     cut->Launch(Fs(req_), EveryStripe(TargetOf(*file_), nrs::Op::kTruncate, end, who_, cut));
   }
 
@@ -184,21 +188,79 @@ class TrimOp final : public MultiPartOp {
   std::vector<std::unique_ptr<ost::IoRequest>> parts_;
 };
 
-// Launches `op` with `parts`. If `op` makes [end of file, unwritten_until)
-// part of the file without writing it (a write further on, a preallocation)
-// and the objects were not trimmed yet in this open (OpenFile::trimmed), they
-// are cut to the end first. Later gaps are clean: a refused write cuts back
-// itself. Nothing else writes past the end meanwhile (see CutBackOp).
-void LaunchGrowing(Filesystem& fs, const nrs::RequestInfo& who, OpenFile& file,
-                   uint64_t unwritten_until, MultiPartOp* op,
+// The turn of a growing op (OpenFile::growth_*): held by the op and by any
+// cut-back it starts; when the last holder lets go, the next waiting op of
+// the file starts.
+class GrowthTurn {
+ public:
+  explicit GrowthTurn(std::shared_ptr<OpenFile> file) : file_(std::move(file)) {}
+  GrowthTurn(const GrowthTurn&) = delete;
+  GrowthTurn& operator=(const GrowthTurn&) = delete;
+  ~GrowthTurn() {
+    std::function<void()> next;
+    {
+      std::lock_guard<std::mutex> lock(file_->growth_mu);
+      if (file_->growth_waiting.empty()) {
+        file_->growth_busy = false;
+        return;
+      }
+      next = std::move(file_->growth_waiting.front());
+      file_->growth_waiting.pop_front();
+    }
+    next();  // starts with the turn handed over: growth_busy stays set
+  }
+
+  // Runs `start` with the file's turn: now if no growing op is in flight,
+  // else once the ones before it are done.
+  static void Take(const std::shared_ptr<OpenFile>& file,
+                   std::function<void(std::shared_ptr<GrowthTurn>)> start) {
+    auto begin = [file, start = std::move(start)] {
+      start(std::make_shared<GrowthTurn>(file));
+    };
+    {
+      std::lock_guard<std::mutex> lock(file->growth_mu);
+      if (file->growth_busy) {
+        file->growth_waiting.push_back(std::move(begin));
+        return;
+      }
+      file->growth_busy = true;
+    }
+    begin();
+  }
+
+ private:
+  std::shared_ptr<OpenFile> file_;
+};
+
+// Launches `op` with `parts`. An op that grows the file to `new_end` waits
+// for its turn (GrowthTurn). If `op` makes [end of file, unwritten_until)
+// part of the file without writing it (a write further on, a
+// preallocation) and the objects were not trimmed yet in this open
+// (OpenFile::trimmed), they are cut to the end first. Later gaps are clean:
+// a refused write cuts back itself.
+void LaunchGrowing(Filesystem& fs, const nrs::RequestInfo& who,
+                   const std::shared_ptr<OpenFile>& file, uint64_t unwritten_until,
+                   uint64_t new_end, MultiPartOp* op,
                    std::vector<std::unique_ptr<ost::IoRequest>> parts) {
-  const uint64_t end = file.size.load();
-  if (unwritten_until > end && !file.trimmed.exchange(true)) {
-    auto* trim = new TrimOp(fs, op, std::move(parts));
-    trim->Launch(fs, EveryStripe(TargetOf(file), nrs::Op::kTruncate, end, who, trim));
+  if (new_end <= file->size.load()) {
+    // Inside the file: nothing to trim (unwritten_until <= new_end), and no
+    // growing op's cut reaches below the recorded size.
+    op->Launch(fs, std::move(parts));
     return;
   }
-  op->Launch(fs, std::move(parts));
+  auto shared_parts =
+      std::make_shared<std::vector<std::unique_ptr<ost::IoRequest>>>(std::move(parts));
+  GrowthTurn::Take(file, [&fs, who, file, unwritten_until, op,
+                          shared_parts](std::shared_ptr<GrowthTurn> turn) {
+    op->set_turn(std::move(turn));
+    const uint64_t end = file->size.load();
+    if (unwritten_until > end && !file->trimmed.exchange(true)) {
+      auto* trim = new TrimOp(fs, op, std::move(*shared_parts));
+      trim->Launch(fs, EveryStripe(TargetOf(*file), nrs::Op::kTruncate, end, who, trim));
+      return;
+    }
+    op->Launch(fs, std::move(*shared_parts));
+  });
 }
 
 class SyncOp final : public MultiPartOp {
@@ -307,7 +369,11 @@ void OpenReply(fuse_req_t req, fuse_file_info* fi, std::shared_ptr<OpenFile> fil
   // Every change to the data goes through this mount, so cached pages stay
   // valid across opens.
   fi->keep_cache = 1;
-  if (fi->flags & O_DIRECT) fi->direct_io = 1;
+  // O_DIRECT: with the writeback cache the kernel's own direct I/O path
+  // runs it, which writes dirty cached pages of the range back first (so a
+  // direct read sees a cached write) and drops cached pages a direct write
+  // makes stale. A direct_io handle would skip both.
+  if ((fi->flags & O_DIRECT) && !Fs(req).config().writeback) fi->direct_io = 1;
   // Close skips the FLUSH round trip (one of the four a create-and-close
   // costs) where it would store nothing or next to nothing: a handle that
   // cannot write, and the handle of a create. The writes to a new file grow
@@ -385,7 +451,8 @@ void OpWrite(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t of
   auto* op = new WriteOp(req, file, static_cast<uint64_t>(off), data, size, who);
   auto parts = ExtentParts(TargetOf(*file), nrs::Op::kWrite, static_cast<uint64_t>(off), size,
                            op->buffer(), who, op);
-  LaunchGrowing(fs, who, *file, static_cast<uint64_t>(off), op, std::move(parts));
+  LaunchGrowing(fs, who, file, static_cast<uint64_t>(off), static_cast<uint64_t>(off) + size, op,
+                std::move(parts));
 }
 
 void OpFsync(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
@@ -425,7 +492,7 @@ void OpFallocate(fuse_req_t req, fuse_ino_t, int mode, off_t off, off_t length,
   // Object sizes follow the file size through truncate, never through
   // preallocation, so objects always keep their size here.
   for (auto& part : parts) part->keep_size = true;
-  LaunchGrowing(fs, who, *file, new_end, op, std::move(parts));
+  LaunchGrowing(fs, who, file, new_end, new_end, op, std::move(parts));
 }
 
 // lseek(SEEK_DATA / SEEK_HOLE): each stripe's object is asked from the first
@@ -517,6 +584,19 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
                fuse_file_info* fi) {
   Filesystem& fs = Fs(req);
   meta::AttrChange change = ChangeFrom(attr, to_set);
+  // With FUSE_HANDLE_KILLPRIV_V2 (fs/fuse_channel.h) the kernel leaves the
+  // clearing of set-ID bits to us and says when: chown of a non-directory,
+  // truncate by a caller without CAP_FSETID. This bit is its
+  // FATTR_KILL_SUIDGID. Set-group-ID goes only with group execute, as in
+  // the kernel's own rule.
+  if (to_set & FUSE_SET_ATTR_KILL_SUID) {
+    auto inode = fs.meta().GetInode(ino);
+    if (!inode.ok()) return ReplyError(req, inode.status(), "setattr");
+    uint32_t mode = change.mode.value_or(inode->mode & 07777);
+    mode &= ~static_cast<uint32_t>(S_ISUID);
+    if (mode & S_IXGRP) mode &= ~static_cast<uint32_t>(S_ISGID);
+    if (mode != (inode->mode & 07777) || change.mode.has_value()) change.mode = mode;
+  }
   if (!change.size.has_value()) return ReplyAttr(req, fs.StoreAttr(ino, change), "setattr");
 
   std::shared_ptr<OpenFile> file = fi != nullptr ? Handle(fi)->file : fs.FindOpen(ino);

@@ -144,10 +144,13 @@ class MetaStore {
                                                 const std::string& new_name,
                                                 RenameMode mode) = 0;
   virtual Result<Inode> SetAttr(uint64_t ino, const AttrChange& change) = 0;
-  // After a write ending at `end`: size = max(size, end), mtime = ctime = now.
-  // Clears set-user-ID (and set-group-ID if group-executable) when
-  // `kill_suid` as POSIX requires for writes by non-owners.
-  virtual Result<Inode> NoteWrite(uint64_t ino, uint64_t end, bool kill_suid) = 0;
+  // After a write ending at `end`: size = max(size, end), and mtime = ctime =
+  // now when `touch_times` (a writeback-cache mount leaves the times to the
+  // kernel, which sends its own with setattr). Clears set-user-ID (and
+  // set-group-ID if group-executable) when `kill_suid` as POSIX requires for
+  // writes by non-owners.
+  virtual Result<Inode> NoteWrite(uint64_t ino, uint64_t end, bool kill_suid,
+                                  bool touch_times = true) = 0;
   // A consistent snapshot of the whole directory, in name order. Its size
   // grows with the directory: for tools and tests, not for serving readdir.
   Result<std::vector<DirEntry>> ReadDir(uint64_t ino) {

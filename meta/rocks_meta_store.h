@@ -46,7 +46,8 @@ class RocksMetaStore final : public MetaStore {
                                         uint64_t new_parent, const std::string& new_name,
                                         RenameMode mode) override;
   Result<Inode> SetAttr(uint64_t ino, const AttrChange& change) override;
-  Result<Inode> NoteWrite(uint64_t ino, uint64_t end, bool kill_suid) override;
+  Result<Inode> NoteWrite(uint64_t ino, uint64_t end, bool kill_suid,
+                          bool touch_times = true) override;
   Result<std::vector<DirEntry>> ReadDirAfter(uint64_t ino, const std::string& after,
                                              size_t max_entries) override;
 

@@ -52,14 +52,15 @@ Result<Inode> RocksMetaStore::SetAttr(uint64_t ino, const AttrChange& change) {
   return result;
 }
 
-Result<Inode> RocksMetaStore::NoteWrite(uint64_t ino, uint64_t end, bool kill_suid) {
+Result<Inode> RocksMetaStore::NoteWrite(uint64_t ino, uint64_t end, bool kill_suid,
+                                        bool touch_times) {
   std::lock_guard<std::mutex> lock(mu_);
   Mutation m(db_.get());
   auto loaded = m.Load(ino);
   SFS_RETURN_IF_ERROR(loaded);
   Inode* inode = *loaded;
   if (end > inode->size) inode->size = end;
-  inode->mtime = inode->ctime = m.now();
+  if (touch_times) inode->mtime = inode->ctime = m.now();
   if (kill_suid) {
     inode->mode &= ~static_cast<uint32_t>(S_ISUID);
     // Without group-execute, S_ISGID marks mandatory locking, not privilege.

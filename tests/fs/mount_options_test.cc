@@ -30,7 +30,17 @@ TEST(MountOptionsTest, Defaults) {
   EXPECT_EQ(options.ost_threads, 2);
   EXPECT_EQ(options.attr_timeout, 60.0);
   EXPECT_EQ(options.ost_timeout, 30.0);
+  EXPECT_FALSE(options.writeback);
   ASSERT_TRUE(ParseMountOption(",,", &options).ok());
+  EXPECT_TRUE(options.fuse_options.empty());
+}
+
+TEST(MountOptionsTest, CacheModes) {
+  MountOptions options;
+  ASSERT_TRUE(ParseMountOption("cache=writeback", &options).ok());
+  EXPECT_TRUE(options.writeback);
+  ASSERT_TRUE(ParseMountOption("cache=writethrough", &options).ok());
+  EXPECT_FALSE(options.writeback);
   EXPECT_TRUE(options.fuse_options.empty());
 }
 
@@ -80,6 +90,10 @@ TEST(MountOptionsTest, RefusesWhatItCannotUseAndChangesNothing) {
            "ost_timeout=nan",
            "ost_timeout=inf",
            "ost_timeout=",
+           "cache=none",
+           "cache=",
+           "cache",
+           "cache=Writeback",
            "log_level=verbose",
            "log_level=",
            "log_file=",

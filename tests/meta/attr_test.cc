@@ -89,6 +89,12 @@ TEST_F(AttrTest, NoteWriteGrowsOnly) {
   SFS_ASSERT_OK(out);
   EXPECT_EQ(out->size, 100u);
   SFS_EXPECT_ERR(store_->NoteWrite(999, 1, false), ENOENT);
+  // The times are left alone when asked (writeback cache: the kernel's).
+  const auto before = T(out->mtime);
+  out = store_->NoteWrite(f->ino, 200, false, /*touch_times=*/false);
+  SFS_ASSERT_OK(out);
+  EXPECT_EQ(out->size, 200u);
+  EXPECT_EQ(T(out->mtime), before);
 }
 
 TEST_F(AttrTest, NoteWriteKillsSuid) {

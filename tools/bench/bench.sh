@@ -5,6 +5,7 @@
 #   plain      a directory of the disk everything else sits on
 #   sfs-4      stripefs, a directory with 4 stripes of 1 MiB (4 OST dirs)
 #   sfs-1      the same mount, a directory with 1 stripe
+#   sfs-wb     a second stripefs mount with cache=writeback, 4 stripes
 #   mergerfs   Debian's mergerfs over two directories, cache.files=off
 #   php        libfuse 3.14's example/passthrough_hp, if --passthrough-hp PATH
 # Workloads (2 processes, one file each):
@@ -37,7 +38,7 @@ cd "$(dirname "$0")/../.."
 bin=$PWD/build/tools/stripefs/stripefs
 dir=$PWD/build/bench-work
 ior="" mdtest="" php="" reps=3 seq_mib=512 rand_mib=64 files=2000 np=2
-targets="plain sfs-4 sfs-1 mergerfs php"
+targets="plain sfs-4 sfs-1 sfs-wb mergerfs php"
 works="seq-write seq-read re-read rand-write rand-read md-create md-stat md-read md-remove"
 mount_opts="log_level=warn"
 devices=0 bps=50000000 dev_mib=512
@@ -156,15 +157,15 @@ run_mdtest() {
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 range() { tr ' ' '\n' | grep -v '^$' | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.0f-%.0f", lo, hi }'; }
 
-# Mounts stripefs over the given OST directories on $1/mnt, with a 4-stripe
-# and a 1-stripe directory in it.
+# Mounts stripefs with mount options $2 over the given OST directories on
+# $1/mnt, with a 4-stripe and a 1-stripe directory in it.
 mount_stripefs() {
-  local base=$1; shift
+  local base=$1 opts=$2; shift 2
   local osts=() d
   for d in "$@"; do osts+=(--ost "$d"); done
   mkdir -p "$base/mnt"
   "$bin" mkfs --meta "$base/meta" "${osts[@]}" --stripe-count 4 --stripe-size 1M >/dev/null
-  "$bin" mount "$base/meta" "$base/mnt" -o "$mount_opts"
+  "$bin" mount "$base/meta" "$base/mnt" -o "$opts"
   mounts+=("$base/mnt")
   mkdir -p "$base/mnt/s4" "$base/mnt/s1"
   "$bin" setstripe -c 4 -S 1M "$base/mnt/s4"
@@ -197,7 +198,7 @@ if [ "$devices" = 1 ]; then
   done
   # Everything started from here (daemons, IOR) reads under the limits.
   echo $$ > "$cgroup/cgroup.procs"
-  mount_stripefs "$dir/sfs" "$dir"/dev{0,1,2,3}/ost
+  mount_stripefs "$dir/sfs" "$mount_opts" "$dir"/dev{0,1,2,3}/ost
   mount_mergerfs "$dir/mergerfs" "$dir"/dev{0,1,2,3}/branch
   echo "stripefs striping benchmark: 4 loop devices, reads limited to $bps B/s each;"
   echo "  one file of $dev_mib MiB written, caches dropped, read back; median of $reps; $(date -u +%F)"
@@ -241,8 +242,11 @@ for t in $targets; do
   case $t in
     plain) mkdir -p "$dir/plain"; path[$t]=$dir/plain ;;
     sfs-4 | sfs-1)
-      if [ ! -d "$dir/sfs/mnt/s4" ]; then mount_stripefs "$dir/sfs" "$dir"/sfs/ost{0,1,2,3}; fi
+      if [ ! -d "$dir/sfs/mnt/s4" ]; then mount_stripefs "$dir/sfs" "$mount_opts" "$dir"/sfs/ost{0,1,2,3}; fi
       path[$t]=$dir/sfs/mnt/s${t#sfs-} ;;
+    sfs-wb)
+      mount_stripefs "$dir/sfswb" "$mount_opts,cache=writeback" "$dir"/sfswb/ost{0,1,2,3}
+      path[$t]=$dir/sfswb/mnt/s4 ;;
     mergerfs)
       mkdir -p "$dir/mfs-a" "$dir/mfs-b"
       mount_mergerfs "$dir/mergerfs" "$dir/mfs-a" "$dir/mfs-b"; path[$t]=$dir/mergerfs ;;

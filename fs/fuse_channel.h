@@ -1,0 +1,46 @@
+// The /dev/fuse channel as libfuse 3.14 drives it, with one addition: the
+// INIT reply asks the kernel for what that libfuse cannot name.
+//
+// FUSE_HANDLE_KILLPRIV_V2 (kernel 5.12, libfuse 3.15+): the daemon clears
+// set-user/group-ID bits and security.capability itself, and the kernel
+// marks the superblock SB_NOSEC. Without it, every write(2) through the page
+// cache asks the daemon for security.capability first (file_remove_privs),
+// a full round trip per write: half of what a 4 KiB write costs. What the
+// daemon then does itself:
+//  - a write by non-root clears the bits (fs/ops_file.cc, WriteOp);
+//  - setattr carrying FATTR_KILL_SUIDGID (libfuse: FUSE_SET_ATTR_KILL_SUID),
+//    which the kernel sends for chown of a non-directory and for truncate
+//    by a caller without CAP_FSETID, clears them (OpSetattr);
+//  - security.capability cannot exist: only user.* attributes can be set.
+//
+// It is asked for only when the kernel offered it in INIT; an older kernel
+// gets exactly what libfuse sends. A newer libfuse would do this itself
+// (FUSE_CAP_HANDLE_KILLPRIV_V2), and this file could go.
+//
+// Thread safety: the hooks run on libfuse's worker threads; the state is
+// atomics. INIT is the first request on a channel and nothing else is sent
+// before it is answered.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+struct fuse_session;
+
+namespace sfs::fs {
+
+struct InitAmendment {
+  // fuse_init_out.flags bits to add where the kernel offered them.
+  uint32_t wanted = 0;
+  std::atomic<uint64_t> init_unique{0};  // of the INIT request, once read
+  std::atomic<uint32_t> offered{0};      // INIT's flags, once read
+  std::atomic<bool> done{false};         // the INIT reply went out
+  std::atomic<uint32_t> granted{0};      // what was added to it
+};
+
+// Routes the session's reads and writes through the hooks above. Call after
+// fuse_session_mount and before the loop. The session's userdata must be
+// the Filesystem whose InitAmendment it uses. 0 or -errno.
+int AttachChannel(fuse_session* session);
+
+}  // namespace sfs::fs
