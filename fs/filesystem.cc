@@ -238,6 +238,7 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
   // However long an OST takes, the mount waits at most ost_timeout for it.
   OpenedOsts opened = OpenOsts(identities, config.ost_timeout);
   fs->late_osts_ = std::move(opened.late);
+  auto inline_budget = std::make_shared<std::atomic<int>>(config.inline_ios);
   for (uint32_t index = 0; index < identities.size(); ++index) {
     auto& backend = opened.backends[index];
     if (!backend.ok()) return backend.status();
@@ -246,6 +247,7 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
     options.threads = config.ost_threads;
     options.open_objects = fds.objects_per_ost;
     options.timeout = config.ost_timeout;
+    options.inline_budget = inline_budget;
     fs->osts_.push_back(std::make_unique<ost::Service>(options, std::move(backend).value()));
   }
 

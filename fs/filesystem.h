@@ -118,6 +118,11 @@ class Filesystem {
     // the mount waits for an OST directory to answer.
     std::chrono::nanoseconds ost_timeout = std::chrono::seconds(30);
     bool writeback = false;  // MountOptions::writeback
+    // Data requests that may be served on FUSE worker threads at once,
+    // across all OSTs (ost::ServiceOptions::inline_budget): below the
+    // mount's worker count (4, fs/mount.cc), so OSTs that hang can never
+    // take every worker.
+    int inline_ios = 2;
   };
   // Opens the store, checks every OST label, starts the OST services and
   // reclaims orphans left by a crash. ENOENT/EIO with a clear message when an

@@ -10,9 +10,18 @@ void MultiPartOp::Launch(Filesystem& fs, std::vector<std::unique_ptr<ost::IoRequ
   fs_ = &fs;
   fs.OpStarted();
   pending_.store(parts.size() + 1, std::memory_order_relaxed);
-  for (auto& part : parts) {
-    const uint32_t ost = part->info.ost;
-    fs.ost(ost).Submit(std::move(part));
+  if (parts.size() == 1) {
+    // Served here when its OST can take it at once: no hand-off, and the
+    // borrowed buffers need no copy.
+    const uint32_t ost = parts[0]->info.ost;
+    fs.ost(ost).SubmitOrRun(std::move(parts[0]),
+                            [this](ost::IoRequest& part) { OwnBuffers(part); });
+  } else {
+    for (auto& part : parts) {
+      OwnBuffers(*part);
+      const uint32_t ost = part->info.ost;
+      fs.ost(ost).Submit(std::move(part));
+    }
   }
   Drop();
 }

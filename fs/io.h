@@ -21,9 +21,17 @@ class Filesystem;
 class MultiPartOp : public ost::IoObserver {
  public:
   // Submits every part (their observer must be this op) and drops the
-  // submitter's own reference; with no parts, finishes on this thread.
+  // submitter's own reference; with no parts, finishes on this thread. A
+  // lone part may be served on this thread (ost::Service::SubmitOrRun), and
+  // the op may then be finished and gone when Launch returns.
   // The op must not be touched by the caller after Launch.
   void Launch(Filesystem& fs, std::vector<std::unique_ptr<ost::IoRequest>> parts);
+
+  // Before its parts leave the launching thread's hands (queued for a
+  // service thread, or kept for a later launch): an op whose parts point
+  // into a buffer it borrowed (FUSE's, valid only during the callback)
+  // copies it and repoints `part`'s iovecs. Idempotent per part.
+  virtual void OwnBuffers(ost::IoRequest& part) {}
 
   void PartDone(ost::IoRequest& request, const Status& status, size_t bytes) final;
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "common/log.h"
 #include "fs/filesystem.h"
@@ -23,8 +25,10 @@
 namespace sfs::fs {
 namespace {
 
-// libfuse's worker threads. They never wait on an OST (data requests are
-// handed to the OST service threads), so a few suffice. Fewer is faster
+// libfuse's worker threads. They wait on an OST only for a request served
+// on their own thread when its OST was idle, at most
+// Filesystem::Config::inline_ios of them at once (ost::Service::SubmitOrRun);
+// everything else is handed to the OST service threads, so a few suffice. Fewer is faster
 // here: the kernel wakes the longest-idle worker for each request, so with
 // 16 every request woke a cold thread, often on the other CPU (mdtest
 // open+close: 10.5k/s with 16, 13.4-15k/s with 4; docs/design.md).
@@ -114,6 +118,22 @@ std::string JoinFuseOptions(const MountOptions& options) {
   return joined;
 }
 
+// Calls stuck on an OST that stopped answering may return at any time and
+// reply into the session: neither it nor the filesystem may be destroyed,
+// and /dev/fuse stays open (a reply must not reach a file that reused its
+// descriptor). What is stored is synced; the process ends here, and with it
+// the connection.
+[[noreturn]] void LeaveStuck(fuse_session* session, const std::string& mountpoint,
+                             Filesystem& fs, spdlog::logger& log) {
+  if (umount2(mountpoint.c_str(), MNT_DETACH) != 0 && errno != EINVAL) {
+    fuse_session_unmount(session);  // not root: through fusermount
+  }
+  fs.Abandon();
+  log.warn("unmounted {} leaving calls stuck on unresponsive OSTs", mountpoint);
+  spdlog::apply_all([](const std::shared_ptr<spdlog::logger>& l) { l->flush(); });
+  _exit(0);
+}
+
 int Serve(const MountOptions& options, const std::string& mountpoint, int notify_fd) {
   // Whatever the daemon creates in the backing store (RocksDB files, the log,
   // objects) is private to root, whatever umask it was started with.
@@ -198,24 +218,24 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
   // Idle workers are never destroyed (the configuration's default, -1): a
   // thread made and ended per request cost more than the request
   // (tests/integration/threads_test.cc watches for it).
+  // A worker serving a request on its own thread (ost::Service::SubmitOrRun)
+  // on a disk that stopped answering cannot be joined, and libfuse's loop
+  // joins its workers before it returns. So once a stop was asked for, this
+  // watcher waits for what is in flight and, if only such calls are left,
+  // leaves as below without waiting for the loop.
+  std::atomic<bool> loop_returned{false};
+  std::thread stop_watch([&] {
+    while (!loop_returned.load() && !fuse_session_exited(session)) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    if (!loop_returned.load() && !fs->Quiesce()) LeaveStuck(session, mountpoint, *fs, *logger);
+  });
   int rc = fuse_session_loop_mt(session, loop);
+  loop_returned.store(true);
+  stop_watch.join();
   fuse_loop_cfg_destroy(loop);
   // Requests still with the OSTs are answered while the session lives.
-  const bool quiet = fs->Quiesce();
-  if (!quiet) {
-    // Calls stuck on an OST that stopped answering may return at any time
-    // and reply into the session: neither it nor the filesystem may be
-    // destroyed, and /dev/fuse stays open (a reply must not reach a file
-    // that reused its descriptor). What is stored is synced; the process
-    // ends here, and with it the connection.
-    if (umount2(mountpoint.c_str(), MNT_DETACH) != 0 && errno != EINVAL) {
-      fuse_session_unmount(session);  // not root: through fusermount
-    }
-    fs->Abandon();
-    logger->warn("unmounted {} leaving calls stuck on unresponsive OSTs", mountpoint);
-    spdlog::apply_all([](const std::shared_ptr<spdlog::logger>& l) { l->flush(); });
-    _exit(0);
-  }
+  if (!fs->Quiesce()) LeaveStuck(session, mountpoint, *fs, *logger);
   fuse_session_unmount(session);
   fuse_remove_signal_handlers(session);
   fuse_session_destroy(session);

@@ -99,15 +99,26 @@ class CutBackOp final : public MultiPartOp {
 
 class WriteOp final : public MultiPartOp {
  public:
+  // `data` is FUSE's buffer, valid only until the callback returns: parts
+  // point into it, and OwnBuffers copies it once a part must outlive that.
   WriteOp(fuse_req_t req, std::shared_ptr<OpenFile> file, uint64_t offset, const char* data,
           size_t length, const nrs::RequestInfo& who)
       : req_(req), file_(std::move(file)), offset_(offset), length_(length), who_(who),
-        buffer_(new char[length]) {
-    // FUSE's buffer is reused when the callback returns; the OST threads
-    // need their own copy.
-    std::memcpy(buffer_.get(), data, length);
+        borrowed_(data) {}
+  char* buffer() { return const_cast<char*>(borrowed_); }  // only read from
+
+  void OwnBuffers(ost::IoRequest& part) override {
+    if (!own_) {
+      own_.reset(new char[length_]);
+      std::memcpy(own_.get(), borrowed_, length_);
+    }
+    for (iovec& piece : part.iov) {
+      const char* base = static_cast<const char*>(piece.iov_base);
+      if (base >= borrowed_ && base < borrowed_ + length_) {
+        piece.iov_base = own_.get() + (base - borrowed_);
+      }
+    }
   }
-  char* buffer() { return buffer_.get(); }
 
  private:
   void OnPart(const ost::IoRequest& part, const Status& status) override {
@@ -166,7 +177,8 @@ class WriteOp final : public MultiPartOp {
   uint64_t offset_;
   size_t length_;
   const nrs::RequestInfo who_;  // the writer, for follow-up requests
-  std::unique_ptr<char[]> buffer_;
+  const char* const borrowed_;   // FUSE's; see the constructor
+  std::unique_ptr<char[]> own_;  // the copy, once one was needed
   NewObjects created_;
 };
 
@@ -212,14 +224,17 @@ class GrowthTurn {
 
   // Runs `start` with the file's turn: now if no growing op is in flight,
   // else once the ones before it are done.
+  // `before_waiting` runs first if it has to wait.
   static void Take(const std::shared_ptr<OpenFile>& file,
-                   std::function<void(std::shared_ptr<GrowthTurn>)> start) {
+                   std::function<void(std::shared_ptr<GrowthTurn>)> start,
+                   const std::function<void()>& before_waiting) {
     auto begin = [file, start = std::move(start)] {
       start(std::make_shared<GrowthTurn>(file));
     };
     {
       std::lock_guard<std::mutex> lock(file->growth_mu);
       if (file->growth_busy) {
+        before_waiting();
         file->growth_waiting.push_back(std::move(begin));
         return;
       }
@@ -250,17 +265,25 @@ void LaunchGrowing(Filesystem& fs, const nrs::RequestInfo& who,
   }
   auto shared_parts =
       std::make_shared<std::vector<std::unique_ptr<ost::IoRequest>>>(std::move(parts));
-  GrowthTurn::Take(file, [&fs, who, file, unwritten_until, op,
-                          shared_parts](std::shared_ptr<GrowthTurn> turn) {
-    op->set_turn(std::move(turn));
-    const uint64_t end = file->size.load();
-    if (unwritten_until > end && !file->trimmed.exchange(true)) {
-      auto* trim = new TrimOp(fs, op, std::move(*shared_parts));
-      trim->Launch(fs, EveryStripe(TargetOf(*file), nrs::Op::kTruncate, end, who, trim));
-      return;
-    }
-    op->Launch(fs, std::move(*shared_parts));
-  });
+  // Parts kept for a later launch must not point into the caller's buffer.
+  auto own_parts = [op, shared_parts] {
+    for (auto& part : *shared_parts) op->OwnBuffers(*part);
+  };
+  GrowthTurn::Take(
+      file,
+      [&fs, who, file, unwritten_until, op, shared_parts,
+       own_parts](std::shared_ptr<GrowthTurn> turn) {
+        op->set_turn(std::move(turn));
+        const uint64_t end = file->size.load();
+        if (unwritten_until > end && !file->trimmed.exchange(true)) {
+          own_parts();
+          auto* trim = new TrimOp(fs, op, std::move(*shared_parts));
+          trim->Launch(fs, EveryStripe(TargetOf(*file), nrs::Op::kTruncate, end, who, trim));
+          return;
+        }
+        op->Launch(fs, std::move(*shared_parts));
+      },
+      own_parts);
 }
 
 class SyncOp final : public MultiPartOp {

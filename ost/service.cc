@@ -9,6 +9,7 @@
 #include <cassert>
 #include <optional>
 #include <thread>
+#include <utility>
 
 #include <boost/asio.hpp>
 #include <fmt/format.h>
@@ -45,12 +46,18 @@ class BusyScope {
 
 struct Service::Impl {
   Impl(uint32_t index, Backend* backend, ObjectCache* objects, std::chrono::nanoseconds timeout,
-       int threads)
+       int threads, std::shared_ptr<std::atomic<int>> inline_budget)
       : index(index),
         backend(backend),
         objects(objects),
         timeout(timeout),
-        busy_since(static_cast<size_t>(threads) + 1),  // the last one: the space sampler
+        inline_budget(std::move(inline_budget)),
+        first_inline_slot(static_cast<size_t>(threads) + 1),
+        // One per service thread, one for the space sampler, then one per
+        // request that may run on a caller's thread.
+        busy_since(first_inline_slot +
+                   static_cast<size_t>(this->inline_budget ? std::max(0, this->inline_budget->load())
+                                                            : 0)),
         log(Logger("ost")),
         work(io.get_executor()),
         timer(io) {}
@@ -76,8 +83,15 @@ struct Service::Impl {
   Backend* const backend;  // borrowed from Service::backend_, which outlives Impl
   ObjectCache* const objects;  // borrowed from Service::objects_, likewise
   const std::chrono::nanoseconds timeout;
-  // One slot per service thread (see tls_busy).
+  const std::shared_ptr<std::atomic<int>> inline_budget;  // see ServiceOptions
+  const size_t first_inline_slot;
+  // One slot per service thread (see tls_busy), the sampler's, and the
+  // inline ones (SubmitOrRun), each claimed by a caller while it serves.
   std::vector<std::atomic<int64_t>> busy_since;
+  // Claims an inline slot and a share of the budget, marking the slot busy
+  // since now; nullopt if none is free.
+  std::optional<size_t> ClaimInline();
+  void ReleaseInline(size_t slot);
   const std::shared_ptr<spdlog::logger> log;
 
   boost::asio::io_context io;
@@ -89,6 +103,9 @@ struct Service::Impl {
   mutable std::mutex mu;
   nrs::Nrs nrs;                           // GUARDED_BY(mu)
   size_t parked = 0;                      // GUARDED_BY(mu): tokens waiting for the timer
+  size_t service_threads = 1;             // set at start, then read only
+  size_t inline_running = 0;              // GUARDED_BY(mu): SubmitOrRun runs in service
+  size_t deferred_tokens = 0;             // GUARDED_BY(mu): tokens waiting for one to end
   std::optional<nrs::TimePoint> armed_for;  // GUARDED_BY(mu): the timer's expiry, if waiting
   boost::asio::steady_timer timer;        // GUARDED_BY(mu): every call on it
 
@@ -114,10 +131,42 @@ struct Service::Impl {
   std::atomic<bool> draining{false};  // Drain(): dequeue ignoring throttles
 };
 
+// Set while a caller's thread serves a request inline: one it submits from
+// an observer then goes through the queue (no nesting on one stack).
+thread_local bool tls_serving_inline = false;
+
+std::optional<size_t> Service::Impl::ClaimInline() {
+  if (!inline_budget || tls_serving_inline || draining.load()) return std::nullopt;
+  int left = inline_budget->load(std::memory_order_relaxed);
+  do {
+    if (left <= 0) return std::nullopt;
+  } while (!inline_budget->compare_exchange_weak(left, left - 1));
+  const int64_t now = SteadyNanos(nrs::Clock::now());
+  for (size_t slot = first_inline_slot; slot < busy_since.size(); ++slot) {
+    int64_t idle = 0;
+    if (busy_since[slot].compare_exchange_strong(idle, now)) return slot;
+  }
+  inline_budget->fetch_add(1);
+  return std::nullopt;
+}
+
+void Service::Impl::ReleaseInline(size_t slot) {
+  busy_since[slot].store(0);
+  inline_budget->fetch_add(1);
+}
+
 void Service::Impl::ServeOne() {
   nrs::Pick pick;
   {
     std::lock_guard<std::mutex> lock(mu);
+    // A request served on a caller's thread takes a service thread's place:
+    // at most `service_threads` in service at once, as without it, so a
+    // hung disk holds no more threads and what queues behind fails after
+    // ost_timeout. The token waits for the inline run to end.
+    if (inline_running > 0 && nrs.Active() >= service_threads) {
+      deferred_tokens++;
+      return;
+    }
     pick = nrs.Dequeue(nrs::Clock::now(), draining.load());
     if (pick.request == nullptr) {
       if (pick.not_before.has_value()) {
@@ -258,8 +307,9 @@ Service::Service(const ServiceOptions& options, std::unique_ptr<Backend> backend
       backend_(std::move(backend)),
       objects_(backend_.get(), options.open_objects),
       impl_(std::make_unique<Impl>(options.index, backend_.get(), &objects_, options.timeout,
-                                   std::max(1, options.threads))) {
+                                   std::max(1, options.threads), options.inline_budget)) {
   int n = std::max(1, options.threads);
+  impl_->service_threads = static_cast<size_t>(n);
   impl_->threads.reserve(n);
   for (int i = 0; i < n; ++i) {
     impl_->threads.emplace_back([impl = impl_.get(), i] {
@@ -311,6 +361,64 @@ void Service::Submit(std::unique_ptr<IoRequest> request) {
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     impl_->nrs.Enqueue(request.release(), nrs::Clock::now());
+  }
+  boost::asio::post(impl_->io, [impl = impl_.get()] { impl->ServeOne(); });
+}
+
+void Service::SubmitOrRun(std::unique_ptr<IoRequest> request,
+                          const std::function<void(IoRequest&)>& before_queueing) {
+  assert(!impl_->stopping.load() && "SubmitOrRun() during ~Service");
+  const std::optional<size_t> slot = impl_->ClaimInline();
+  if (!slot.has_value()) {
+    before_queueing(*request);
+    return Submit(std::move(request));
+  }
+  if (request->info.arrival == nrs::TimePoint{}) request->info.arrival = nrs::Clock::now();
+  if (request->object == nullptr) request->object = Object(request->info.object_id);
+  request->info.ost = index_;
+  IoRequest* const mine = request.get();
+  bool run_here = false;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    // An idle OST only: a request arriving while another is in service
+    // waits in the queue as before, so a disk that stops answering holds
+    // at most one caller's thread, and what queues behind it fails after
+    // ost_timeout (Tick).
+    if (impl_->responsive && impl_->nrs.Queued() == 0 && impl_->nrs.Active() == 0) {
+      const nrs::TimePoint now = nrs::Clock::now();
+      impl_->nrs.Enqueue(request.release(), now);
+      // Only this request is queued, so the policy answers about it: now,
+      // or not yet (a throttle).
+      nrs::Pick pick = impl_->nrs.Dequeue(now, impl_->draining.load());
+      assert(pick.request == nullptr || pick.request == mine);
+      run_here = pick.request == mine;
+      if (run_here) impl_->inline_running++;
+      // Waiting: it stays queued, and gets its token below. Service
+      // threads dequeue only under this lock, so none can see it before
+      // its buffers are the caller's own.
+      if (!run_here) before_queueing(*mine);
+    }
+  }
+  if (run_here) {
+    tls_serving_inline = true;
+    impl_->Run(std::unique_ptr<IoRequest>(mine));
+    tls_serving_inline = false;
+    size_t wake = 0;
+    {
+      std::lock_guard<std::mutex> lock(impl_->mu);
+      impl_->inline_running--;
+      wake = std::exchange(impl_->deferred_tokens, 0);
+    }
+    impl_->ReleaseInline(*slot);
+    for (size_t i = 0; i < wake; ++i) {
+      boost::asio::post(impl_->io, [impl = impl_.get()] { impl->ServeOne(); });
+    }
+    return;
+  }
+  impl_->ReleaseInline(*slot);
+  if (request != nullptr) {  // not even enqueued: busy or unresponsive OST
+    before_queueing(*request);
+    return Submit(std::move(request));
   }
   boost::asio::post(impl_->io, [impl = impl_.get()] { impl->ServeOne(); });
 }

@@ -3,7 +3,9 @@
 // that ask it for the next request).
 //
 // Data path: Submit() enqueues into the OST's NRS (regular and high-priority
-// heads) under mu_ and posts one "serve" token to the io_context; a service
+// heads) under mu_ and posts one "serve" token to the io_context
+// (SubmitOrRun() instead serves a request on the caller's thread when the
+// OST is idle and its policy dispatches it at once); a service
 // thread running a token dequeues whatever the policies allow next, runs it
 // against the object file and calls the request's observer. There is a
 // token (posted or parked) for every queued request, so nothing waits
@@ -57,9 +59,9 @@
 namespace sfs::ost {
 
 // One object as the requests of an open file name it. Cheap to make and
-// share; it holds no descriptor: the object is opened on demand, on a
-// service thread and never on a FUSE thread, through its OST's bounded
-// ObjectCache (ost/object_cache.h).
+// share; it holds no descriptor: the object is opened on demand by
+// whichever thread serves a request (a service thread, or a caller's in
+// SubmitOrRun), through its OST's bounded ObjectCache (ost/object_cache.h).
 class ObjectHandle {
  public:
   ObjectHandle(ObjectCache* cache, uint64_t object_id) : cache_(cache), object_id_(object_id) {}
@@ -116,6 +118,11 @@ struct ServiceOptions {
   size_t open_objects = 1024;
   // A task in service longer than this makes the OST unresponsive (Tick).
   std::chrono::nanoseconds timeout = std::chrono::seconds(30);
+  // How many requests may run on their callers' threads at once (see
+  // SubmitOrRun), shared by the OSTs given the same counter: a caller's
+  // thread stuck on a hung disk is one FUSE worker fewer, so the counter
+  // bounds how many a hung OST can take. Null: never on the caller's thread.
+  std::shared_ptr<std::atomic<int>> inline_budget;
 };
 
 // Live per-OST counters beside the scheduler's per-policy ones.
@@ -162,6 +169,16 @@ class Service {
   // Hands the request to the scheduler and returns at once. `arrival` in
   // request->info is set here if it was left at its default.
   void Submit(std::unique_ptr<IoRequest> request);
+  // Like Submit, but when the OST can take the request now (responsive,
+  // idle: nothing queued or in service, a share of the inline budget free,
+  // and its policy dispatches it at once) it is served on the calling thread: no hand-off
+  // to a service thread, and the observer is called before this returns.
+  // It still passes the scheduler (classified, counted, throttled). If it
+  // must wait instead, `before_queueing` runs first, while no other thread
+  // can see it yet: the caller makes the buffers it borrowed its own. It
+  // may run under the OST's lock, so it must only copy memory.
+  void SubmitOrRun(std::unique_ptr<IoRequest> request,
+                   const std::function<void(IoRequest&)>& before_queueing);
 
   // Switch the primary policy of one head while I/O runs (see
   // nrs::Scheduler). Requests parked on a throttling policy are looked at

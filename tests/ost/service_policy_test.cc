@@ -177,6 +177,87 @@ TEST(ServicePolicyTest, ThrottledRequestsWaitOnTimersAndAllComplete) {
   EXPECT_GT(waits.load(), 0);
 }
 
+// Records which thread each completion arrived on.
+class ThreadRecorder : public Recorder {
+ public:
+  void PartDone(IoRequest& request, const Status& status, size_t bytes) override {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      threads_.push_back(std::this_thread::get_id());
+    }
+    Recorder::PartDone(request, status, bytes);
+  }
+  std::vector<std::thread::id> Threads() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    return threads_;
+  }
+
+ private:
+  mutable std::mutex mu_;  // guards threads_
+  std::vector<std::thread::id> threads_;
+};
+
+ServiceOptions WithInlineBudget(int budget) {
+  ServiceOptions options{0, 2};
+  options.inline_budget = std::make_shared<std::atomic<int>>(budget);
+  return options;
+}
+
+// An idle OST whose policy dispatches at once serves the request on the
+// caller's thread, through the scheduler all the same: counted, and the
+// buffers never handed over.
+TEST(ServicePolicyTest, SubmitOrRunServesAnIdleOstOnTheCallersThread) {
+  ThreadRecorder rec;
+  ServiceOptions options = WithInlineBudget(1);
+  Service service(options, NewMemBackend());
+  auto object = service.Object(1);
+  std::string data(100, 'i');
+  int handed_over = 0;
+  for (int i = 0; i < 10; ++i) {
+    service.SubmitOrRun(MakeIo(Op::kWrite, object, i * 100, &data, &rec, i),
+                        [&](IoRequest&) { handed_over++; });
+    // Already done when SubmitOrRun returns: nothing else was in service.
+    ASSERT_EQ(rec.Results().size(), size_t(i + 1));
+  }
+  EXPECT_EQ(handed_over, 0);
+  for (const auto& id : rec.Threads()) EXPECT_EQ(id, std::this_thread::get_id());
+  for (const auto& done : rec.Results()) EXPECT_EQ(done.err, 0);
+  EXPECT_EQ(options.inline_budget->load(), 1);  // given back
+  uint64_t served = 0;
+  for (const auto& status : service.PolicyStatus({"fifo"})) served += status.stats.completed;
+  EXPECT_EQ(served, 10u);
+}
+
+// A request the policy holds (a throttle) is queued: its buffers become
+// the caller's own first, and a service thread serves it when the policy
+// allows. No budget means never inline.
+TEST(ServicePolicyTest, SubmitOrRunQueuesWhatThePolicyHolds) {
+  TimedRecorder rec;
+  std::atomic<int> waits{0};
+  const nrs::TimePoint open_at = nrs::Clock::now() + std::chrono::milliseconds(50);
+  std::string data(10, 'h');
+  int handed_over = 0;
+  {
+    Service service(WithInlineBudget(2), NewMemBackend());
+    service.StartPolicy(std::make_unique<GatePolicy>(open_at, &waits));
+    auto object = service.Object(1);
+    service.SubmitOrRun(MakeIo(Op::kWrite, object, 0, &data, &rec, 1),
+                        [&](IoRequest&) { handed_over++; });
+    EXPECT_EQ(handed_over, 1);
+    ASSERT_TRUE(rec.WaitFor(1));
+  }
+  EXPECT_GE(rec.Earliest(), open_at);
+  {
+    ThreadRecorder queued;
+    Service service(ServiceOptions{0, 2}, NewMemBackend());  // no budget
+    service.SubmitOrRun(MakeIo(Op::kWrite, service.Object(2), 0, &data, &queued, 2),
+                        [&](IoRequest&) { handed_over++; });
+    ASSERT_TRUE(queued.WaitFor(1));
+    EXPECT_EQ(handed_over, 2);
+    EXPECT_NE(queued.Threads()[0], std::this_thread::get_id());
+  }
+}
+
 TEST(ServicePolicyTest, DestructorWaitsForParkedTokens) {
   Recorder rec;
   std::atomic<int> waits{0};
