@@ -239,11 +239,18 @@ void Service::Impl::Run(std::unique_ptr<IoRequest> request) {
   Status for_caller;
   Finish(*request, outcome, &for_caller);
   if (for_caller.ok()) bytes.fetch_add(outcome.bytes, std::memory_order_relaxed);
+  bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mu);
     // Before the observer hears of it, so stats already count it then.
     nrs.Complete(request.get(), nrs::Clock::now());
+    // A place freed: a token that waited for one (ServeOne) may go on.
+    if (deferred_tokens > 0 && nrs.Active() < service_threads) {
+      deferred_tokens--;
+      wake = true;
+    }
   }
+  if (wake) boost::asio::post(io, [this] { ServeOne(); });
   if (request->observer != nullptr) {
     request->observer->PartDone(*request, for_caller, for_caller.ok() ? outcome.bytes : 0);
   }
