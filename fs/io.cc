@@ -4,13 +4,21 @@
 
 namespace sfs::fs {
 
+namespace {
+thread_local bool tls_in_fuse_callback = false;
+}  // namespace
+
+FuseCallbackScope::FuseCallbackScope() { tls_in_fuse_callback = true; }
+FuseCallbackScope::~FuseCallbackScope() { tls_in_fuse_callback = false; }
+bool FuseCallbackScope::active() { return tls_in_fuse_callback; }
+
 void MultiPartOp::Launch(Filesystem& fs, std::vector<std::unique_ptr<ost::IoRequest>> parts) {
   // One reference per part plus the submitter's, so a part finishing before
   // the next is submitted cannot complete the op early.
   fs_ = &fs;
   fs.OpStarted();
   pending_.store(parts.size() + 1, std::memory_order_relaxed);
-  if (parts.size() == 1) {
+  if (parts.size() == 1 && FuseCallbackScope::active()) {
     // Served here when its OST can take it at once: no hand-off, and the
     // borrowed buffers need no copy.
     const uint32_t ost = parts[0]->info.ost;

@@ -18,12 +18,27 @@ namespace sfs::fs {
 
 class Filesystem;
 
+// Marks the calling thread as a FUSE worker inside a read or write
+// callback for the scope's life: only there may a lone part be served on
+// the calling thread (MultiPartOp::Launch). Follow-up launches from
+// completions run on OST service threads or the monitor, whose own work a
+// call on another OST's disk must never hold up.
+class FuseCallbackScope {
+ public:
+  FuseCallbackScope();
+  ~FuseCallbackScope();
+  FuseCallbackScope(const FuseCallbackScope&) = delete;
+  FuseCallbackScope& operator=(const FuseCallbackScope&) = delete;
+  static bool active();
+};
+
 class MultiPartOp : public ost::IoObserver {
  public:
   // Submits every part (their observer must be this op) and drops the
   // submitter's own reference; with no parts, finishes on this thread. A
-  // lone part may be served on this thread (ost::Service::SubmitOrRun), and
-  // the op may then be finished and gone when Launch returns.
+  // lone part may be served on this thread (ost::Service::SubmitOrRun) in a
+  // FuseCallbackScope, and the op may then be finished and gone when Launch
+  // returns.
   // The op must not be touched by the caller after Launch.
   void Launch(Filesystem& fs, std::vector<std::unique_ptr<ost::IoRequest>> parts);
 

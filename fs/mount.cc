@@ -76,7 +76,7 @@ void LoosenDirtyLimit(const std::string& mountpoint, spdlog::logger& log) {
   const std::string device = MountedDevice(mountpoint);
   const std::string knob = "/sys/class/bdi/" + device + "/strict_limit";
   std::ofstream out(knob);
-  if (!device.empty() && out) out << "0\n";
+  if (!device.empty() && out) out << "0\n" << std::flush;  // sysfs refuses at the write
   if (device.empty() || !out.good()) {
     log.info("cannot turn off the strict dirty limit of {} ({}): buffered writes are "
              "throttled early", mountpoint, device.empty() ? "device not found" : knob);

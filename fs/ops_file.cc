@@ -126,11 +126,13 @@ class WriteOp final : public MultiPartOp {
   }
 
   void Finish(const Status& status) override {
+    Status marked;
     {
       std::lock_guard<std::mutex> lock(file_->times_mu);
-      Status marked = MarkCreated(Fs(req_), *file_, created_.stripes());
-      if (!marked.ok()) return Refused(marked);
+      marked = MarkCreated(Fs(req_), *file_, created_.stripes());
     }
+    // Outside times_mu: the cut-back may be served on this very thread.
+    if (!marked.ok()) return Refused(marked);
     if (!status.ok()) return Refused(status);
     Status noted = NoteSizeAndTimes();
     if (!noted.ok()) return Refused(noted);
@@ -355,8 +357,9 @@ class TruncateOp final : public MultiPartOp {
 // fallocate: punch or preallocate; a preallocation may grow the file.
 class FallocateOp final : public MultiPartOp {
  public:
-  FallocateOp(fuse_req_t req, std::shared_ptr<OpenFile> file, uint64_t new_end)
-      : req_(req), file_(std::move(file)), new_end_(new_end) {}
+  // `kill_setid`: the caller is not root (see Finish).
+  FallocateOp(fuse_req_t req, std::shared_ptr<OpenFile> file, uint64_t new_end, bool kill_setid)
+      : req_(req), file_(std::move(file)), new_end_(new_end), kill_setid_(kill_setid) {}
 
  private:
   void OnPart(const ost::IoRequest& part, const Status& status) override {
@@ -371,9 +374,19 @@ class FallocateOp final : public MultiPartOp {
       Fs(req_).SaveAllocation(*file_);  // a punch or preallocation changed it
     }
     if (!status.ok()) return ReplyError(req_, status, "fallocate");
-    if (new_end_ > file_->size.load()) {
-      meta::AttrChange change;
-      change.size = new_end_;
+    meta::AttrChange change;
+    if (new_end_ > file_->size.load()) change.size = new_end_;
+    // Like a write: a change to the data by non-root clears set-ID bits.
+    // With FUSE_HANDLE_KILLPRIV_V2 (fs/fuse_channel.h) the kernel leaves
+    // that to us and sends no setattr for it.
+    if (kill_setid_ && file_->setid.load()) {
+      auto inode = Fs(req_).meta().GetInode(file_->ino);
+      if (!inode.ok()) return ReplyError(req_, inode.status(), "fallocate");
+      uint32_t mode = inode->mode & 07777 & ~static_cast<uint32_t>(S_ISUID);
+      if (mode & S_IXGRP) mode &= ~static_cast<uint32_t>(S_ISGID);
+      change.mode = mode;
+    }
+    if (change.size.has_value() || change.mode.has_value()) {
       auto inode = Fs(req_).StoreAttr(file_->ino, change);
       if (!inode.ok()) return ReplyError(req_, inode.status(), "fallocate");
     }
@@ -382,6 +395,7 @@ class FallocateOp final : public MultiPartOp {
   fuse_req_t req_;
   std::shared_ptr<OpenFile> file_;
   uint64_t new_end_;
+  const bool kill_setid_;
   NewObjects created_;
 };
 
@@ -448,6 +462,7 @@ void OpFlush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
 }
 
 void OpRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
+  const FuseCallbackScope in_callback;
   Filesystem& fs = Fs(req);
   OpenFile& file = *Handle(fi)->file;
   const uint64_t file_size = file.size.load();
@@ -465,6 +480,7 @@ void OpRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* 
 
 void OpWrite(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t off,
              fuse_file_info* fi) {
+  const FuseCallbackScope in_callback;
   Filesystem& fs = Fs(req);
   auto& file = Handle(fi)->file;
   // A write from the page cache (a shared writable mmap being written back)
@@ -509,8 +525,8 @@ void OpFallocate(fuse_req_t req, fuse_ino_t, int mode, off_t off, off_t length,
     return ReplyError(req, Status::Error(EOPNOTSUPP, "fallocate mode " + std::to_string(mode)),
                       "fallocate");
   }
-  auto* op = new FallocateOp(req, file, new_end);
   const nrs::RequestInfo who = Caller(req, fs);
+  auto* op = new FallocateOp(req, file, new_end, /*kill_setid=*/who.uid != 0);
   auto parts = ExtentParts(TargetOf(*file), op_kind, offset, len, nullptr, who, op);
   // Object sizes follow the file size through truncate, never through
   // preallocation, so objects always keep their size here.

@@ -94,6 +94,27 @@ TEST_P(WriteCacheTest, WriteByNonRootClearsSetUserId) {
   EXPECT_EQ(ReadFile(fs.Path("f"))->substr(4, 2), "ab");
 }
 
+// So does a preallocation by non-root, which the kernel no longer turns
+// into a setattr of its own.
+TEST_P(WriteCacheTest, FallocateByNonRootClearsSetUserId) {
+  MountedFs fs(WithCache(GetParam()));
+  ASSERT_TRUE(fs.mounted());
+  ASSERT_TRUE(WriteFile(fs.Path("f"), std::string(100, 'a')));
+  ASSERT_EQ(chmod(fs.Path("f").c_str(), 04777), 0);
+  const std::string path = fs.Path("f");
+  EXPECT_EQ(RunAs(kNobody, kNogroup,
+                  [&] {
+                    int fd = open(path.c_str(), O_WRONLY);
+                    if (fd < 0) return errno;
+                    const int rc = posix_fallocate(fd, 0, 1 << 20);
+                    close(fd);
+                    return rc;
+                  }),
+            0);
+  EXPECT_EQ(Stat(fs.Path("f")).st_mode & 07777, 0777u);
+  EXPECT_EQ(Stat(fs.Path("f")).st_size, 1 << 20);
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, WriteCacheTest, ::testing::Values("writethrough", "writeback"));
 
 // One large write(2) reaches the daemon as many pieces past the end of the
