@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <functional>
 #include <string>
 
 #include "file_util.h"
@@ -30,6 +31,18 @@ size_t Occurrences(const std::string& text, const std::string& word) {
     ++count;
   }
   return count;
+}
+
+// Runs `body` on `path` opened O_WRONLY by nobody; its result (an errno, 0
+// for success), or the errno of open or close.
+int AsNobodyOnOpenFile(const std::string& path, const std::function<int(int fd)>& body) {
+  return RunAs(kNobody, kNogroup, [&] {
+    int fd = open(path.c_str(), O_WRONLY);
+    if (fd < 0) return errno;
+    const int result = body(fd);
+    if (close(fd) != 0 && result == 0) return errno;
+    return result;
+  });
 }
 
 class WriteCacheTest : public ::testing::TestWithParam<std::string> {};
@@ -81,14 +94,8 @@ TEST_P(WriteCacheTest, WriteByNonRootClearsSetUserId) {
   ASSERT_TRUE(fs.mounted());
   ASSERT_TRUE(WriteFile(fs.Path("f"), std::string(100, 'a')));
   ASSERT_EQ(chmod(fs.Path("f").c_str(), 04777), 0);
-  const std::string path = fs.Path("f");
-  EXPECT_EQ(RunAs(kNobody, kNogroup,
-                  [&] {
-                    int fd = open(path.c_str(), O_WRONLY);
-                    if (fd < 0) return errno;
-                    const bool ok = pwrite(fd, "b", 1, 5) == 1 && close(fd) == 0;
-                    return ok ? 0 : errno;
-                  }),
+  EXPECT_EQ(AsNobodyOnOpenFile(fs.Path("f"),
+                               [](int fd) { return pwrite(fd, "b", 1, 5) == 1 ? 0 : errno; }),
             0);
   EXPECT_EQ(Stat(fs.Path("f")).st_mode & 07777, 0777u);
   EXPECT_EQ(ReadFile(fs.Path("f"))->substr(4, 2), "ab");
@@ -101,15 +108,7 @@ TEST_P(WriteCacheTest, FallocateByNonRootClearsSetUserId) {
   ASSERT_TRUE(fs.mounted());
   ASSERT_TRUE(WriteFile(fs.Path("f"), std::string(100, 'a')));
   ASSERT_EQ(chmod(fs.Path("f").c_str(), 04777), 0);
-  const std::string path = fs.Path("f");
-  EXPECT_EQ(RunAs(kNobody, kNogroup,
-                  [&] {
-                    int fd = open(path.c_str(), O_WRONLY);
-                    if (fd < 0) return errno;
-                    const int rc = posix_fallocate(fd, 0, 1 << 20);
-                    close(fd);
-                    return rc;
-                  }),
+  EXPECT_EQ(AsNobodyOnOpenFile(fs.Path("f"), [](int fd) { return posix_fallocate(fd, 0, 1 << 20); }),
             0);
   EXPECT_EQ(Stat(fs.Path("f")).st_mode & 07777, 0777u);
   EXPECT_EQ(Stat(fs.Path("f")).st_size, 1 << 20);
