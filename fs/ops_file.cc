@@ -379,14 +379,8 @@ class FallocateOp final : public MultiPartOp {
     // Like a write: a change to the data by non-root clears set-ID bits.
     // With FUSE_HANDLE_KILLPRIV_V2 (fs/fuse_channel.h) the kernel leaves
     // that to us and sends no setattr for it.
-    if (kill_setid_ && file_->setid.load()) {
-      auto inode = Fs(req_).meta().GetInode(file_->ino);
-      if (!inode.ok()) return ReplyError(req_, inode.status(), "fallocate");
-      uint32_t mode = inode->mode & 07777 & ~static_cast<uint32_t>(S_ISUID);
-      if (mode & S_IXGRP) mode &= ~static_cast<uint32_t>(S_ISGID);
-      change.mode = mode;
-    }
-    if (change.size.has_value() || change.mode.has_value()) {
+    change.kill_setid = kill_setid_ && file_->setid.load();
+    if (change.size.has_value() || change.kill_setid) {
       auto inode = Fs(req_).StoreAttr(file_->ino, change);
       if (!inode.ok()) return ReplyError(req_, inode.status(), "fallocate");
     }
@@ -626,16 +620,8 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
   // With FUSE_HANDLE_KILLPRIV_V2 (fs/fuse_channel.h) the kernel leaves the
   // clearing of set-ID bits to us and says when: chown of a non-directory,
   // truncate by a caller without CAP_FSETID. This bit is its
-  // FATTR_KILL_SUIDGID. Set-group-ID goes only with group execute, as in
-  // the kernel's own rule.
-  if (to_set & FUSE_SET_ATTR_KILL_SUID) {
-    auto inode = fs.meta().GetInode(ino);
-    if (!inode.ok()) return ReplyError(req, inode.status(), "setattr");
-    uint32_t mode = change.mode.value_or(inode->mode & 07777);
-    mode &= ~static_cast<uint32_t>(S_ISUID);
-    if (mode & S_IXGRP) mode &= ~static_cast<uint32_t>(S_ISGID);
-    if (mode != (inode->mode & 07777) || change.mode.has_value()) change.mode = mode;
-  }
+  // FATTR_KILL_SUIDGID.
+  change.kill_setid = (to_set & FUSE_SET_ATTR_KILL_SUID) != 0;
   if (!change.size.has_value()) return ReplyAttr(req, fs.StoreAttr(ino, change), "setattr");
 
   std::shared_ptr<OpenFile> file = fi != nullptr ? Handle(fi)->file : fs.FindOpen(ino);

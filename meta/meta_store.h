@@ -9,6 +9,7 @@
 // to RocksDB without it and see whole batches only. mu_ is a leaf lock.
 #pragma once
 
+#include <sys/stat.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -76,7 +77,18 @@ struct AttrChange {
   std::optional<uint64_t> size;
   std::optional<Timestamp> atime;
   std::optional<Timestamp> mtime;
+  // After `mode` is applied: clear set-user-ID, and set-group-ID if group
+  // executable (without it S_ISGID marks mandatory locking, not privilege),
+  // as for a write or truncate by non-root and for chown.
+  bool kill_setid = false;
 };
+
+// `mode` without the bits a write, truncate or chown by non-root clears.
+inline uint32_t WithoutSetId(uint32_t mode) {
+  mode &= ~static_cast<uint32_t>(S_ISUID);
+  if (mode & S_IXGRP) mode &= ~static_cast<uint32_t>(S_ISGID);
+  return mode;
+}
 
 // When a name goes away and the inode's link count reaches zero, the inode is
 // kept as an orphan (key O/) until the caller destroys its objects and calls

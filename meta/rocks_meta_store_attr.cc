@@ -37,6 +37,7 @@ Result<Inode> RocksMetaStore::SetAttr(uint64_t ino, const AttrChange& change) {
     if (!S_ISREG(inode->mode)) return Status::Error(EINVAL, "meta: truncate of a special file");
   }
   if (change.mode) inode->mode = (inode->mode & S_IFMT) | (*change.mode & 07777);
+  if (change.kill_setid) inode->mode = WithoutSetId(inode->mode);
   if (change.uid) inode->uid = *change.uid;
   if (change.gid) inode->gid = *change.gid;
   if (change.atime) inode->atime = *change.atime;
@@ -61,11 +62,7 @@ Result<Inode> RocksMetaStore::NoteWrite(uint64_t ino, uint64_t end, bool kill_su
   Inode* inode = *loaded;
   if (end > inode->size) inode->size = end;
   if (touch_times) inode->mtime = inode->ctime = m.now();
-  if (kill_suid) {
-    inode->mode &= ~static_cast<uint32_t>(S_ISUID);
-    // Without group-execute, S_ISGID marks mandatory locking, not privilege.
-    if (inode->mode & S_IXGRP) inode->mode &= ~static_cast<uint32_t>(S_ISGID);
-  }
+  if (kill_suid) inode->mode = WithoutSetId(inode->mode);
   Inode result = *inode;
   SFS_RETURN_IF_ERROR(m.Commit("meta: note write " + std::to_string(ino)));
   return result;

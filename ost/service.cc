@@ -52,12 +52,9 @@ struct Service::Impl {
         objects(objects),
         timeout(timeout),
         inline_budget(std::move(inline_budget)),
-        first_inline_slot(static_cast<size_t>(threads) + 1),
-        // One per service thread, one for the space sampler, then one per
-        // request that may run on a caller's thread.
-        busy_since(first_inline_slot +
-                   static_cast<size_t>(this->inline_budget ? std::max(0, this->inline_budget->load())
-                                                            : 0)),
+        inline_slot(static_cast<size_t>(threads) + 1),
+        // One per service thread, the space sampler's, and the inline one.
+        busy_since(inline_slot + 1),
         log(Logger("ost")),
         work(io.get_executor()),
         timer(io) {}
@@ -84,14 +81,16 @@ struct Service::Impl {
   ObjectCache* const objects;  // borrowed from Service::objects_, likewise
   const std::chrono::nanoseconds timeout;
   const std::shared_ptr<std::atomic<int>> inline_budget;  // see ServiceOptions
-  const size_t first_inline_slot;
+  // The busy slot of the one request that may be served on a caller's
+  // thread at a time (SubmitOrRun serves an idle OST only).
+  const size_t inline_slot;
   // One slot per service thread (see tls_busy), the sampler's, and the
-  // inline ones (SubmitOrRun), each claimed by a caller while it serves.
+  // inline one, claimed by a caller while it serves.
   std::vector<std::atomic<int64_t>> busy_since;
-  // Claims an inline slot and a share of the budget, marking the slot busy
-  // since now; nullopt if none is free.
-  std::optional<size_t> ClaimInline();
-  void ReleaseInline(size_t slot);
+  // Claims the inline slot and a share of the budget, marking the slot
+  // busy since now; false if either is taken.
+  bool ClaimInline();
+  void ReleaseInline();
   const std::shared_ptr<spdlog::logger> log;
 
   boost::asio::io_context io;
@@ -135,24 +134,23 @@ struct Service::Impl {
 // an observer then goes through the queue (no nesting on one stack).
 thread_local bool tls_serving_inline = false;
 
-std::optional<size_t> Service::Impl::ClaimInline() {
-  if (!inline_budget || tls_serving_inline || draining.load()) return std::nullopt;
-  int left = inline_budget->load(std::memory_order_relaxed);
-  do {
-    if (left <= 0) return std::nullopt;
-  } while (!inline_budget->compare_exchange_weak(left, left - 1));
-  const int64_t now = SteadyNanos(nrs::Clock::now());
-  for (size_t slot = first_inline_slot; slot < busy_since.size(); ++slot) {
-    int64_t idle = 0;
-    if (busy_since[slot].compare_exchange_strong(idle, now)) return slot;
+bool Service::Impl::ClaimInline() {
+  if (!inline_budget || tls_serving_inline || draining.load()) return false;
+  int64_t idle = 0;
+  if (!busy_since[inline_slot].compare_exchange_strong(idle, SteadyNanos(nrs::Clock::now()))) {
+    return false;
   }
-  inline_budget->fetch_add(1);
-  return std::nullopt;
+  int left = inline_budget->load(std::memory_order_relaxed);
+  while (left > 0 && !inline_budget->compare_exchange_weak(left, left - 1)) {
+  }
+  if (left > 0) return true;
+  busy_since[inline_slot].store(0);
+  return false;
 }
 
-void Service::Impl::ReleaseInline(size_t slot) {
-  busy_since[slot].store(0);
+void Service::Impl::ReleaseInline() {
   inline_budget->fetch_add(1);
+  busy_since[inline_slot].store(0);
 }
 
 void Service::Impl::ServeOne() {
@@ -360,11 +358,15 @@ void Service::CloseObject(uint64_t object_id) {
   });
 }
 
+void Service::Stamp(IoRequest& request) {
+  if (request.info.arrival == nrs::TimePoint{}) request.info.arrival = nrs::Clock::now();
+  if (request.object == nullptr) request.object = Object(request.info.object_id);
+  request.info.ost = index_;
+}
+
 void Service::Submit(std::unique_ptr<IoRequest> request) {
   assert(!impl_->stopping.load() && "Submit() during ~Service");
-  if (request->info.arrival == nrs::TimePoint{}) request->info.arrival = nrs::Clock::now();
-  if (request->object == nullptr) request->object = Object(request->info.object_id);
-  request->info.ost = index_;
+  Stamp(*request);
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     impl_->nrs.Enqueue(request.release(), nrs::Clock::now());
@@ -375,14 +377,11 @@ void Service::Submit(std::unique_ptr<IoRequest> request) {
 void Service::SubmitOrRun(std::unique_ptr<IoRequest> request,
                           const std::function<void(IoRequest&)>& before_queueing) {
   assert(!impl_->stopping.load() && "SubmitOrRun() during ~Service");
-  const std::optional<size_t> slot = impl_->ClaimInline();
-  if (!slot.has_value()) {
+  if (!impl_->ClaimInline()) {
     before_queueing(*request);
     return Submit(std::move(request));
   }
-  if (request->info.arrival == nrs::TimePoint{}) request->info.arrival = nrs::Clock::now();
-  if (request->object == nullptr) request->object = Object(request->info.object_id);
-  request->info.ost = index_;
+  Stamp(*request);
   IoRequest* const mine = request.get();
   bool run_here = false;
   {
@@ -416,13 +415,13 @@ void Service::SubmitOrRun(std::unique_ptr<IoRequest> request,
       impl_->inline_running--;
       wake = std::exchange(impl_->deferred_tokens, 0);
     }
-    impl_->ReleaseInline(*slot);
+    impl_->ReleaseInline();
     for (size_t i = 0; i < wake; ++i) {
       boost::asio::post(impl_->io, [impl = impl_.get()] { impl->ServeOne(); });
     }
     return;
   }
-  impl_->ReleaseInline(*slot);
+  impl_->ReleaseInline();
   if (request != nullptr) {  // not even enqueued: busy or unresponsive OST
     before_queueing(*request);
     return Submit(std::move(request));

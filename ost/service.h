@@ -224,6 +224,10 @@ class Service {
   bool read_only() const;
 
  private:
+  // Sets what Submit and SubmitOrRun fill in: arrival (if unset), the
+  // object handle (if unset) and the OST index.
+  void Stamp(IoRequest& request);
+
   struct Impl;
   const uint32_t index_;
   std::unique_ptr<Backend> backend_;

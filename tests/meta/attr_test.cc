@@ -113,6 +113,25 @@ TEST_F(AttrTest, NoteWriteKillsSuid) {
   EXPECT_EQ(locking->mode, static_cast<uint32_t>(S_IFREG | 02745));
 }
 
+TEST_F(AttrTest, SetAttrKillsSetIdAfterTheModeChange) {
+  auto f = Make(kRootIno, "f", S_IFREG | 06755);
+  auto g = Make(kRootIno, "g", S_IFREG | 06745);  // no group-execute
+  SFS_ASSERT_OK(f);
+  SFS_ASSERT_OK(g);
+  AttrChange kill;
+  kill.kill_setid = true;
+  auto killed = store_->SetAttr(f->ino, kill);
+  SFS_ASSERT_OK(killed);
+  EXPECT_EQ(killed->mode, static_cast<uint32_t>(S_IFREG | 0755));
+  auto locking = store_->SetAttr(g->ino, kill);
+  SFS_ASSERT_OK(locking);
+  EXPECT_EQ(locking->mode, static_cast<uint32_t>(S_IFREG | 02745));
+  kill.mode = 04711;  // a chmod in the same change is applied first
+  auto both = store_->SetAttr(f->ino, kill);
+  SFS_ASSERT_OK(both);
+  EXPECT_EQ(both->mode, static_cast<uint32_t>(S_IFREG | 0711));
+}
+
 TEST_F(AttrTest, XattrSetGetListRemove) {
   auto f = File(kRootIno, "f");
   SFS_ASSERT_OK(f);
