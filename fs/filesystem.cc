@@ -401,9 +401,17 @@ void Filesystem::ReleaseOpen(const std::shared_ptr<OpenFile>& file) {
     // Stored before the file leaves the table, under the lock AcquireOpen
     // reads the store under: an open right after this close loads what it
     // stored, and cannot later store back the older state.
+    bool unsaved;
+    {
+      std::lock_guard<std::mutex> times_lock(file->times_mu);
+      unsaved = file->unsaved_mtime.has_value();
+    }
     Status saved = SaveTimes(*file);
     if (!saved.ok()) {
       Logger("fs")->error("saving mtime of inode {} at close: {}", file->ino, saved.ToString());
+    } else if (unsaved) {
+      Logger("fs")->debug("inode {}: mtime of in-place writes stored at its last release",
+                          file->ino);
     }
     open_.erase(file->ino);
   }

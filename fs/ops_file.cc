@@ -393,8 +393,7 @@ class FallocateOp final : public MultiPartOp {
   NewObjects created_;
 };
 
-// `created`: the handle of a create, whose file is new.
-void OpenReply(fuse_req_t req, fuse_file_info* fi, std::shared_ptr<OpenFile> file, bool created) {
+void OpenReply(fuse_req_t req, fuse_file_info* fi, std::shared_ptr<OpenFile> file) {
   fi->fh = reinterpret_cast<uint64_t>(
       new FileHandle{std::move(file), fi->flags, Caller(req, Fs(req))});
   // Every change to the data goes through this mount, so cached pages stay
@@ -405,14 +404,12 @@ void OpenReply(fuse_req_t req, fuse_file_info* fi, std::shared_ptr<OpenFile> fil
   // direct read sees a cached write) and drops cached pages a direct write
   // makes stale. A direct_io handle would skip both.
   if ((fi->flags & O_DIRECT) && !Fs(req).config().writeback) fi->direct_io = 1;
-  // Close skips the FLUSH round trip (one of the four a create-and-close
-  // costs) where it would store nothing or next to nothing: a handle that
-  // cannot write, and the handle of a create. The writes to a new file grow
-  // it, and a growing write stores size and mtime at once; the mtime that
-  // in-place writes through it leave unsaved is stored by fsync or by its
-  // release, which the kernel sends right after the last close. A file that
-  // existed keeps the stronger rule: close stores it (OpFlush).
-  if ((fi->flags & O_ACCMODE) == O_RDONLY || created) fi->noflush = 1;
+  // Close skips the FLUSH round trip (one of three an open-and-close
+  // costs): flush would only store the mtime that in-place writes left
+  // unsaved, and the release the kernel queues before close(2) returns
+  // stores it too (Filesystem::ReleaseOpen). With the writeback cache the
+  // kernel ignores this and flushes: its close writes dirty pages back.
+  fi->noflush = 1;
 }
 
 void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
@@ -427,7 +424,7 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
     if (removed.ok() && removed->orphaned) fs.ForgetRemoved(removed->ino);
     return ReplyError(req, file.status(), "create");
   }
-  OpenReply(req, fi, std::move(file).value(), /*created=*/true);
+  OpenReply(req, fi, std::move(file).value());
   fuse_entry_param entry;
   FillEntry(*inode, fs.config().attr_timeout, &entry);
   fuse_reply_create(req, &entry, fi);
@@ -436,7 +433,7 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
 void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto file = Fs(req).AcquireOpen(ino);
   if (!file.ok()) return ReplyError(req, file.status(), "open");
-  OpenReply(req, fi, std::move(file).value(), /*created=*/false);
+  OpenReply(req, fi, std::move(file).value());
   fuse_reply_open(req, fi);
 }
 
@@ -446,9 +443,9 @@ void OpRelease(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   fuse_reply_err(req, 0);
 }
 
-// Data is with the OSTs once a write is answered; close stores the mtime of
-// in-place writes. Here, not only in release: close(2) waits for flush,
-// while release arrives later, after close has returned.
+// Only with the writeback cache (every other handle is noflush): the
+// kernel has written the handle's dirty pages back; the mtime that
+// in-place writes left unsaved is stored before close(2) returns.
 void OpFlush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   Status saved = Fs(req).SaveTimes(*Handle(fi)->file);
   if (!saved.ok()) return ReplyError(req, saved, "flush");
