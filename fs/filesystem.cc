@@ -509,6 +509,27 @@ void Filesystem::ForgetRemoved(uint64_t ino) {
   DestroyObjects(ino);
 }
 
+Result<meta::Removed> Filesystem::Unlink(uint64_t parent, const std::string& name) {
+  auto removed = [&] {
+    // Held across the store's commit so that no open can take the inode
+    // between the check and the purge (lock order: open_mu_, then the
+    // store's). Opens wait one commit; unlinks hold nothing else.
+    std::lock_guard<std::mutex> lock(open_mu_);
+    return meta_->Unlink(parent, name, [this](uint64_t ino, const std::string& blob) {
+      if (open_.count(ino) != 0 || destroying_.count(ino) != 0) return false;
+      if (blob.empty()) return true;  // no layout: no objects
+      auto decoded = layout::Decode(blob);
+      if (!decoded.ok()) return false;  // the orphan path logs and decides
+      for (const auto& object : decoded->objects) {
+        if (object.created) return false;
+      }
+      return true;
+    });
+  }();
+  if (removed.ok() && removed->orphaned) ForgetRemoved(removed->ino);
+  return removed;
+}
+
 void Filesystem::DestroyObjects(uint64_t ino) {
   auto finished = [this, ino] {
     std::lock_guard<std::mutex> lock(open_mu_);

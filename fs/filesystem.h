@@ -173,6 +173,10 @@ class Filesystem {
   // After a name went away leaving `ino` with no links: destroy the objects
   // now, or on the last close if the file is still open.
   void ForgetRemoved(uint64_t ino);
+  // unlink(2) of `name`: a file left with no links is purged in the same
+  // store batch when it is not open and none of its objects was ever
+  // created (the usual empty file), else destroyed as ForgetRemoved says.
+  Result<meta::Removed> Unlink(uint64_t parent, const std::string& name);
 
   // Shows what an open file has not stored yet in attributes read from the
   // store: its mtime (and ctime unless the stored one is newer) and the

@@ -420,8 +420,7 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   auto file = fs.AcquireOpen(inode->ino);
   if (!file.ok()) {
     // The caller is told the create failed, so the name must not stay.
-    auto removed = fs.meta().Unlink(parent, name);
-    if (removed.ok() && removed->orphaned) fs.ForgetRemoved(removed->ino);
+    (void)fs.Unlink(parent, name);
     return ReplyError(req, file.status(), "create");
   }
   OpenReply(req, fi, std::move(file).value());

@@ -64,9 +64,8 @@ void OpReadlink(fuse_req_t req, fuse_ino_t ino) {
 
 void OpUnlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
   Filesystem& fs = Fs(req);
-  auto removed = fs.meta().Unlink(parent, name);
+  auto removed = fs.Unlink(parent, name);
   if (!removed.ok()) return ReplyError(req, removed.status(), "unlink");
-  if (removed->orphaned) fs.ForgetRemoved(removed->ino);
   fuse_reply_err(req, 0);
 }
 

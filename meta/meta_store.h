@@ -13,6 +13,7 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -97,8 +98,16 @@ struct Removed {
   uint64_t ino = 0;
   uint32_t mode = 0;
   uint32_t nlink_left = 0;
-  bool orphaned = false;  // nlink reached 0 on a regular file
+  bool orphaned = false;  // nlink reached 0 on a regular file, which is kept
+  bool purged = false;    // nlink reached 0 and the inode went in the same batch
 };
+
+// Asked, inside an unlink that drops a regular file's last link, whether the
+// inode can go in the unlink's own batch instead of staying as an orphan:
+// true when there are no objects to destroy and nobody holds the file open.
+// Gets the file's stored layout (empty if it has none). Called with the
+// store's mutation lock held, so it must not call back into the store.
+using PurgeNow = std::function<bool(uint64_t ino, const std::string& layout)>;
 
 enum class RenameMode { kReplace, kNoReplace, kExchange };
 
@@ -145,8 +154,11 @@ class MetaStore {
                                const NewNode& node) = 0;
   // Hard link. EEXIST, EPERM for directories.
   virtual Result<Inode> Link(uint64_t ino, uint64_t new_parent, const std::string& new_name) = 0;
-  // ENOENT, EISDIR for a directory.
-  virtual Result<Removed> Unlink(uint64_t parent, const std::string& name) = 0;
+  // ENOENT, EISDIR for a directory. With `purge_now`, a regular file whose
+  // last link goes is purged at once where it says so (one commit instead of
+  // an orphan mark now and a Purge later).
+  virtual Result<Removed> Unlink(uint64_t parent, const std::string& name,
+                                 const PurgeNow& purge_now = {}) = 0;
   // ENOENT, ENOTDIR, ENOTEMPTY.
   virtual Status Rmdir(uint64_t parent, const std::string& name) = 0;
   // POSIX rename with RENAME_NOREPLACE / RENAME_EXCHANGE. Returns the inode

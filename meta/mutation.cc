@@ -68,7 +68,7 @@ void Mutation::DeleteDirent(uint64_t parent, std::string_view name) {
   batch_.Delete(DirentKey(parent, name));
 }
 
-Status Mutation::DeleteInode(uint64_t ino) {
+Status Mutation::DeleteInode(uint64_t ino, bool has_orphan_mark) {
   std::vector<std::string> xattr_keys;
   Status s = ScanPrefix(db_, rocksdb::ReadOptions(), XattrPrefix(ino),
                         [&](std::string_view key, std::string_view) {
@@ -79,7 +79,7 @@ Status Mutation::DeleteInode(uint64_t ino) {
   for (const auto& key : xattr_keys) batch_.Delete(key);
   batch_.Delete(InodeKey(ino));
   batch_.Delete(LayoutKey(ino));
-  batch_.Delete(OrphanKey(ino));
+  if (has_orphan_mark) batch_.Delete(OrphanKey(ino));
   inodes_.erase(ino);
   deleted_.insert(ino);
   return Status::Ok();

@@ -45,9 +45,9 @@ class Mutation {
   void PutDirent(uint64_t parent, std::string_view name, uint64_t ino, uint32_t mode);
   void DeleteDirent(uint64_t parent, std::string_view name);
 
-  // Deletes the inode with its layout, xattrs and orphan mark; pointers from
-  // Load to it dangle afterwards.
-  Status DeleteInode(uint64_t ino);
+  // Deletes the inode with its layout, xattrs and orphan mark (unless the
+  // caller knows it has none); pointers from Load to it dangle afterwards.
+  Status DeleteInode(uint64_t ino, bool has_orphan_mark = true);
   void MarkOrphan(uint64_t ino);
   // Drops one link of a non-directory whose name is gone, as unlink does
   // (ctime = now): at zero a regular file becomes an orphan, anything else

@@ -40,7 +40,8 @@ class RocksMetaStore final : public MetaStore {
   Result<Inode> Lookup(uint64_t parent, const std::string& name) override;
   Result<Inode> Create(uint64_t parent, const std::string& name, const NewNode& node) override;
   Result<Inode> Link(uint64_t ino, uint64_t new_parent, const std::string& new_name) override;
-  Result<Removed> Unlink(uint64_t parent, const std::string& name) override;
+  Result<Removed> Unlink(uint64_t parent, const std::string& name,
+                         const PurgeNow& purge_now) override;
   Status Rmdir(uint64_t parent, const std::string& name) override;
   Result<std::optional<Removed>> Rename(uint64_t parent, const std::string& name,
                                         uint64_t new_parent, const std::string& new_name,

@@ -101,7 +101,8 @@ Result<Inode> RocksMetaStore::Link(uint64_t ino, uint64_t new_parent, const std:
   return result;
 }
 
-Result<Removed> RocksMetaStore::Unlink(uint64_t parent, const std::string& name) {
+Result<Removed> RocksMetaStore::Unlink(uint64_t parent, const std::string& name,
+                                       const PurgeNow& purge_now) {
   SFS_RETURN_IF_ERROR(CheckName(name));
   std::lock_guard<std::mutex> lock(mu_);
   Mutation m(db_.get());
@@ -115,6 +116,25 @@ Result<Removed> RocksMetaStore::Unlink(uint64_t parent, const std::string& name)
 
   m.DeleteDirent(parent, name);
   m.TouchDir(*dir);
+  if (purge_now && S_ISREG((*child)->mode) && (*child)->nlink <= 1) {
+    // The last link: ask before marking an orphan, so a purge writes neither
+    // the mark nor its deletion.
+    const uint64_t ino = (*child)->ino;
+    auto layout = ReadKey(db_.get(), rocksdb::ReadOptions(), LayoutKey(ino),
+                          "meta: layout of " + std::to_string(ino));
+    if (!layout.ok() && layout.err() != ENOENT) return layout.status();
+    if (purge_now(ino, layout.ok() ? *layout : std::string())) {
+      Removed removed;
+      removed.ino = ino;
+      removed.mode = (*child)->mode;
+      removed.purged = true;
+      // A linked file has no mark; nlink 0 under a live name is damage, so
+      // any mark goes too.
+      SFS_RETURN_IF_ERROR(m.DeleteInode(ino, /*has_orphan_mark=*/(*child)->nlink == 0));
+      SFS_RETURN_IF_ERROR(m.Commit("meta: unlink '" + name + "'"));
+      return removed;
+    }
+  }
   auto removed = m.DropLink(*child);
   SFS_RETURN_IF_ERROR(removed);
   SFS_RETURN_IF_ERROR(m.Commit("meta: unlink '" + name + "'"));

@@ -292,6 +292,30 @@ TEST_F(PosixTest, UnlinkedOpenFileStaysUsableUntilLastClose) {
   EXPECT_EQ(Stat(P("doomed")).st_size, 0);
 }
 
+TEST_F(PosixTest, UnlinkedEmptyFileOpenElsewhereIsKeptUntilLastClose) {
+  // An empty, never-written file is purged in the unlink's own store batch,
+  // but only when nobody has it open: here the open handle writes after the
+  // unlink, and the objects it creates go at its close.
+  ASSERT_TRUE(WriteFile(P("empty"), ""));
+  int fd = open(P("empty").c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(unlink(P("empty").c_str()), 0);
+  const std::string data = RandomBytes(3 << 20, 7);
+  ASSERT_TRUE(PwriteAll(fd, data, 0));
+  ASSERT_EQ(fsync(fd), 0);
+  EXPECT_TRUE(SameBytes(PreadAll(fd, data.size(), 0), data));
+  EXPECT_EQ(TotalObjects(), 3u);
+  ASSERT_EQ(close(fd), 0);
+  EXPECT_TRUE(WaitFor([&] { return TotalObjects() == 0; })) << TotalObjects();
+
+  // Closed and empty: gone at once, and the name is free again.
+  ASSERT_TRUE(WriteFile(P("empty"), ""));
+  ASSERT_EQ(unlink(P("empty").c_str()), 0);
+  EXPECT_EQ(ErrnoOf(unlink(P("empty").c_str())), ENOENT);
+  ASSERT_TRUE(WriteFile(P("empty"), "x"));
+  EXPECT_EQ(Stat(P("empty")).st_size, 1);
+}
+
 TEST_F(PosixTest, UnlinkOfClosedFileRemovesObjects) {
   ASSERT_TRUE(WriteFile(P("f"), RandomBytes(4 << 20, 6)));
   ASSERT_EQ(TotalObjects(), 4u);

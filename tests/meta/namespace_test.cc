@@ -209,6 +209,56 @@ TEST_F(NamespaceTest, UnlinkDropsLinksThenOrphans) {
   EXPECT_EQ(T(root->mtime), T(kept->ctime));
 }
 
+TEST_F(NamespaceTest, UnlinkPurgesInItsOwnBatchWhenAsked) {
+  NewNode node;
+  node.mode = S_IFREG | 0600;
+  node.layout = "blob";
+  auto f = store_->Create(kRootIno, "f", node);
+  SFS_ASSERT_OK(f);
+  SFS_ASSERT_OK(store_->SetXattr(f->ino, "user.a", "1", 0));
+  SFS_ASSERT_OK(store_->Link(f->ino, kRootIno, "g"));
+  int asked = 0;
+  auto yes = [&](uint64_t ino, const std::string& layout) {
+    ++asked;
+    EXPECT_EQ(ino, f->ino);
+    EXPECT_EQ(layout, "blob");
+    return true;
+  };
+  auto r1 = store_->Unlink(kRootIno, "f", yes);  // a link is left: not asked
+  SFS_ASSERT_OK(r1);
+  EXPECT_EQ(asked, 0);
+  EXPECT_FALSE(r1->purged);
+  SFS_ASSERT_OK(store_->GetInode(f->ino));
+
+  auto r2 = store_->Unlink(kRootIno, "g", yes);
+  SFS_ASSERT_OK(r2);
+  EXPECT_EQ(asked, 1);
+  EXPECT_TRUE(r2->purged);
+  EXPECT_FALSE(r2->orphaned);
+  EXPECT_EQ(r2->nlink_left, 0u);
+  Reopen();  // what was committed, not a cache
+  SFS_EXPECT_ERR(store_->GetInode(f->ino), ENOENT);
+  SFS_EXPECT_ERR(store_->GetLayout(f->ino), ENOENT);
+  SFS_EXPECT_ERR(store_->GetXattr(f->ino, "user.a"), ENOENT);
+  SFS_EXPECT_ERR(store_->Lookup(kRootIno, "g"), ENOENT);
+  auto orphans = store_->Orphans();
+  SFS_ASSERT_OK(orphans);
+  EXPECT_TRUE(orphans->empty());
+}
+
+TEST_F(NamespaceTest, UnlinkKeepsTheOrphanWhenPurgeIsRefused) {
+  auto f = File(kRootIno, "f");
+  SFS_ASSERT_OK(f);
+  auto r = store_->Unlink(kRootIno, "f", [](uint64_t, const std::string&) { return false; });
+  SFS_ASSERT_OK(r);
+  EXPECT_TRUE(r->orphaned);
+  EXPECT_FALSE(r->purged);
+  auto orphans = store_->Orphans();
+  SFS_ASSERT_OK(orphans);
+  EXPECT_EQ(*orphans, std::vector<uint64_t>{f->ino});
+  SFS_ASSERT_OK(store_->GetInode(f->ino));
+}
+
 TEST_F(NamespaceTest, OrphansSurviveReopenAndPurge) {
   NewNode node;
   node.mode = S_IFREG | 0600;
