@@ -118,6 +118,7 @@ class Filesystem {
     // the mount waits for an OST directory to answer.
     std::chrono::nanoseconds ost_timeout = std::chrono::seconds(30);
     bool writeback = false;  // MountOptions::writeback
+    bool direct_writes = false;  // MountOptions::direct_writes
     // Data requests that may be served on FUSE worker threads at once,
     // across all OSTs (ost::ServiceOptions::inline_budget): below the
     // mount's worker count (4, fs/mount.cc), so OSTs that hang can never

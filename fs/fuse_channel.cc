@@ -7,6 +7,7 @@
 #include <cstring>
 #include <vector>
 
+#include "common/log.h"
 #include "fs/fuse_api.h"
 #include "fs/filesystem.h"
 
@@ -30,7 +31,12 @@ ssize_t ChannelRead(int fd, void* buf, size_t len, void* userdata) {
   std::memset(&init, 0, sizeof(init));
   std::memcpy(&init, static_cast<const char*>(buf) + sizeof(header),
               std::min(sizeof(init), got - sizeof(header)));
-  state.offered.store(init.flags, std::memory_order_relaxed);
+  uint64_t offered = init.flags;
+  if ((init.flags & FUSE_INIT_EXT) != 0 &&
+      got >= sizeof(header) + offsetof(fuse_init_in, flags2) + sizeof(uint32_t)) {
+    offered |= static_cast<uint64_t>(init.flags2) << 32;
+  }
+  state.offered.store(offered, std::memory_order_relaxed);
   state.init_unique.store(header.unique, std::memory_order_release);
   return n;
 }
@@ -53,10 +59,24 @@ ssize_t ChannelWritev(int fd, struct iovec* iov, int count, void* userdata) {
                           static_cast<const char*>(iov[1].iov_base) + iov[1].iov_len);
   uint32_t flags;
   std::memcpy(&flags, reply.data() + offsetof(fuse_init_out, flags), sizeof(flags));
-  const uint32_t add = state.wanted & state.offered.load(std::memory_order_relaxed);
-  flags |= add;
+  uint64_t add = state.wanted & state.offered.load(std::memory_order_relaxed);
+  // flags2 only where libfuse sent it (it does when the kernel set
+  // FUSE_INIT_EXT, which is also what made those bits offered).
+  const bool has_flags2 = (flags & FUSE_INIT_EXT) != 0 &&
+                          reply.size() >= offsetof(fuse_init_out, flags2) + sizeof(uint32_t);
+  if (!has_flags2) add &= 0xffffffffULL;
+  flags |= static_cast<uint32_t>(add);
   std::memcpy(reply.data() + offsetof(fuse_init_out, flags), &flags, sizeof(flags));
+  if (has_flags2) {
+    uint32_t flags2;
+    std::memcpy(&flags2, reply.data() + offsetof(fuse_init_out, flags2), sizeof(flags2));
+    flags2 |= static_cast<uint32_t>(add >> 32);
+    std::memcpy(reply.data() + offsetof(fuse_init_out, flags2), &flags2, sizeof(flags2));
+  }
   state.granted.store(add, std::memory_order_relaxed);
+  Logger("fs")->info("FUSE INIT amended: handle_killpriv_v2 {}, direct_io_allow_mmap {}",
+                     (add & FUSE_HANDLE_KILLPRIV_V2) != 0 ? "on" : "off",
+                     (add & kFuseDirectIoAllowMmap) != 0 ? "on" : "off");
   std::vector<iovec> amended(iov, iov + count);
   amended[1].iov_base = reply.data();
   return writev(fd, amended.data(), count);

@@ -13,7 +13,13 @@
 //    by a caller without CAP_FSETID, clears them (OpSetattr);
 //  - security.capability cannot exist: only user.* attributes can be set.
 //
-// It is asked for only when the kernel offered it in INIT; an older kernel
+// FUSE_DIRECT_IO_ALLOW_MMAP (kernel 6.6, libfuse 3.16+; a flags2 bit): a
+// direct_io handle may be mapped shared, the kernel writing cached pages of
+// a range back and dropping them before a direct write to it. With it an
+// O_RDWR handle can bypass the page cache (cache=writearound) and shared
+// writable mmap still works on it.
+//
+// Each is asked for only when the kernel offered it in INIT; an older kernel
 // gets exactly what libfuse sends. A newer libfuse would do this itself
 // (FUSE_CAP_HANDLE_KILLPRIV_V2), and this file could go.
 //
@@ -29,13 +35,18 @@ struct fuse_session;
 
 namespace sfs::fs {
 
+// Not in Debian 12's <linux/fuse.h>; the kernel's value.
+inline constexpr uint64_t kFuseDirectIoAllowMmap = 1ULL << 36;
+
+// Flags are 64 bits as the kernel counts them: bits 0-31 travel in
+// fuse_init_{in,out}.flags, bits 32-63 in flags2 (with FUSE_INIT_EXT).
 struct InitAmendment {
-  // fuse_init_out.flags bits to add where the kernel offered them.
-  uint32_t wanted = 0;
+  // Bits to add to the INIT reply where the kernel offered them.
+  uint64_t wanted = 0;
   std::atomic<uint64_t> init_unique{0};  // of the INIT request, once read
-  std::atomic<uint32_t> offered{0};      // INIT's flags, once read
+  std::atomic<uint64_t> offered{0};      // INIT's flags, once read
   std::atomic<bool> done{false};         // the INIT reply went out
-  std::atomic<uint32_t> granted{0};      // what was added to it
+  std::atomic<uint64_t> granted{0};      // what was added to it
 };
 
 // Routes the session's reads and writes through the hooks above. Call after

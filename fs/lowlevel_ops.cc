@@ -35,7 +35,9 @@ void OpInit(void* userdata, fuse_conn_info* conn) {
   conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
   Logger("fs")->info("FUSE session up: max_write {} proto {}.{} cache {}", conn->max_write,
                      conn->proto_major, conn->proto_minor,
-                     (conn->want & FUSE_CAP_WRITEBACK_CACHE) ? "writeback" : "writethrough");
+                     (conn->want & FUSE_CAP_WRITEBACK_CACHE) ? "writeback"
+                     : fs->config().direct_writes         ? "writearound"
+                                                          : "writethrough");
 }
 
 fuse_lowlevel_ops MakeOps() {

@@ -162,6 +162,7 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
   config.ost_threads = options.ost_threads;
   config.attr_timeout = options.attr_timeout;
   config.writeback = options.writeback;
+  config.direct_writes = options.direct_writes;
   config.ost_timeout = std::max(std::chrono::nanoseconds(std::chrono::milliseconds(1)),
                                 std::chrono::nanoseconds(static_cast<int64_t>(
                                     options.ost_timeout * 1e9)));
@@ -192,10 +193,10 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
   }
   if (config.writeback) LoosenDirtyLimit(mountpoint, *logger);
   // Not fatal: without it every buffered write costs one more round trip.
-  fs->init_amendment().wanted = FUSE_HANDLE_KILLPRIV_V2;
+  fs->init_amendment().wanted = FUSE_HANDLE_KILLPRIV_V2 | kFuseDirectIoAllowMmap;
   if (int err = AttachChannel(session); err != 0) {
     logger->warn("cannot hook the FUSE channel ({}); writes keep a security.capability "
-                 "lookup each", strerror(-err));
+                 "lookup each, and O_RDWR handles are write-through", strerror(-err));
   }
   logger->info("mounted {} on {} with {} OSTs", options.meta_dir, mountpoint, fs->ost_count());
   Notify(notify_fd, "");

@@ -79,10 +79,11 @@ Result<bool> ApplyOwn(std::string_view item, std::string_view key, std::string_v
       return Bad(item, "attr_timeout is a number of seconds from 0 to 86400");
     }
   } else if (key == "cache") {
-    if (value != "writeback" && value != "writethrough") {
-      return Bad(item, "cache is writeback or writethrough");
+    if (value != "writearound" && value != "writethrough" && value != "writeback") {
+      return Bad(item, "cache is writearound, writethrough or writeback");
     }
     options->writeback = value == "writeback";
+    options->direct_writes = value == "writearound";
   } else {  // ost_timeout
     if (!ParseSeconds(value, kMaxOstTimeout, /*zero_ok=*/false, &options->ost_timeout)) {
       return Bad(item, "ost_timeout is a number of seconds above 0, at most 3600");

@@ -11,6 +11,7 @@
 #include <memory>
 
 #include "common/log.h"
+#include "fs/fuse_channel.h"
 #include "fs/io.h"
 #include "fs/ops.h"
 #include "fs/ops_common.h"
@@ -403,7 +404,20 @@ void OpenReply(fuse_req_t req, fuse_file_info* fi, std::shared_ptr<OpenFile> fil
   // runs it, which writes dirty cached pages of the range back first (so a
   // direct read sees a cached write) and drops cached pages a direct write
   // makes stale. A direct_io handle would skip both.
-  if ((fi->flags & O_DIRECT) && !Fs(req).config().writeback) fi->direct_io = 1;
+  Filesystem& fs = Fs(req);
+  if ((fi->flags & O_DIRECT) && !fs.config().writeback) fi->direct_io = 1;
+  // cache=writearound: a writer's bytes skip the client page cache (copied
+  // from the writer's memory into the request, then into the object: two
+  // copies, not three). A write-only handle cannot be mapped; a read-write
+  // one may be, and keeps shared mmap only where the kernel allows mapping
+  // a direct_io handle. The kernel drops cached pages of a range before a
+  // direct write to it, so cached readers of other handles see the write.
+  if (fs.config().direct_writes && !fs.config().writeback) {
+    const int access = fi->flags & O_ACCMODE;
+    const bool mmap_ok =
+        (fs.init_amendment().granted.load(std::memory_order_relaxed) & kFuseDirectIoAllowMmap) != 0;
+    if (access == O_WRONLY || (access == O_RDWR && mmap_ok)) fi->direct_io = 1;
+  }
   // Close skips the FLUSH round trip (one of three an open-and-close
   // costs): flush would only store the mtime that in-place writes left
   // unsaved, and the release the kernel queues before close(2) returns

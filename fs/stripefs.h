@@ -42,13 +42,20 @@ struct MountOptions {
   // Seconds a request may be in service at an OST before that OST is marked
   // unresponsive (see ost_status). Finite, above 0, at most 3600.
   double ost_timeout = 30.0;
-  // cache=writethrough (the default): every write(2) reaches an OST before
-  // it returns and fails itself. cache=writeback: the kernel's page cache
+  // cache=writearound (the default): as writethrough, but a handle opened
+  // for writing bypasses the kernel's page cache (FUSE direct_io), so its
+  // bytes are copied twice instead of three times; O_RDONLY handles read
+  // through the cache. O_RDWR handles only where the kernel keeps shared
+  // mmap working on them (FUSE_DIRECT_IO_ALLOW_MMAP, Linux 6.6); else they
+  // are write-through. cache=writethrough: every write(2) passes the page
+  // cache and reaches an OST before it returns, and fails itself.
+  // cache=writeback: the kernel's page cache
   // gathers writes and sends them to the daemon in large pieces, as a
   // Lustre client does; a failure to store them (ENOSPC, EIO) is reported
   // by fsync and close, and cached writes not yet sent are lost if the
   // daemon is killed (docs/design.md, "Write caching").
   bool writeback = false;
+  bool direct_writes = true;  // cache=writearound
 };
 
 // Parses one "-o a,b=c" word into `options` (fs/mount_options.cc, which
@@ -60,7 +67,7 @@ struct MountOptions {
 //   ost_threads   1..64
 //   attr_timeout  seconds, finite, 0..86400
 //   ost_timeout   seconds, finite, above 0, at most 3600
-//   cache         writeback|writethrough
+//   cache         writearound|writethrough|writeback
 // A later item overrides an earlier one. EINVAL with a message naming the
 // item otherwise, and `options` is then left unchanged.
 Status ParseMountOption(const std::string& word, MountOptions* options);

@@ -31,6 +31,7 @@ TEST(MountOptionsTest, Defaults) {
   EXPECT_EQ(options.attr_timeout, 60.0);
   EXPECT_EQ(options.ost_timeout, 30.0);
   EXPECT_FALSE(options.writeback);
+  EXPECT_TRUE(options.direct_writes);  // cache=writearound
   ASSERT_TRUE(ParseMountOption(",,", &options).ok());
   EXPECT_TRUE(options.fuse_options.empty());
 }
@@ -39,7 +40,15 @@ TEST(MountOptionsTest, CacheModes) {
   MountOptions options;
   ASSERT_TRUE(ParseMountOption("cache=writeback", &options).ok());
   EXPECT_TRUE(options.writeback);
+  EXPECT_FALSE(options.direct_writes);
   ASSERT_TRUE(ParseMountOption("cache=writethrough", &options).ok());
+  EXPECT_FALSE(options.writeback);
+  EXPECT_FALSE(options.direct_writes);
+  ASSERT_TRUE(ParseMountOption("cache=writearound", &options).ok());
+  EXPECT_FALSE(options.writeback);
+  EXPECT_TRUE(options.direct_writes);
+  EXPECT_EQ(ParseMountOption("cache=direct", &options).err(), EINVAL);
+  EXPECT_TRUE(options.direct_writes);
   EXPECT_FALSE(options.writeback);
   EXPECT_TRUE(options.fuse_options.empty());
 }

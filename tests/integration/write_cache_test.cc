@@ -1,17 +1,21 @@
-// Buffered writes on a real mount, in both cache modes (mount option
-// cache=writethrough, the default, and cache=writeback): what the kernel
+// Writes on a real mount, in the three cache modes (mount option
+// cache=writearound, the default, cache=writethrough and cache=writeback): what the kernel
 // asks the daemon per write, who clears set-ID bits now that the daemon
 // does (FUSE_HANDLE_KILLPRIV_V2, fs/fuse_channel.h), and that the writeback
 // cache, which sends several pieces past the end of a file at once, keeps
 // every byte and stays coherent with direct I/O.
 #include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "file_util.h"
 #include "mounted_fs.h"
@@ -114,7 +118,80 @@ TEST_P(WriteCacheTest, FallocateByNonRootClearsSetUserId) {
   EXPECT_EQ(Stat(fs.Path("f")).st_size, 1 << 20);
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, WriteCacheTest, ::testing::Values("writethrough", "writeback"));
+INSTANTIATE_TEST_SUITE_P(Modes, WriteCacheTest,
+                         ::testing::Values("writearound", "writethrough", "writeback"));
+
+// Pages of `path` in the kernel's page cache (mincore on a read-only map).
+size_t CachedPages(const std::string& path, size_t size) {
+  int fd = open(path.c_str(), O_RDONLY);
+  if (fd < 0) return SIZE_MAX;
+  void* map = mmap(nullptr, size, PROT_READ, MAP_SHARED, fd, 0);
+  close(fd);
+  if (map == MAP_FAILED) return SIZE_MAX;
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  std::vector<unsigned char> resident((size + page - 1) / page);
+  size_t cached = SIZE_MAX;
+  if (mincore(map, size, resident.data()) == 0) {
+    cached = 0;
+    for (unsigned char r : resident) cached += r & 1;
+  }
+  munmap(map, size);
+  return cached;
+}
+
+// cache=writearound (the default): a handle opened for writing bypasses the
+// client page cache, read-only handles still read through it, and a write
+// drops the cached pages it makes stale. O_RDWR handles bypass it only where
+// the kernel keeps shared mmap working on them (logged at mount).
+TEST(WriteAroundTest, WritersBypassThePageCacheAndReadersStayCoherent) {
+  MountedFs fs;  // the default mode
+  ASSERT_TRUE(fs.mounted());
+  const bool rdwr_direct = fs.Log().find("direct_io_allow_mmap on") != std::string::npos;
+  constexpr size_t kSize = 4 << 20;
+  const std::string data = RandomBytes(kSize, 21);
+  for (int access : {O_WRONLY, O_RDWR}) {
+    const std::string path = fs.Path(access == O_WRONLY ? "wo" : "rw");
+    int fd = open(path.c_str(), O_CREAT | access, 0644);
+    ASSERT_GE(fd, 0);
+    ASSERT_TRUE(PwriteAll(fd, data, 0));
+    const bool direct = access == O_WRONLY || rdwr_direct;
+    if (direct) {
+      EXPECT_EQ(CachedPages(path, kSize), 0u) << path;
+    } else {
+      EXPECT_GT(CachedPages(path, kSize), 0u) << path;
+    }
+    // A reader caches the file; a later write through the writer's handle
+    // is what it reads next, not its cached copy.
+    EXPECT_TRUE(SameBytes(ReadFile(path), data));
+    EXPECT_GT(CachedPages(path, kSize), 0u) << path;
+    const std::string patch(8192, 'p');
+    ASSERT_TRUE(PwriteAll(fd, patch, 4096));
+    std::string expected = data;
+    expected.replace(4096, patch.size(), patch);
+    EXPECT_TRUE(SameBytes(ReadFile(path), expected)) << path;
+    close(fd);
+  }
+  // Shared writable mmap through a read-write handle still works.
+  int fd = open(fs.Path("rw").c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  void* map = mmap(nullptr, kSize, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ASSERT_NE(map, MAP_FAILED) << strerror(errno);
+  std::memset(map, 'm', 4096);
+  ASSERT_EQ(msync(map, 4096, MS_SYNC), 0);
+  munmap(map, kSize);
+  EXPECT_EQ(PreadAll(fd, 4096, 0), std::string(4096, 'm'));
+  close(fd);
+}
+
+TEST(WriteAroundTest, WritethroughKeepsWritersInThePageCache) {
+  MountedFs fs(WithCache("writethrough"));
+  ASSERT_TRUE(fs.mounted());
+  int fd = open(fs.Path("f").c_str(), O_CREAT | O_WRONLY, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(PwriteAll(fd, RandomBytes(1 << 20, 22), 0));
+  close(fd);
+  EXPECT_EQ(CachedPages(fs.Path("f"), 1 << 20), 256u);
+}
 
 // One large write(2) reaches the daemon as many pieces past the end of the
 // file at once; each must land, whatever order they are answered in (a
