@@ -1,7 +1,8 @@
 // Writes on a real mount, in the three cache modes (mount option
-// cache=writearound, the default, cache=writethrough and cache=writeback): what the kernel
-// asks the daemon per write, who clears set-ID bits now that the daemon
-// does (FUSE_HANDLE_KILLPRIV_V2, fs/fuse_channel.h), and that the writeback
+// cache=writearound, the default, cache=writethrough and cache=writeback):
+// what the kernel asks the daemon per write, who clears set-ID bits now
+// that the daemon does (FUSE_HANDLE_KILLPRIV_V2, fs/fuse_channel.h), what
+// stays out of the page cache, and that the writeback
 // cache, which sends several pieces past the end of a file at once, keeps
 // every byte and stays coherent with direct I/O.
 #include <fcntl.h>

@@ -31,7 +31,7 @@ void Usage() {
           "  stripefs mount META_DIR MOUNTPOINT [-f] [-o option[,option...]]\n"
           "      options: log_level=LEVEL log_file=PATH admin_uid=UID ost_threads=N\n"
           "               attr_timeout=SECONDS ost_timeout=SECONDS\n"
-          "               cache=writeback|writethrough, and any FUSE mount option\n"
+          "               cache=writearound|writethrough|writeback, and any FUSE mount option\n"
           "  stripefs umount MOUNTPOINT\n"
           "  stripefs set_param MOUNTPOINT name=value [name=value ...]\n"
           "  stripefs get_param MOUNTPOINT name [name ...]\n"
