@@ -349,11 +349,17 @@ TEST_F(DataTest, SigtermDuringWritesExitsCleanly) {
   std::vector<std::thread> writers;
   for (int i = 0; i < 4; ++i) {
     writers.emplace_back([&, i] {
-      const std::string block(kMiB, static_cast<char>('a' + i));
+      // Page-aligned, so that each 1 MiB write is one request: a direct
+      // write from an unaligned buffer spans 257 pages and the kernel
+      // sends it as two (at most 256 pages each), which a stop between
+      // them may legitimately leave as a short write.
+      AlignedBuffer block = Aligned(kMiB);
+      if (!block) return;
+      std::memset(block.get(), 'a' + i, kMiB);
       int fd = open(P("w" + std::to_string(i)).c_str(), O_CREAT | O_WRONLY, 0644);
       if (fd < 0) return;
       for (off_t off = 0; !stop.load(); off = (off + kMiB) % (64 * kMiB)) {
-        if (pwrite(fd, block.data(), block.size(), off) < 0) break;  // mount gone
+        if (pwrite(fd, block.get(), kMiB, off) < 0) break;  // mount gone
       }
       close(fd);
     });
