@@ -209,13 +209,22 @@ TEST_F(NamespaceTest, UnlinkDropsLinksThenOrphans) {
   EXPECT_EQ(T(root->mtime), T(kept->ctime));
 }
 
-TEST_F(NamespaceTest, UnlinkPurgesInItsOwnBatchWhenAsked) {
+// A regular file "name" in the root with layout "blob" and xattr user.a=1:
+// everything a purge must take with it.
+Result<Inode> FileWithLayoutAndXattr(MetaStore& store, const std::string& name) {
   NewNode node;
   node.mode = S_IFREG | 0600;
   node.layout = "blob";
-  auto f = store_->Create(kRootIno, "f", node);
+  auto f = store.Create(kRootIno, name, node);
+  if (!f.ok()) return f;
+  Status set = store.SetXattr(f->ino, "user.a", "1", 0);
+  if (!set.ok()) return set;
+  return f;
+}
+
+TEST_F(NamespaceTest, UnlinkPurgesInItsOwnBatchWhenAsked) {
+  auto f = FileWithLayoutAndXattr(*store_, "f");
   SFS_ASSERT_OK(f);
-  SFS_ASSERT_OK(store_->SetXattr(f->ino, "user.a", "1", 0));
   SFS_ASSERT_OK(store_->Link(f->ino, kRootIno, "g"));
   int asked = 0;
   auto yes = [&](uint64_t ino, const std::string& layout) {
@@ -260,12 +269,8 @@ TEST_F(NamespaceTest, UnlinkKeepsTheOrphanWhenPurgeIsRefused) {
 }
 
 TEST_F(NamespaceTest, OrphansSurviveReopenAndPurge) {
-  NewNode node;
-  node.mode = S_IFREG | 0600;
-  node.layout = "blob";
-  auto f = store_->Create(kRootIno, "f", node);
+  auto f = FileWithLayoutAndXattr(*store_, "f");
   SFS_ASSERT_OK(f);
-  SFS_ASSERT_OK(store_->SetXattr(f->ino, "user.a", "1", 0));
   SFS_ASSERT_OK(store_->Unlink(kRootIno, "f"));
   Reopen();
   auto orphans = store_->Orphans();
