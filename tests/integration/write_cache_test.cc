@@ -147,6 +147,9 @@ size_t CachedPages(const std::string& path, size_t size) {
 TEST(WriteAroundTest, WritersBypassThePageCacheAndReadersStayCoherent) {
   MountedFs fs;  // the default mode
   ASSERT_TRUE(fs.mounted());
+  // The daemon logs the INIT amendment once INIT is answered; the line may
+  // reach the log file a little after the mount is up.
+  ASSERT_TRUE(WaitFor([&] { return fs.Log().find("FUSE INIT amended") != std::string::npos; }));
   const bool rdwr_direct = fs.Log().find("direct_io_allow_mmap on") != std::string::npos;
   constexpr size_t kSize = 4 << 20;
   const std::string data = RandomBytes(kSize, 21);
