@@ -10,6 +10,7 @@ namespace {
 constexpr uint64_t kFixed = 64;      // libraries, FUSE, log, lock, stdio
 constexpr uint64_t kPerOst = 8;      // directory, Asio reactor, timers
 constexpr uint64_t kTransient = 64;  // /proc reads, WAL, manifest, temp files
+constexpr uint64_t kPipes = 2 * kMaxReadPipes;
 constexpr uint64_t kMaxObjectsTotal = 1 << 16;
 
 }  // namespace
@@ -19,7 +20,7 @@ FdBudget SplitDescriptors(uint64_t limit, size_t osts, int threads_per_ost) {
   budget.limit = limit;
   const uint64_t n = std::max<size_t>(osts, 1);
   budget.rocksdb_files = static_cast<int>(std::clamp<uint64_t>(limit / 8, 20, 1000));
-  const uint64_t reserved = kFixed + kTransient + n * (kPerOst + std::max(threads_per_ost, 1)) +
+  const uint64_t reserved = kFixed + kTransient + kPipes + n * (kPerOst + std::max(threads_per_ost, 1)) +
                             static_cast<uint64_t>(budget.rocksdb_files);
   const uint64_t objects = limit > reserved ? std::min(limit - reserved, kMaxObjectsTotal) : 0;
   budget.objects_per_ost = static_cast<size_t>(std::max<uint64_t>(objects / n, 4));

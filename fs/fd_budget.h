@@ -10,6 +10,10 @@
 
 namespace sfs::fs {
 
+// Pipes for spliced read replies that may exist at once (fs/pipe_pool.h),
+// two descriptors each.
+inline constexpr size_t kMaxReadPipes = 64;
+
 struct FdBudget {
   uint64_t limit = 0;          // the soft RLIMIT_NOFILE split here
   int rocksdb_files = 0;       // RocksDB max_open_files
@@ -18,7 +22,7 @@ struct FdBudget {
 
 // Pure: the split of `limit` descriptors for `osts` OSTs with
 // `threads_per_ost` service threads each. Reserves a fixed part for
-// libraries, FUSE, logs, Asio and OST directories, plus one descriptor per
+// libraries, FUSE, logs, Asio, OST directories and read pipes, plus one descriptor per
 // service thread (an evicted object in use stays open until its I/O ends)
 // and some for short-lived ones (/proc reads, RocksDB's WAL and manifest);
 // RocksDB gets an eighth of the limit (20 to 1000: below 20 it raises the

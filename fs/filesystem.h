@@ -22,9 +22,12 @@
 #include <vector>
 
 #include "common/status.h"
+#include "fs/fd_budget.h"
 #include "fs/fuse_channel.h"
 #include "fs/jobid.h"
 #include "fs/nrs_control.h"
+#include "fs/ops.h"
+#include "fs/pipe_pool.h"
 #include "fs/placement_control.h"
 #include "fs/stripefs.h"
 #include "layout/layout.h"
@@ -119,6 +122,9 @@ class Filesystem {
     std::chrono::nanoseconds ost_timeout = std::chrono::seconds(30);
     bool writeback = false;  // MountOptions::writeback
     bool direct_writes = false;  // MountOptions::direct_writes
+    // The largest read request, the mount's max_read (fs/mount.cc), which
+    // the INIT reply must repeat.
+    uint32_t max_read = kMaxRead;
     // Data requests that may be served on FUSE worker threads at once,
     // across all OSTs (ost::ServiceOptions::inline_budget): below the
     // mount's worker count (4, fs/mount.cc), so OSTs that hang can never
@@ -138,6 +144,7 @@ class Filesystem {
   const nrs::PolicyRegistry& registry() const { return registry_; }
   JobIds& jobids() { return jobids_; }
   InitAmendment& init_amendment() { return init_amendment_; }
+  PipePool& read_pipes() { return read_pipes_; }
   std::shared_ptr<const Settings> settings() const { return settings_.load(); }
   const Config& config() const { return config_; }
   bool IsAdmin(uint32_t uid) const { return uid == 0 || uid == config_.admin_uid; }
@@ -261,6 +268,10 @@ class Filesystem {
   std::unique_ptr<PlacementControl> placement_control_;  // borrows meta_ and osts_
   JobIds jobids_;
   InitAmendment init_amendment_;  // the FUSE channel's (fs/fuse_channel.h)
+  // For reads replied by splice (fs/ops_file.cc): room for the largest
+  // read and what libfuse's own pipe wants beside it; their descriptors
+  // are reserved by SplitDescriptors (fs/fd_budget.h).
+  PipePool read_pipes_{kMaxTransfer + 16 * 4096, /*keep=*/32, kMaxReadPipes};
   std::mutex settings_mu_;  // serializes SetSetting of Settings fields: persist, then publish
   std::atomic<std::shared_ptr<const Settings>> settings_;
   std::atomic<int64_t> in_flight_{0};

@@ -1,5 +1,6 @@
 #include "fs/fuse_channel.h"
 
+#include <fcntl.h>
 #include <linux/fuse.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -82,6 +83,14 @@ ssize_t ChannelWritev(int fd, struct iovec* iov, int count, void* userdata) {
   return writev(fd, amended.data(), count);
 }
 
+// Replies spliced from a pipe (read replies, fs/pipe_pool.h) go out as
+// libfuse would send them itself; without this hook it would not offer
+// FUSE_CAP_SPLICE_WRITE at all. Never an INIT reply (that is a writev).
+ssize_t ChannelSpliceSend(int fd_in, off_t* off_in, int fd_out, off_t* off_out, size_t len,
+                          unsigned int flags, void*) {
+  return splice(fd_in, off_in, fd_out, off_out, len, flags);
+}
+
 }  // namespace
 
 int AttachChannel(fuse_session* session) {
@@ -89,7 +98,7 @@ int AttachChannel(fuse_session* session) {
       .writev = ChannelWritev,
       .read = ChannelRead,
       .splice_receive = nullptr,
-      .splice_send = nullptr,
+      .splice_send = ChannelSpliceSend,
   };
   return fuse_session_custom_io(session, &kIo, fuse_session_fd(session));
 }

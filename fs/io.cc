@@ -1,5 +1,7 @@
 #include "fs/io.h"
 
+#include <algorithm>
+
 #include "fs/filesystem.h"
 
 namespace sfs::fs {
@@ -99,6 +101,34 @@ std::vector<std::unique_ptr<ost::IoRequest>> ExtentParts(const Target& target, n
     }
     parts.push_back(std::move(request));
   }
+  return parts;
+}
+
+std::vector<std::unique_ptr<ost::IoRequest>> PipedReadParts(const Target& target,
+                                                            uint64_t offset, uint64_t length,
+                                                            const nrs::RequestInfo& who,
+                                                            ost::IoObserver* observer,
+                                                            std::vector<ReplyPiece>* pieces) {
+  std::vector<std::unique_ptr<ost::IoRequest>> parts;
+  struct Placed {
+    uint64_t extent_offset;
+    ReplyPiece piece;
+  };
+  std::vector<Placed> placed;
+  const auto extents = layout::MapExtent(*target.layout, offset, length);
+  for (const layout::StripeExtent& extent : extents) {
+    auto request = NewPart(target, extent.stripe, nrs::Op::kRead, who, observer);
+    request->info.offset = extent.object_offset;
+    request->info.length = extent.length;
+    for (const layout::Segment& segment : extent.segments) {
+      placed.push_back({segment.buffer_offset, ReplyPiece{parts.size(), segment.length}});
+    }
+    parts.push_back(std::move(request));
+  }
+  std::sort(placed.begin(), placed.end(),
+            [](const Placed& a, const Placed& b) { return a.extent_offset < b.extent_offset; });
+  pieces->clear();
+  for (const Placed& p : placed) pieces->push_back(p.piece);
   return parts;
 }
 

@@ -94,6 +94,22 @@ std::vector<std::unique_ptr<ost::IoRequest>> ExtentParts(const Target& target, n
                                                          const nrs::RequestInfo& who,
                                                          ost::IoObserver* observer);
 
+// A read whose bytes go into pipes, not a buffer: ExtentParts(kRead) with
+// no iovecs (the caller gives each part its pipe, ost::IoRequest::pipe),
+// and in `pieces` the order in which the parts' bytes make up the extent:
+// `pieces[0].length` bytes from part `pieces[0].part`'s pipe, then the
+// next piece, and so on. A part whose object bytes are several pieces of
+// the extent (the extent wraps the stripe set) appears once per piece.
+struct ReplyPiece {
+  size_t part = 0;
+  uint64_t length = 0;
+};
+std::vector<std::unique_ptr<ost::IoRequest>> PipedReadParts(const Target& target,
+                                                            uint64_t offset, uint64_t length,
+                                                            const nrs::RequestInfo& who,
+                                                            ost::IoObserver* observer,
+                                                            std::vector<ReplyPiece>* pieces);
+
 // One request per stripe: kSync, kDestroy, or kTruncate to `file_size`.
 std::vector<std::unique_ptr<ost::IoRequest>> EveryStripe(const Target& target, nrs::Op op,
                                                          uint64_t file_size,

@@ -5,14 +5,18 @@
 namespace sfs::fs {
 namespace {
 
-constexpr unsigned kMaxTransfer = 1 << 20;
-
 void OpInit(void* userdata, fuse_conn_info* conn) {
   // 1 MiB writes (libfuse asks the kernel for max_pages to match), so a
   // 1 MiB application write is one request per stripe, not eight.
   conn->max_write = kMaxTransfer;
-  conn->max_readahead = kMaxTransfer;
+  conn->max_readahead = kReadahead;
+  const auto* fs = static_cast<const Filesystem*>(userdata);
+  // libfuse ends the session unless this matches the mount's max_read.
+  conn->max_read = fs->config().max_read;
   if (conn->capable & FUSE_CAP_PARALLEL_DIROPS) conn->want |= FUSE_CAP_PARALLEL_DIROPS;
+  // Large reads are replied by splice from pipes (fs/pipe_pool.h); without
+  // it libfuse copies them out of the pipes, which still works.
+  if (conn->capable & FUSE_CAP_SPLICE_WRITE) conn->want |= FUSE_CAP_SPLICE_WRITE;
   // No async direct I/O: with it the kernel sends the pieces of one large
   // O_DIRECT write concurrently, and the cut-back/trim of bytes past the end
   // of file (fs/ops_file.cc) relies on writes past the end arriving one at
@@ -24,7 +28,6 @@ void OpInit(void* userdata, fuse_conn_info* conn) {
   // opened its handle (fs/ops_file.cc). Write-through: each write(2) reaches
   // the OST scheduler itself, with the identity of its caller
   // (docs/design.md, "Write caching").
-  const auto* fs = static_cast<const Filesystem*>(userdata);
   if (fs->config().writeback && (conn->capable & FUSE_CAP_WRITEBACK_CACHE)) {
     conn->want |= FUSE_CAP_WRITEBACK_CACHE;
   } else {

@@ -53,7 +53,7 @@ Result<bool> ApplyOwn(std::string_view item, std::string_view key, std::string_v
                       bool has_value, MountOptions* options) {
   const bool ours = key == "log_level" || key == "log_file" || key == "admin_uid" ||
                     key == "ost_threads" || key == "attr_timeout" || key == "ost_timeout" ||
-                    key == "cache";
+                    key == "cache" || key == "max_read";
   if (!ours) return false;
   if (!has_value || value.empty()) return Bad(item, "needs a value (" + std::string(key) + "=...)");
   uint64_t number = 0;
@@ -78,6 +78,13 @@ Result<bool> ApplyOwn(std::string_view item, std::string_view key, std::string_v
     if (!ParseSeconds(value, kMaxAttrTimeout, /*zero_ok=*/true, &options->attr_timeout)) {
       return Bad(item, "attr_timeout is a number of seconds from 0 to 86400");
     }
+  } else if (key == "max_read") {
+    // Passed on to FUSE (fs/mount.cc) once checked: libfuse would take any
+    // number, and the kernel caps it at 1 MiB (max_pages) anyway.
+    if (!ParseInteger(value, 4096, 1 << 20, &number)) {
+      return Bad(item, "max_read is a number of bytes from 4096 to 1048576");
+    }
+    options->max_read = static_cast<uint32_t>(number);
   } else if (key == "cache") {
     if (value != "writearound" && value != "writethrough" && value != "writeback") {
       return Bad(item, "cache is writearound, writethrough or writeback");

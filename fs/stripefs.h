@@ -56,6 +56,9 @@ struct MountOptions {
   // daemon is killed (docs/design.md, "Write caching").
   bool writeback = false;
   bool direct_writes = true;  // cache=writearound
+  // The largest read request the kernel sends (FUSE's max_read); 0: the
+  // daemon's choice, 512 KiB (fs/ops.h, kMaxRead).
+  uint32_t max_read = 0;
 };
 
 // Parses one "-o a,b=c" word into `options` (fs/mount_options.cc, which
@@ -68,6 +71,7 @@ struct MountOptions {
 //   attr_timeout  seconds, finite, 0..86400
 //   ost_timeout   seconds, finite, above 0, at most 3600
 //   cache         writearound|writethrough|writeback
+//   max_read      4096..1048576 (bytes; also passed to FUSE)
 // A later item overrides an earlier one. EINVAL with a message naming the
 // item otherwise, and `options` is then left unchanged.
 Status ParseMountOption(const std::string& word, MountOptions* options);

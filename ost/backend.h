@@ -27,6 +27,15 @@ class ObjectFile {
   // Reads up to the iovecs' total at `offset`; returns bytes read, which is
   // short only at the object's end (the caller zero-fills holes past it).
   virtual Result<size_t> ReadV(const iovec* iov, int count, uint64_t offset) = 0;
+  // Moves up to `length` bytes at `offset` into a pipe (`pipe_fd`, its
+  // write end) without copying them through user space (splice(2)): the
+  // pipe holds references to the file's cached pages. Returns the bytes
+  // moved, short only at the object's end. The pipe must have room for
+  // `length`; it is never waited on. ENOTSUP where the object is not a
+  // file that can be spliced (the caller copies through ReadV instead).
+  virtual Result<size_t> SpliceTo(int pipe_fd, uint64_t offset, size_t length) {
+    return Status::Error(ENOTSUP, "object cannot be spliced");
+  }
   // Writes all of the iovecs at `offset` or fails (ENOSPC, EIO, ...).
   virtual Status WriteV(const iovec* iov, int count, uint64_t offset) = 0;
   virtual Status Sync(bool data_only) = 0;

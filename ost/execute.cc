@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
 namespace sfs::ost {
 namespace {
@@ -54,11 +55,52 @@ void ReportAllocation(IoRequest& r, ObjectFile& file) {
   if (allocated.ok()) r.allocation->store(*allocated, std::memory_order_relaxed);
 }
 
+// Writes all of [data, data+length) into the pipe, which has room for it.
+Status WriteToPipe(int pipe_fd, const char* data, size_t length) {
+  while (length > 0) {
+    ssize_t put = write(pipe_fd, data, length);
+    if (put < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(errno, "read reply pipe");
+    }
+    data += put;
+    length -= static_cast<size_t>(put);
+  }
+  return Status::Ok();
+}
+
+// The zeros of a hole, `length` of them, into the pipe.
+Status ZerosToPipe(int pipe_fd, size_t length) {
+  static constexpr char kZeros[4096] = {};  // immutable
+  while (length > 0) {
+    const size_t now = std::min(length, sizeof(kZeros));
+    SFS_RETURN_IF_ERROR(WriteToPipe(pipe_fd, kZeros, now));
+    length -= now;
+  }
+  return Status::Ok();
+}
+
+// A read into r.pipe: spliced where the object file allows it, else copied.
+Result<size_t> ObjectToPipe(IoRequest& r, ObjectFile& file) {
+  auto moved = file.SpliceTo(r.pipe, r.info.offset, r.info.length);
+  if (moved.ok() || moved.err() != ENOTSUP) return moved;
+  std::unique_ptr<char[]> copy(new char[r.info.length]);
+  const iovec whole{copy.get(), r.info.length};
+  auto got = file.ReadV(&whole, 1, r.info.offset);
+  if (!got.ok()) return got;
+  SFS_RETURN_IF_ERROR(WriteToPipe(r.pipe, copy.get(), *got));
+  return got;
+}
+
+// Reads into r.pipe when it has one, else into r.iov; either way holes
+// past the object's end (all of a never created object) read as zeros.
 Outcome Read(IoRequest& r, ObjectCache& objects) {
   auto file = Open(r, objects, /*change=*/false, /*create=*/false);
   size_t got = 0;
   if (file.ok()) {
-    auto read = (*file)->ReadV(r.iov.data(), static_cast<int>(r.iov.size()), r.info.offset);
+    auto read = r.pipe >= 0 ? ObjectToPipe(r, **file)
+                            : (*file)->ReadV(r.iov.data(), static_cast<int>(r.iov.size()),
+                                             r.info.offset);
     if (!read.ok()) return {read.status(), 0};
     got = *read;
   } else if (file.err() != ENOENT) {
@@ -66,8 +108,12 @@ Outcome Read(IoRequest& r, ObjectCache& objects) {
   } else if (Status lost = Missing(r, file.status()); !lost.ok()) {
     return {lost, 0};
   }
-  ZeroFrom(r.iov, got);
-  return {Status::Ok(), r.info.length};
+  if (r.pipe < 0) {
+    ZeroFrom(r.iov, got);
+    return {Status::Ok(), r.info.length};
+  }
+  Status zeroed = ZerosToPipe(r.pipe, r.info.length - got);
+  return {zeroed, zeroed.ok() ? r.info.length : 0};
 }
 
 // Ops on an object: `create` makes a missing object (write, preallocate);

@@ -73,6 +73,10 @@ class FaultObjectFile : public ObjectFile {
     SFS_RETURN_IF_ERROR(Injected(*control_, control_->reads, "read", id_));
     return inner_->ReadV(iov, count, offset);
   }
+  Result<size_t> SpliceTo(int pipe_fd, uint64_t offset, size_t length) override {
+    SFS_RETURN_IF_ERROR(Injected(*control_, control_->reads, "read", id_));
+    return inner_->SpliceTo(pipe_fd, offset, length);
+  }
   Status WriteV(const iovec* iov, int count, uint64_t offset) override {
     SFS_RETURN_IF_ERROR(Injected(*control_, control_->writes, "write", id_));
     return inner_->WriteV(iov, count, offset);

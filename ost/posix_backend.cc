@@ -89,6 +89,25 @@ class PosixObjectFile : public ObjectFile {
     return done;
   }
 
+  Result<size_t> SpliceTo(int pipe_fd, uint64_t offset, size_t length) override {
+    loff_t at = static_cast<loff_t>(offset);
+    size_t done = 0;
+    while (done < length) {
+      // Non-blocking on the pipe side only: the caller made room, and a
+      // pipe that is full anyway must fail here, not hang a service thread.
+      ssize_t moved = splice(fd_, &at, pipe_fd, nullptr, length - done, SPLICE_F_NONBLOCK);
+      if (moved < 0) {
+        if (errno == EINTR) continue;
+        // The kernel cannot splice this file (no splice_read): copy.
+        if (errno == EINVAL && done == 0) return ErrnoStatus(ENOTSUP, Where("splice", offset));
+        return Fail("splice", offset + done);
+      }
+      if (moved == 0) break;  // the object's end
+      done += static_cast<size_t>(moved);
+    }
+    return done;
+  }
+
   Status WriteV(const iovec* iov, int count, uint64_t offset) override {
     if (read_only_) return ReadOnly("pwritev", offset);
     const size_t wanted = Total(iov, count);

@@ -92,6 +92,11 @@ class IoRequest : public nrs::Request {
   // Read or write buffers, in object order; they cover info.length bytes.
   // Borrowed from the observer, which keeps them alive until PartDone.
   std::vector<iovec> iov;
+  // kRead, instead of iov: the write end of a pipe the bytes go into,
+  // spliced from the object's cached pages (no copy through user space),
+  // holes and the part past the object's end as zeros. The pipe has room
+  // for info.length bytes; the observer owns it.
+  int pipe = -1;
   uint64_t truncate_size = 0;   // kTruncate
   bool keep_size = false;       // kAllocate
   bool data_only = false;       // kSync: fdatasync

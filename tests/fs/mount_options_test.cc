@@ -21,7 +21,8 @@ TEST(MountOptionsTest, TakesOurKeysAndKeepsTheRestForFuse) {
   EXPECT_EQ(options.ost_threads, 4);
   EXPECT_EQ(options.attr_timeout, 0.5);
   EXPECT_EQ(options.ost_timeout, 2.5);
-  EXPECT_EQ(options.fuse_options, (std::vector<std::string>{"ro", "max_read=131072"}));
+  EXPECT_EQ(options.max_read, 131072u);  // checked here, passed on by fs/mount.cc
+  EXPECT_EQ(options.fuse_options, (std::vector<std::string>{"ro"}));
 }
 
 TEST(MountOptionsTest, Defaults) {
@@ -30,6 +31,7 @@ TEST(MountOptionsTest, Defaults) {
   EXPECT_EQ(options.ost_threads, 2);
   EXPECT_EQ(options.attr_timeout, 60.0);
   EXPECT_EQ(options.ost_timeout, 30.0);
+  EXPECT_EQ(options.max_read, 0u);  // the daemon picks
   EXPECT_FALSE(options.writeback);
   EXPECT_TRUE(options.direct_writes);  // cache=writearound
   ASSERT_TRUE(ParseMountOption(",,", &options).ok());
@@ -99,6 +101,10 @@ TEST(MountOptionsTest, RefusesWhatItCannotUseAndChangesNothing) {
            "ost_timeout=nan",
            "ost_timeout=inf",
            "ost_timeout=",
+           "max_read=100",
+           "max_read=2097152",
+           "max_read=",
+           "max_read=64k",
            "cache=none",
            "cache=",
            "cache",

@@ -11,6 +11,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <memory>
 #include <string>
 #include <thread>
@@ -208,6 +210,75 @@ TEST_F(DataTest, DirectIoRoundTrips) {
   // A buffered reader sees what the direct writer wrote.
   std::string expected = data.substr(0, 4096) + std::string(at - 4096, '\0') + data;
   EXPECT_TRUE(SameBytes(ReadFile(P("direct")), expected));
+}
+
+// Pipes the daemon holds open (/proc/PID/fd): the spliced read path keeps
+// the ones it used, so some are left after large reads.
+int PipesOf(pid_t pid) {
+  int pipes = 0;
+  const std::string dir = "/proc/" + std::to_string(pid) + "/fd";
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    std::error_code ec;
+    const auto target = std::filesystem::read_symlink(entry.path(), ec);
+    if (!ec && target.string().rfind("pipe:", 0) == 0) ++pipes;
+  }
+  return pipes;
+}
+
+// Large reads are replied by splice from the objects' pages (fs/ops_file.cc):
+// over 64 KiB stripes on 3 OSTs a read wraps the stripe set, so each part's
+// pipe holds several pieces; holes inside objects, objects that end before
+// the file does and a never written object all read as zeros. Read cold
+// through the page cache (readahead in max_read pieces) and with O_DIRECT
+// at odd sizes, and compared byte for byte.
+TEST(SplicedReadTest, LargeReadsAcrossStripesHolesAndShortObjects) {
+  MountedFs::Options options;
+  options.osts = 3;
+  options.stripe_count = 3;
+  options.stripe_size = "64K";
+  MountedFs fs(options);
+  ASSERT_TRUE(fs.mounted());
+  const int pipes_before = PipesOf(fs.daemon_pid());
+  const std::string path = fs.Path("spliced");
+  const size_t kSize = 3 * kMiB + 1;
+  std::string expected(kSize, '\0');
+  int fd = open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  auto put = [&](const std::string& data, size_t at) {
+    ASSERT_TRUE(PwriteAll(fd, data, static_cast<off_t>(at)));
+    expected.replace(at, data.size(), data);
+  };
+  put(RandomBytes(kMiB, 21), 0);                    // every object
+  put(RandomBytes(70000, 22), 2 * kMiB + 100);      // after a hole of ~1 MiB
+  put(RandomBytes(1, 23), 3 * kMiB);                // stripe 0 only: 1 and 2 end early
+  ASSERT_EQ(fsync(fd), 0);
+  close(fd);
+
+  fd = open(path.c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+  std::string cold(kSize, 'x');
+  for (size_t at = 0; at < kSize; at += kMiB) {
+    const size_t n = std::min(kMiB, kSize - at);
+    ASSERT_EQ(pread(fd, cold.data() + at, n, static_cast<off_t>(at)), static_cast<ssize_t>(n));
+  }
+  close(fd);
+  EXPECT_TRUE(SameBytes(cold, expected));
+
+  fd = open(path.c_str(), O_RDONLY | O_DIRECT);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  AlignedBuffer in = Aligned(kMiB);
+  ASSERT_TRUE(in);
+  for (size_t at : {size_t{0}, size_t{4096} * 37, kMiB - 4096, 2 * kMiB + 8192}) {
+    for (size_t n : {size_t{100} << 10, size_t{500} << 10, kMiB}) {
+      const size_t want = std::min(n, kSize - at);
+      std::memset(in.get(), 0xAA, want);
+      ASSERT_EQ(pread(fd, in.get(), n, static_cast<off_t>(at)), static_cast<ssize_t>(want));
+      EXPECT_EQ(std::memcmp(in.get(), expected.data() + at, want), 0) << at << " " << n;
+    }
+  }
+  close(fd);
+  EXPECT_GT(PipesOf(fs.daemon_pid()), pipes_before) << "no read was spliced";
 }
 
 // Pages cached by buffered I/O (kept across opens) must not hide bytes that

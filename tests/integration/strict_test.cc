@@ -188,7 +188,8 @@ TEST(StrictTest, BadMountOptionsMountNothing) {
        {"admin_uid=4295032830", "admin_uid=65534junk", "admin_uid=-1",
         "admin_uid=", "attr_timeout=nan", "attr_timeout=-1", "attr_timeout=1e9", "ost_threads=0",
         "ost_threads=65", "ost_threads=2x", "ost_timeout=0", "ost_timeout=3601", "ost_timeout=inf",
-        "log_level=loud", "ro,admin_uid=1,ost_threads=0"}) {
+        "log_level=loud", "ro,admin_uid=1,ost_threads=0", "max_read=100", "max_read=2097152",
+        "max_read=64k"}) {
     for (const char* foreground : {"", " -f"}) {
       CommandResult r = Shell(mount + " -o " + bad + foreground);
       EXPECT_EQ(r.exit_code, 1) << bad << foreground << ": " << r.output;
@@ -199,9 +200,11 @@ TEST(StrictTest, BadMountOptionsMountNothing) {
   CommandResult named = Shell(mount + " -o admin_uid=4295032830");
   EXPECT_TRUE(Contains(named.output, "admin_uid=4295032830")) << named.output;
 
-  // Good values of every numeric option mount; ost_timeout is ours, not FUSE's.
+  // Good values of every numeric option mount; ost_timeout is ours, not
+  // FUSE's; max_read is both (libfuse ends a session whose INIT reply
+  // disagrees with the mount's max_read, so the daemon must repeat it).
   CommandResult good = Shell(mount + " -o admin_uid=4294967294,attr_timeout=0.5,ost_threads=3," +
-                             "ost_timeout=2.5,log_level=warn");
+                             "ost_timeout=2.5,log_level=warn,max_read=131072");
   ASSERT_EQ(good.exit_code, 0) << good.output;
   EXPECT_EQ(ReadFile(fs.Path("f")), "kept");
   EXPECT_EQ(Shell("fusermount3 -u " + fs.mnt()).exit_code, 0);
