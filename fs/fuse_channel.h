@@ -20,7 +20,11 @@
 // writable mmap still works on it.
 //
 // Each is asked for only when the kernel offered it in INIT; an older kernel
-// gets exactly what libfuse sends. A newer libfuse would do this itself
+// gets exactly what libfuse sends.
+//
+// Replies spliced from pipes (large reads, fs/pipe_pool.h) go out through a
+// splice_send hook that is a plain splice(2): libfuse offers
+// FUSE_CAP_SPLICE_WRITE to a session with custom I/O only if it has one. A newer libfuse would do this itself
 // (FUSE_CAP_HANDLE_KILLPRIV_V2), and this file could go.
 //
 // Thread safety: the hooks run on libfuse's worker threads; the state is

@@ -4,8 +4,8 @@
 #include "fs/fuse_api.h"
 
 namespace sfs::fs {
-// The largest read or write one FUSE request carries (max_write, and the
-// max_readahead the INIT reply asks for; libfuse sets max_pages to match).
+// The largest write one FUSE request carries (max_write; libfuse sets
+// max_pages to match), and the most a user may set max_read to.
 inline constexpr unsigned kMaxTransfer = 1 << 20;
 
 // The largest read request (the mount's max_read, unless the user gave
