@@ -128,18 +128,21 @@ class SplicedReadOp final : public MultiPartOp {
 // room for it can be had; false if not, and nothing was started.
 bool TrySplicedRead(fuse_req_t req, Filesystem& fs, OpenFile& file, uint64_t offset,
                     size_t length) {
-  if (length < kSplicedReadMin) return false;
-  auto* op = new SplicedReadOp(req, fs.read_pipes());
-  auto parts = PipedReadParts(TargetOf(file), offset, length, Caller(req, fs), op, &op->pieces());
   // libfuse splices a reply only if its own pipe holds the reply's header,
   // its bytes and a page per piece (fuse_send_data_iov); ours are as large
   // as the system lets this process make them, and so is libfuse's. A read
-  // that would not fit goes through a buffer instead.
+  // that would not fit goes through a buffer instead: one that cannot fit
+  // even as a single piece is told before anything is built (with max_read
+  // 1 MiB and pipes of 1 MiB, every large read).
   const size_t page = static_cast<size_t>(getpagesize());
-  const size_t needed = length + page * (op->pieces().size() + 2) + sizeof(fuse_out_header);
+  auto needed = [&](size_t pieces) { return length + page * (pieces + 2) + sizeof(fuse_out_header); };
+  const size_t known = fs.read_pipes().made_capacity();
+  if (length < kSplicedReadMin || (known != 0 && needed(1) > known)) return false;
+  auto* op = new SplicedReadOp(req, fs.read_pipes());
+  auto parts = PipedReadParts(TargetOf(file), offset, length, Caller(req, fs), op, &op->pieces());
   for (auto& part : parts) {
     std::unique_ptr<Pipe> pipe = fs.read_pipes().Take();
-    if (pipe == nullptr || pipe->capacity() < needed) {
+    if (pipe == nullptr || pipe->capacity() < needed(op->pieces().size())) {
       fs.read_pipes().Give(std::move(pipe));
       delete op;  // gives back the pipes it already took
       return false;

@@ -41,7 +41,9 @@ std::unique_ptr<Pipe> PipePool::Take() {
     if (fcntl(fds[0], F_SETPIPE_SZ, static_cast<int>(want)) >= 0) break;
   }
   const int size = fcntl(fds[0], F_GETPIPE_SZ);
-  return std::make_unique<Pipe>(fds[0], fds[1], size > 0 ? static_cast<size_t>(size) : 0);
+  const size_t capacity = size > 0 ? static_cast<size_t>(size) : 0;
+  made_capacity_.store(capacity, std::memory_order_relaxed);
+  return std::make_unique<Pipe>(fds[0], fds[1], capacity);
 }
 
 void PipePool::Give(std::unique_ptr<Pipe> pipe) {

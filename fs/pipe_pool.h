@@ -14,6 +14,7 @@
 // Thread safety: all methods may be called from any thread.
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <memory>
 #include <mutex>
@@ -52,6 +53,9 @@ class PipePool {
   std::unique_ptr<Pipe> Take();
   // Back to the pool if it is empty and the pool has room, else closed.
   void Give(std::unique_ptr<Pipe> pipe);
+  // The capacity the system gave the latest pipe made; 0 before the first.
+  // A read that would not fit it can skip taking pipes at all.
+  size_t made_capacity() const { return made_capacity_.load(std::memory_order_relaxed); }
 
  private:
   const size_t capacity_;
@@ -60,6 +64,7 @@ class PipePool {
   std::mutex mu_;                           // guards idle_ and live_
   std::vector<std::unique_ptr<Pipe>> idle_;  // GUARDED_BY(mu_); all empty
   size_t live_ = 0;                         // GUARDED_BY(mu_); taken or idle
+  std::atomic<size_t> made_capacity_{0};
 };
 
 }  // namespace sfs::fs

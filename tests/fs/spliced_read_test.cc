@@ -76,9 +76,11 @@ TEST(PipedReadPartsTest, AReadThatWrapsTheStripeSetTakesEachPipeInTurn) {
 
 TEST(PipePoolTest, TakesGivesBackAndReusesEmptyPipes) {
   PipePool pool(1 << 20, /*keep=*/2, /*max_pipes=*/8);
+  EXPECT_EQ(pool.made_capacity(), 0u);  // nothing made yet
   std::unique_ptr<Pipe> pipe = pool.Take();
   ASSERT_NE(pipe, nullptr);
   EXPECT_GE(pipe->capacity(), 65536u);
+  EXPECT_EQ(pool.made_capacity(), pipe->capacity());
   EXPECT_TRUE(pipe->Empty());
   const int fd = pipe->read_fd();
   pool.Give(std::move(pipe));

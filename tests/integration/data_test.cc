@@ -5,6 +5,7 @@
 #include <linux/falloc.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -238,6 +239,12 @@ TEST(SplicedReadTest, LargeReadsAcrossStripesHolesAndShortObjects) {
   options.stripe_size = "64K";
   MountedFs fs(options);
   ASSERT_TRUE(fs.mounted());
+  // The daemon (root here) raised the mount's readahead to 2 MiB, so cold
+  // reads arrive as several max_read (512 KiB) requests at once.
+  const dev_t dev = Stat(fs.mnt()).st_dev;
+  EXPECT_EQ(ReadFile("/sys/class/bdi/" + std::to_string(major(dev)) + ":" +
+                     std::to_string(minor(dev)) + "/read_ahead_kb"),
+            "2048\n");
   const int pipes_before = PipesOf(fs.daemon_pid());
   const std::string path = fs.Path("spliced");
   const size_t kSize = 3 * kMiB + 1;

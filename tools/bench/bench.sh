@@ -260,9 +260,10 @@ done
 
 declare -A res=()
 for rep in $(seq "$reps"); do
-  # A new order each repetition (the same for a given --reps): a target's
-  # cold read suffers when the target before it has just written a GiB that
-  # the host is still flushing, so no target may always follow the same one.
+  # A new order each repetition (repetition N has the same order in every
+  # run): a target's cold read suffers when the target before it has just
+  # written a GiB that the host is still flushing, so no target may always
+  # follow the same one.
   order=$(echo $targets | tr ' ' '\n' | shuf --random-source=<(yes "$rep") | tr '\n' ' ')
   for t in $order; do
     p=${path[$t]}

@@ -30,7 +30,7 @@ void Usage() {
           "                [--stripe-size SIZE] [--force]\n"
           "  stripefs mount META_DIR MOUNTPOINT [-f] [-o option[,option...]]\n"
           "      options: log_level=LEVEL log_file=PATH admin_uid=UID ost_threads=N\n"
-          "               attr_timeout=SECONDS ost_timeout=SECONDS\n"
+          "               attr_timeout=SECONDS ost_timeout=SECONDS max_read=BYTES\n"
           "               cache=writearound|writethrough|writeback, and any FUSE mount option\n"
           "  stripefs umount MOUNTPOINT\n"
           "  stripefs set_param MOUNTPOINT name=value [name=value ...]\n"
