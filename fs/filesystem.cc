@@ -12,6 +12,7 @@
 #include "fs/fd_budget.h"
 #include "fs/io.h"
 #include "fs/ost_attach.h"
+#include "fs/ost_df.h"
 #include "fs/ost_status.h"
 #include "fs/settings_keys.h"
 #include "fs/version.h"
@@ -565,6 +566,7 @@ void Filesystem::DestroyObjects(uint64_t ino) {
 
 bool Filesystem::IsSettingName(const std::string& name) {
   return name == kJobidVarKey || name == kJobidNameKey || name == kOstStatusName ||
+         name == kOstDfName ||
          NrsControl::Handles(name) ||
          PlacementControl::Handles(name);
 }
@@ -582,9 +584,33 @@ Result<std::string> Filesystem::GetSetting(const std::string& name) {
     for (auto& service : osts_) services.push_back(service.get());
     return FormatOstStatus(services, config_.ost_timeout, nrs::Clock::now());
   }
+  if (name == kOstDfName) return OstDfReport();
   if (NrsControl::Handles(name)) return nrs_control_->Get(name);
   if (PlacementControl::Handles(name)) return placement_control_->Get(name);
   return Status::Error(ENODATA, "no setting " + name);
+}
+
+std::string Filesystem::OstDfReport() {
+  const std::vector<double> weights = placement_control_->placement().EffectiveWeights();
+  std::vector<OstDf> rows;
+  for (auto& service : osts_) {
+    OstDf row;
+    row.index = service->index();
+    row.space = service->LastSpace().space;
+    row.weight = row.index < weights.size() ? weights[row.index] : 0;
+    row.state = !service->Counters().responsive ? "unresponsive"
+                : service->read_only()          ? "read-only"
+                                                : "ok";
+    row.path = service->backend().Describe();
+    rows.push_back(std::move(row));
+  }
+  return FormatOstDf(rows);
+}
+
+std::vector<std::optional<ost::SpaceInfo>> Filesystem::SpaceSamples() const {
+  std::vector<std::optional<ost::SpaceInfo>> samples;
+  for (const auto& service : osts_) samples.push_back(service->LastSpace().space);
+  return samples;
 }
 
 Status Filesystem::SetSetting(const std::string& name, const std::string& raw) {
@@ -598,8 +624,8 @@ Status Filesystem::SetSetting(const std::string& name, const std::string& raw) {
       return Status::Error(EINVAL, "jobid_var must be an environment variable name, "
                                    "'procname_uid', 'nodelocal' or 'disable', not '" + value + "'");
     }
-  } else if (name == kOstStatusName) {
-    return Status::Error(EINVAL, "setting ost_status is read-only");
+  } else if (name == kOstStatusName || name == kOstDfName) {
+    return Status::Error(EINVAL, "setting " + name + " is read-only");
   } else if (name == kJobidNameKey) {
     if (!ValidJobidName(value)) {
       return Status::Error(EINVAL, "jobid_name must be 1-64 characters without blanks, using "

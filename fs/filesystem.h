@@ -233,6 +233,9 @@ class Filesystem {
   Status RemoveSetting(const std::string& name);
   Result<std::string> GetSetting(const std::string& name);
   static bool IsSettingName(const std::string& name);
+  // Each OST's latest background space sample (none before the first);
+  // never waits on a disk.
+  std::vector<std::optional<ost::SpaceInfo>> SpaceSamples() const;
 
  private:
   Filesystem(const Config& config, nrs::PolicyRegistry registry);
@@ -246,6 +249,8 @@ class Filesystem {
   void AwaitFirstSpaceSamples(std::chrono::nanoseconds patience);
   // Stores the unsaved mtimes of files still open (a stop without release).
   void SaveStillOpen();
+  // The `ost_df` report (fs/ost_df.h).
+  std::string OstDfReport();
 
   // Held for the daemon's life on META/stripefs.lock (see Open): released
   // only after meta_ is closed, since members die in reverse order.

@@ -6,6 +6,7 @@
 
 #include "fs/ops.h"
 #include "fs/ops_common.h"
+#include "fs/ost_df.h"
 
 namespace sfs::fs {
 namespace {
@@ -104,17 +105,13 @@ void OpStatfs(fuse_req_t req, fuse_ino_t) {
   total.f_namemax = meta::kMaxNameLen;
   // From each OST's background sample, however old (ost_status says how
   // old): statfs must never wait on a disk that may hang. An OST never
-  // sampled contributes nothing.
-  for (uint32_t i = 0; i < fs.ost_count(); ++i) {
-    const auto space = fs.ost(i).LastSpace().space;
-    if (!space.has_value()) continue;
-    const uint64_t scale = space->block_size;
-    total.f_blocks += space->total_blocks * scale / total.f_frsize;
-    total.f_bfree += space->free_blocks * scale / total.f_frsize;
-    total.f_bavail += space->avail_blocks * scale / total.f_frsize;
-    total.f_files += space->total_files;
-    total.f_ffree += space->free_files;
-  }
+  // sampled contributes nothing; a disk that several OSTs share counts once.
+  const SpaceTotal space = SumOncePerFilesystem(fs.SpaceSamples());
+  total.f_blocks = space.size / total.f_frsize;
+  total.f_bfree = space.free / total.f_frsize;
+  total.f_bavail = space.avail / total.f_frsize;
+  total.f_files = space.inodes;
+  total.f_ffree = space.ifree;
   total.f_favail = total.f_ffree;
   fuse_reply_statfs(req, &total);
 }

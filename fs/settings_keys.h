@@ -16,6 +16,8 @@ inline constexpr const char* kJobidVarKey = "jobid_var";
 inline constexpr const char* kJobidNameKey = "jobid_name";
 // Read-only, never stored: the state of every OST (fs/ost_status.h).
 inline constexpr const char* kOstStatusName = "ost_status";
+// Read-only, never stored: space, weight and state per OST (fs/ost_df.h).
+inline constexpr const char* kOstDfName = "ost_df";
 
 inline std::string OstPathKey(uint32_t index) { return "ost." + std::to_string(index) + ".path"; }
 inline std::string OstUuidKey(uint32_t index) { return "ost." + std::to_string(index) + ".uuid"; }

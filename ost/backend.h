@@ -66,6 +66,9 @@ struct SpaceInfo {
   // The OST's filesystem is mounted read-only; free and avail are then 0, as
   // nothing can be written there.
   bool read_only = false;
+  // Which filesystem holds the OST (st_dev of its directory), so that OSTs
+  // sharing one disk count its space once; 0 = not known, counted alone.
+  uint64_t device = 0;
 };
 
 class Backend {

@@ -272,7 +272,13 @@ class PosixBackend : public Backend {
       int err = errno;
       return ErrnoStatus(err, fmt::format("ost {}: statvfs", dir_));
     }
+    struct stat dir_stat;
+    if (fstat(dir_fd_, &dir_stat) != 0) {
+      int err = errno;
+      return ErrnoStatus(err, fmt::format("ost {}: stat", dir_));
+    }
     SpaceInfo info;
+    info.device = static_cast<uint64_t>(dir_stat.st_dev);
     info.block_size = vfs.f_frsize ? vfs.f_frsize : vfs.f_bsize;
     info.total_blocks = vfs.f_blocks;
     info.free_blocks = vfs.f_bfree;

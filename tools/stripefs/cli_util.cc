@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstring>
 
+#include <sys/xattr.h>
+
 namespace sfs::cli {
 
 int Fail(const std::string& message) {
@@ -32,6 +34,29 @@ std::string Explain(const std::string& what, int err) {
     default:
       return text;
   }
+}
+
+bool ReadXattr(const std::string& path, const std::string& name, const std::string& what,
+               std::string* value, std::string* error) {
+  for (int attempt = 0; attempt < 5; attempt++) {
+    const ssize_t size = getxattr(path.c_str(), name.c_str(), nullptr, 0);
+    if (size < 0) {
+      *error = Explain(what, errno);
+      return false;
+    }
+    value->resize(static_cast<size_t>(size) + 4096);
+    const ssize_t got = getxattr(path.c_str(), name.c_str(), value->data(), value->size());
+    if (got >= 0) {
+      value->resize(static_cast<size_t>(got));
+      return true;
+    }
+    if (errno != ERANGE) {
+      *error = Explain(what, errno);
+      return false;
+    }
+  }
+  *error = what + ": the value keeps growing";
+  return false;
 }
 
 }  // namespace sfs::cli

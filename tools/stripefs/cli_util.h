@@ -13,4 +13,11 @@ int Fail(const std::string& message);
 // meaning (the daemon's log line says why a value was refused).
 std::string Explain(const std::string& what, int err);
 
+// The whole value of extended attribute `name` of `path`, retried while it
+// grows between the size query and the read (statistics do). On failure
+// returns false with `error` set to a message for Fail that starts with
+// `what` (e.g. "get_param nrs_stats").
+bool ReadXattr(const std::string& path, const std::string& name, const std::string& what,
+               std::string* value, std::string* error);
+
 }  // namespace sfs::cli

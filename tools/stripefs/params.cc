@@ -37,21 +37,8 @@ int GetParam(const std::vector<std::string>& args) {
   const std::string& mountpoint = args[0];
   for (size_t i = 1; i < args.size(); i++) {
     const std::string name = kPrefix + args[i];
-    std::string value;
-    // The value may grow between the size query and the read (statistics).
-    for (int attempt = 0; attempt < 5; attempt++) {
-      const ssize_t size = getxattr(mountpoint.c_str(), name.c_str(), nullptr, 0);
-      if (size < 0) return Fail(Explain("get_param " + args[i], errno));
-      value.resize(static_cast<size_t>(size) + 4096);
-      const ssize_t got = getxattr(mountpoint.c_str(), name.c_str(), value.data(), value.size());
-      if (got >= 0) {
-        value.resize(static_cast<size_t>(got));
-        break;
-      }
-      if (errno != ERANGE) return Fail(Explain("get_param " + args[i], errno));
-      value.clear();
-      if (attempt == 4) return Fail("get_param " + args[i] + ": the value keeps growing");
-    }
+    std::string value, error;
+    if (!ReadXattr(mountpoint, name, "get_param " + args[i], &value, &error)) return Fail(error);
     // lctl's form: one-line values after '=', longer ones below the name.
     const bool multiline =
         value.find('\n') != std::string::npos && value.find('\n') + 1 < value.size();
