@@ -34,6 +34,10 @@ size_t FindControl(std::string_view s);
 // backslash is left as it is, so applying it twice changes nothing more.
 std::string Printable(std::string_view s);
 
+// `s` as a JSON string literal, quotes included: '"' and '\\' escaped,
+// control bytes as \u00NN.
+std::string JsonQuote(std::string_view s);
+
 // Shell-style glob: '*' matches any run (also empty), '?' one character,
 // everything else itself. Greedy with one backtrack point (the last '*'),
 // which is exact: a later '*' subsumes an earlier one.

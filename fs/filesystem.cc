@@ -4,11 +4,13 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <thread>
 
 #include "common/log.h"
 #include "common/private_dir.h"
+#include "common/text.h"
 #include "fs/fd_budget.h"
 #include "fs/io.h"
 #include "fs/ost_attach.h"
@@ -16,6 +18,7 @@
 #include "fs/ost_status.h"
 #include "fs/settings_keys.h"
 #include "fs/version.h"
+#include "jobstats/report.h"
 #include "ost/label.h"
 
 namespace sfs::fs {
@@ -261,6 +264,14 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
   if (auto var = store.GetSetting(kJobidVarKey); var.ok()) settings->jobid.var = *var;
   if (auto name = store.GetSetting(kJobidNameKey); name.ok()) settings->jobid.name = *name;
   fs->settings_.store(std::move(settings));
+  if (store.GetSetting(kJobCleanupKey).ok()) {
+    auto seconds = SettingNumber(store, kJobCleanupKey);
+    if (!seconds.ok() || *seconds > static_cast<uint64_t>(kMaxJobCleanupSeconds)) {
+      return Status::Error(EIO, "the stored job_cleanup_interval is unreadable");
+    }
+    fs->job_cleanup_seconds_.store(static_cast<int64_t>(*seconds));
+  }
+  fs->ApplyJobCleanup(fs->job_cleanup_seconds_.load());
 
   // Space figures first: statfs and automatic weights (loaded below, and
   // run at once if stored on) read these samples; a missing one counts as a
@@ -566,7 +577,7 @@ void Filesystem::DestroyObjects(uint64_t ino) {
 
 bool Filesystem::IsSettingName(const std::string& name) {
   return name == kJobidVarKey || name == kJobidNameKey || name == kOstStatusName ||
-         name == kOstDfName ||
+         name == kOstDfName || name == kJobStatsName || name == kJobCleanupKey ||
          NrsControl::Handles(name) ||
          PlacementControl::Handles(name);
 }
@@ -585,6 +596,8 @@ Result<std::string> Filesystem::GetSetting(const std::string& name) {
     return FormatOstStatus(services, config_.ost_timeout, nrs::Clock::now());
   }
   if (name == kOstDfName) return OstDfReport();
+  if (name == kJobStatsName) return JobStatsReport();
+  if (name == kJobCleanupKey) return std::to_string(job_cleanup_seconds_.load());
   if (NrsControl::Handles(name)) return nrs_control_->Get(name);
   if (PlacementControl::Handles(name)) return placement_control_->Get(name);
   return Status::Error(ENODATA, "no setting " + name);
@@ -607,6 +620,50 @@ std::string Filesystem::OstDfReport() {
   return FormatOstDf(rows);
 }
 
+std::string Filesystem::JobStatsReport() {
+  const jobstats::TimePoint now = jobstats::Clock::now();
+  const auto wall_now = std::chrono::system_clock::now();
+  std::vector<jobstats::TargetJobs> targets;
+  targets.push_back({"mdt", meta_job_stats_.Snapshot(now)});
+  for (auto& service : osts_) {
+    targets.push_back({"ost" + std::to_string(service->index()), service->job_stats().Snapshot(now)});
+  }
+  // An extended attribute's value holds at most 64 KiB (XATTR_SIZE_MAX).
+  return jobstats::FormatYaml(targets, now, wall_now, 65536);
+}
+
+Status Filesystem::SetJobStatsSetting(const std::string& name, const std::string& value) {
+  if (name == kJobStatsName) {
+    if (value != "clear") {
+      return Status::Error(EINVAL, "job_stats can only be written 'clear', not '" +
+                                       Printable(value) + "'");
+    }
+    meta_job_stats_.Clear();
+    for (auto& service : osts_) service->job_stats().Clear();
+    return Status::Ok();
+  }
+  uint64_t seconds = 0;
+  auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), seconds);
+  if (value.empty() || ec != std::errc() || end != value.data() + value.size() ||
+      seconds > static_cast<uint64_t>(kMaxJobCleanupSeconds)) {
+    return Status::Error(EINVAL, fmt::format("job_cleanup_interval must be whole seconds from 0 "
+                                             "(never) to {}, not '{}'",
+                                             kMaxJobCleanupSeconds, Printable(value)));
+  }
+  std::lock_guard<std::mutex> lock(settings_mu_);
+  Status stored = meta_->PutSetting(name, std::to_string(seconds));
+  if (!stored.ok()) return stored;
+  job_cleanup_seconds_.store(static_cast<int64_t>(seconds));
+  ApplyJobCleanup(static_cast<int64_t>(seconds));
+  return Status::Ok();
+}
+
+void Filesystem::ApplyJobCleanup(int64_t seconds) {
+  const jobstats::TimePoint now = jobstats::Clock::now();
+  meta_job_stats_.SetCleanupInterval(std::chrono::seconds(seconds), now);
+  for (auto& service : osts_) service->job_stats().SetCleanupInterval(std::chrono::seconds(seconds), now);
+}
+
 std::vector<std::optional<ost::SpaceInfo>> Filesystem::SpaceSamples() const {
   std::vector<std::optional<ost::SpaceInfo>> samples;
   for (const auto& service : osts_) samples.push_back(service->LastSpace().space);
@@ -619,6 +676,7 @@ Status Filesystem::SetSetting(const std::string& name, const std::string& raw) {
   // setfattr -v and `echo x >` style values may carry a newline.
   std::string value = raw;
   while (!value.empty() && (value.back() == '\n' || value.back() == ' ')) value.pop_back();
+  if (name == kJobStatsName || name == kJobCleanupKey) return SetJobStatsSetting(name, value);
   if (name == kJobidVarKey) {
     if (!ValidJobidVar(value)) {
       return Status::Error(EINVAL, "jobid_var must be an environment variable name, "

@@ -29,9 +29,11 @@
 #include "fs/ops.h"
 #include "fs/pipe_pool.h"
 #include "fs/placement_control.h"
+#include "fs/settings_keys.h"
 #include "fs/stripefs.h"
 #include "layout/layout.h"
 #include "layout/layout_spec.h"
+#include "jobstats/job_stats.h"
 #include "layout/placement.h"
 #include "meta/meta_store.h"
 #include "nrs/registry.h"
@@ -145,6 +147,8 @@ class Filesystem {
   JobIds& jobids() { return jobids_; }
   InitAmendment& init_amendment() { return init_amendment_; }
   PipePool& read_pipes() { return read_pipes_; }
+  // What the metadata service did per job id (job_stats, target "mdt").
+  jobstats::JobStats& meta_job_stats() { return meta_job_stats_; }
   std::shared_ptr<const Settings> settings() const { return settings_.load(); }
   const Config& config() const { return config_; }
   bool IsAdmin(uint32_t uid) const { return uid == 0 || uid == config_.admin_uid; }
@@ -251,6 +255,12 @@ class Filesystem {
   void SaveStillOpen();
   // The `ost_df` report (fs/ost_df.h).
   std::string OstDfReport();
+  // The `job_stats` report (jobstats/report.h): the metadata service, then
+  // every OST.
+  std::string JobStatsReport();
+  // job_stats=clear, job_cleanup_interval=N.
+  Status SetJobStatsSetting(const std::string& name, const std::string& value);
+  void ApplyJobCleanup(int64_t seconds);
 
   // Held for the daemon's life on META/stripefs.lock (see Open): released
   // only after meta_ is closed, since members die in reverse order.
@@ -272,6 +282,10 @@ class Filesystem {
   std::unique_ptr<NrsControl> nrs_control_;              // borrows meta_ and osts_
   std::unique_ptr<PlacementControl> placement_control_;  // borrows meta_ and osts_
   JobIds jobids_;
+  jobstats::JobStats meta_job_stats_;
+  // job_cleanup_interval in seconds, applied to every JobStats; written
+  // under settings_mu_ (persist, then apply).
+  std::atomic<int64_t> job_cleanup_seconds_{kDefaultJobCleanupSeconds};
   InitAmendment init_amendment_;  // the FUSE channel's (fs/fuse_channel.h)
   // For reads replied by splice (fs/ops_file.cc): room for the largest
   // read and what libfuse's own pipe wants beside it; their descriptors

@@ -19,6 +19,23 @@ nrs::RequestInfo Caller(fuse_req_t req, Filesystem& fs) {
   return info;
 }
 
+MetaJobCount::MetaJobCount(fuse_req_t req, jobstats::JobOp op)
+    : fs_(Fs(req)), op_(op), start_(jobstats::Clock::now()) {
+  const fuse_ctx* ctx = fuse_req_ctx(req);
+  if (ctx->pid == 0) return;
+  jobid_ = fs_.jobids().Resolve(ctx->pid, ctx->uid, ctx->gid, fs_.settings()->jobid);
+}
+
+MetaJobCount::MetaJobCount(Filesystem& fs, std::shared_ptr<const std::string> jobid,
+                           jobstats::JobOp op)
+    : fs_(fs), op_(op), jobid_(std::move(jobid)), start_(jobstats::Clock::now()) {}
+
+MetaJobCount::~MetaJobCount() {
+  if (jobid_ == nullptr) return;
+  const jobstats::TimePoint now = jobstats::Clock::now();
+  fs_.meta_job_stats().Record(*jobid_, op_, 0, now - start_, now);
+}
+
 void FillStat(const meta::Inode& inode, struct stat* st) {
   std::memset(st, 0, sizeof(*st));
   st->st_ino = inode.ino;

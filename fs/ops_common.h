@@ -8,6 +8,7 @@
 #include "common/status.h"
 #include "fs/filesystem.h"
 #include "fs/fuse_api.h"
+#include "jobstats/job_stats.h"
 #include "meta/meta_store.h"
 #include "nrs/request.h"
 
@@ -26,6 +27,28 @@ inline Filesystem& Fs(fuse_req_t req) {
 nrs::RequestInfo Caller(fuse_req_t req, Filesystem& fs);
 
 void FillStat(const meta::Inode& inode, struct stat* st);
+
+// Counts one metadata operation for the caller's job in the metadata
+// service's job_stats (target "mdt") when the scope ends, i.e. after the
+// reply; the job id is taken at the start, while the request is valid.
+// Failed operations count too: the work was done.
+class MetaJobCount {
+ public:
+  // A request with no process behind it (pid 0: the kernel's own, e.g. the
+  // release of a directory) is not counted.
+  MetaJobCount(fuse_req_t req, jobstats::JobOp op);
+  // For the job given (a file's close counts for the job that opened it).
+  MetaJobCount(Filesystem& fs, std::shared_ptr<const std::string> jobid, jobstats::JobOp op);
+  ~MetaJobCount();
+  MetaJobCount(const MetaJobCount&) = delete;
+  MetaJobCount& operator=(const MetaJobCount&) = delete;
+
+ private:
+  Filesystem& fs_;
+  const jobstats::JobOp op_;
+  std::shared_ptr<const std::string> jobid_;
+  const jobstats::TimePoint start_;
+};
 
 // Logs a failure in one line (debug for the everyday ENOENT/EEXIST kind,
 // warn for bad input, error for I/O failures) and replies with its errno.

@@ -117,6 +117,7 @@ Status DoReaddir(Filesystem& fs, fuse_ino_t ino, uint64_t off, DirHandle* dir, D
 }
 
 void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  MetaJobCount count(req, jobstats::JobOp::kOpen);
   auto inode = Fs(req).meta().GetInode(ino);
   if (!inode.ok()) return ReplyError(req, inode.status(), "opendir");
   if (!S_ISDIR(inode->mode)) {
@@ -127,6 +128,7 @@ void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 }
 
 void OpReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  MetaJobCount count(req, jobstats::JobOp::kReaddir);
   DirentBuffer out(req, std::min(size, kMaxReplySize));
   Status status = DoReaddir(Fs(req), ino, static_cast<uint64_t>(off), Handle(fi), &out);
   if (!status.ok()) return ReplyError(req, status, "readdir");
@@ -134,6 +136,7 @@ void OpReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file
 }
 
 void OpReleasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+  MetaJobCount count(req, jobstats::JobOp::kClose);
   delete Handle(fi);
   fuse_reply_err(req, 0);
 }

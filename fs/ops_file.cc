@@ -503,6 +503,7 @@ void OpenReply(fuse_req_t req, fuse_file_info* fi, std::shared_ptr<OpenFile> fil
 
 void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
               fuse_file_info* fi) {
+  MetaJobCount count(req, jobstats::JobOp::kCreate);
   Filesystem& fs = Fs(req);
   auto inode = MakeNode(req, parent, name, S_IFREG | (mode & 07777), 0, nullptr);
   if (!inode.ok()) return ReplyError(req, inode.status(), "create");
@@ -519,6 +520,7 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
 }
 
 void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  MetaJobCount count(req, jobstats::JobOp::kOpen);
   auto file = Fs(req).AcquireOpen(ino);
   if (!file.ok()) return ReplyError(req, file.status(), "open");
   OpenReply(req, fi, std::move(file).value());
@@ -527,6 +529,7 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 
 void OpRelease(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   std::unique_ptr<FileHandle> handle(Handle(fi));
+  MetaJobCount count(Fs(req), handle->opener.jobid, jobstats::JobOp::kClose);
   Fs(req).ReleaseOpen(handle->file);
   fuse_reply_err(req, 0);
 }
@@ -701,6 +704,7 @@ meta::AttrChange ChangeFrom(const struct stat* attr, int to_set) {
 
 void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
                fuse_file_info* fi) {
+  MetaJobCount count(req, jobstats::JobOp::kSetattr);
   Filesystem& fs = Fs(req);
   meta::AttrChange change = ChangeFrom(attr, to_set);
   // With FUSE_HANDLE_KILLPRIV_V2 (fs/fuse_channel.h) the kernel leaves the

@@ -12,6 +12,7 @@ namespace sfs::fs {
 namespace {
 
 void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  MetaJobCount count(req, jobstats::JobOp::kLookup);
   Status valid = CheckName(name);
   if (!valid.ok()) return ReplyError(req, valid, "lookup");
   auto inode = Fs(req).meta().Lookup(parent, name);
@@ -32,18 +33,22 @@ void OpForget(fuse_req_t req, fuse_ino_t, uint64_t) { fuse_reply_none(req); }
 void OpForgetMulti(fuse_req_t req, size_t, fuse_forget_data*) { fuse_reply_none(req); }
 
 void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
+  MetaJobCount count(req, jobstats::JobOp::kGetattr);
   ReplyAttr(req, Fs(req).meta().GetInode(ino), "getattr");
 }
 
 void OpMknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
+  MetaJobCount count(req, jobstats::JobOp::kMknod);
   ReplyEntry(req, MakeNode(req, parent, name, mode, rdev, nullptr), "mknod");
 }
 
 void OpMkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
+  MetaJobCount count(req, jobstats::JobOp::kMkdir);
   ReplyEntry(req, MakeNode(req, parent, name, S_IFDIR | (mode & 07777), 0, nullptr), "mkdir");
 }
 
 void OpSymlink(fuse_req_t req, const char* target, fuse_ino_t parent, const char* name) {
+  MetaJobCount count(req, jobstats::JobOp::kSymlink);
   if (std::strlen(target) >= PATH_MAX) {
     return ReplyError(req, Status::Error(ENAMETOOLONG, "symlink target too long"), "symlink");
   }
@@ -51,12 +56,14 @@ void OpSymlink(fuse_req_t req, const char* target, fuse_ino_t parent, const char
 }
 
 void OpLink(fuse_req_t req, fuse_ino_t ino, fuse_ino_t new_parent, const char* new_name) {
+  MetaJobCount count(req, jobstats::JobOp::kLink);
   Status valid = CheckName(new_name);
   if (!valid.ok()) return ReplyError(req, valid, "link");
   ReplyEntry(req, Fs(req).meta().Link(ino, new_parent, new_name), "link");
 }
 
 void OpReadlink(fuse_req_t req, fuse_ino_t ino) {
+  MetaJobCount count(req, jobstats::JobOp::kReadlink);
   auto inode = Fs(req).meta().GetInode(ino);
   if (!inode.ok()) return ReplyError(req, inode.status(), "readlink");
   if (!S_ISLNK(inode->mode)) return ReplyError(req, Status::Error(EINVAL, "not a symlink"), "readlink");
@@ -64,6 +71,7 @@ void OpReadlink(fuse_req_t req, fuse_ino_t ino) {
 }
 
 void OpUnlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  MetaJobCount count(req, jobstats::JobOp::kUnlink);
   Filesystem& fs = Fs(req);
   auto removed = fs.Unlink(parent, name);
   if (!removed.ok()) return ReplyError(req, removed.status(), "unlink");
@@ -71,6 +79,7 @@ void OpUnlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
 }
 
 void OpRmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  MetaJobCount count(req, jobstats::JobOp::kRmdir);
   Status status = Fs(req).meta().Rmdir(parent, name);
   if (!status.ok()) return ReplyError(req, status, "rmdir");
   fuse_reply_err(req, 0);
@@ -78,6 +87,7 @@ void OpRmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
 
 void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t new_parent,
               const char* new_name, unsigned int flags) {
+  MetaJobCount count(req, jobstats::JobOp::kRename);
   Filesystem& fs = Fs(req);
   Status valid = CheckName(new_name);
   if (!valid.ok()) return ReplyError(req, valid, "rename");
@@ -97,6 +107,7 @@ void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t ne
 }
 
 void OpStatfs(fuse_req_t req, fuse_ino_t) {
+  MetaJobCount count(req, jobstats::JobOp::kStatfs);
   Filesystem& fs = Fs(req);
   struct statvfs total;
   std::memset(&total, 0, sizeof(total));

@@ -113,6 +113,7 @@ void ReplyValue(fuse_req_t req, const std::string& value, size_t size, const cha
 
 void OpSetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value,
                 size_t size, int flags) {
+  MetaJobCount count(req, jobstats::JobOp::kSetxattr);
   const std::string full(name);
   const std::string data(value, size);
   Status status;
@@ -130,6 +131,7 @@ void OpSetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* va
 }
 
 void OpGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
+  MetaJobCount count(req, jobstats::JobOp::kGetxattr);
   const std::string full(name);
   Result<std::string> value = Status::Error(ENODATA, "no attribute " + full);
   if (StartsWith(full, kReservedPrefix)) {
@@ -143,6 +145,7 @@ void OpGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
 }
 
 void OpListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
+  MetaJobCount count(req, jobstats::JobOp::kGetxattr);
   // Reserved names are not listed (a directory stores its default layout
   // and project id among its attributes), so cp -a and tar --xattrs do not
   // try to copy a layout onto the new file.
@@ -158,6 +161,7 @@ void OpListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
 }
 
 void OpRemovexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
+  MetaJobCount count(req, jobstats::JobOp::kSetxattr);
   const std::string full(name);
   Status status;
   if (StartsWith(full, kReservedPrefix)) {

@@ -49,22 +49,6 @@ std::string Human(uint64_t bytes) {
                     : fmt::format("{:.0f}{}", value, kUnits[unit]);
 }
 
-std::string JsonString(std::string_view s) {
-  std::string out = "\"";
-  for (char c : s) {
-    const auto byte = static_cast<unsigned char>(c);
-    if (c == '"' || c == '\\') {
-      out += '\\';
-      out += c;
-    } else if (byte < 0x20 || byte == 0x7f) {
-      out += fmt::format("\\u{:04x}", byte);
-    } else {
-      out += c;
-    }
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 SpaceTotal SumOncePerFilesystem(const std::vector<std::optional<ost::SpaceInfo>>& samples) {
@@ -222,8 +206,8 @@ std::string RenderDfJson(const std::vector<DfRow>& rows) {
     osts += fmt::format("    {{\"ost\": {}, {}, \"weight\": {:g}, \"state\": {}, \"device\": {}, "
                         "\"path\": {}}}",
                         row.index, figures(row),
-                        row.weight, JsonString(row.state), JsonString(row.device),
-                        JsonString(row.path));
+                        row.weight, JsonQuote(row.state), JsonQuote(row.device),
+                        JsonQuote(row.path));
   }
   return fmt::format("{{\n  \"osts\": [\n{}\n  ],\n  \"total\": {}\n}}\n", osts, total);
 }

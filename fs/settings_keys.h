@@ -18,6 +18,12 @@ inline constexpr const char* kJobidNameKey = "jobid_name";
 inline constexpr const char* kOstStatusName = "ost_status";
 // Read-only, never stored: space, weight and state per OST (fs/ost_df.h).
 inline constexpr const char* kOstDfName = "ost_df";
+// Per job id counters (jobstats/report.h); written "clear" to reset, never stored.
+inline constexpr const char* kJobStatsName = "job_stats";
+// Seconds a job may stay idle before its counters are dropped; 0 = never.
+inline constexpr const char* kJobCleanupKey = "job_cleanup_interval";
+inline constexpr int64_t kDefaultJobCleanupSeconds = 600;
+inline constexpr int64_t kMaxJobCleanupSeconds = 30LL * 24 * 3600;
 
 inline std::string OstPathKey(uint32_t index) { return "ost." + std::to_string(index) + ".path"; }
 inline std::string OstUuidKey(uint32_t index) { return "ost." + std::to_string(index) + ".uuid"; }

@@ -125,10 +125,31 @@ struct Service::Impl {
   bool sampler_stop = false;    // GUARDED_BY(space_mu)
   std::thread sampler;
 
+  // Per job id, what this OST served (Service::job_stats); its own lock, a leaf.
+  jobstats::JobStats job_stats;
+
   std::atomic<bool> read_only{false};  // see Service::read_only()
   std::atomic<bool> stopping{false};  // only to catch Submit after ~Service began
   std::atomic<bool> draining{false};  // Drain(): dequeue ignoring throttles
 };
+
+namespace {
+
+jobstats::JobOp JobOpOf(nrs::Op op) {
+  switch (op) {
+    case nrs::Op::kRead: return jobstats::JobOp::kRead;
+    case nrs::Op::kWrite: return jobstats::JobOp::kWrite;
+    case nrs::Op::kTruncate: return jobstats::JobOp::kTruncate;
+    case nrs::Op::kPunch: return jobstats::JobOp::kPunch;
+    case nrs::Op::kAllocate: return jobstats::JobOp::kAllocate;
+    case nrs::Op::kSync: return jobstats::JobOp::kSync;
+    case nrs::Op::kDestroy: return jobstats::JobOp::kDestroy;
+    case nrs::Op::kSeek: return jobstats::JobOp::kSeek;
+  }
+  return jobstats::JobOp::kCount;  // not counted
+}
+
+}  // namespace
 
 // Set while a caller's thread serves a request inline: one it submits from
 // an observer then goes through the queue (no nesting on one stack).
@@ -236,12 +257,19 @@ void Service::Impl::Run(std::unique_ptr<IoRequest> request) {
   }
   Status for_caller;
   Finish(*request, outcome, &for_caller);
-  if (for_caller.ok()) bytes.fetch_add(outcome.bytes, std::memory_order_relaxed);
+  const nrs::TimePoint done = nrs::Clock::now();
+  if (for_caller.ok()) {
+    bytes.fetch_add(outcome.bytes, std::memory_order_relaxed);
+    if (request->info.jobid != nullptr) {
+      job_stats.Record(*request->info.jobid, JobOpOf(request->info.op), outcome.bytes,
+                       done - request->info.arrival, done);
+    }
+  }
   bool wake = false;
   {
     std::lock_guard<std::mutex> lock(mu);
     // Before the observer hears of it, so stats already count it then.
-    nrs.Complete(request.get(), nrs::Clock::now());
+    nrs.Complete(request.get(), done);
     // A place freed: a token that waited for one (ServeOne) may go on.
     if (deferred_tokens > 0 && nrs.Active() < service_threads) {
       deferred_tokens--;
@@ -482,6 +510,8 @@ nrs::HeadStats Service::HeadStats(nrs::Head head) const {
 }
 
 bool Service::read_only() const { return impl_->read_only.load(std::memory_order_relaxed); }
+
+jobstats::JobStats& Service::job_stats() { return impl_->job_stats; }
 
 void Service::Tick(nrs::TimePoint now) {
   const std::chrono::nanoseconds oldest = impl_->OldestBusy(now);

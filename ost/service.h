@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "jobstats/job_stats.h"
 #include "nrs/nrs.h"
 #include "nrs/policy.h"
 #include "nrs/request.h"
@@ -227,6 +228,9 @@ class Service {
   // Whether the OST's filesystem was last seen read-only: a change failed
   // with EROFS and none has succeeded since.
   bool read_only() const;
+  // What this OST served per job id (requests that succeeded; latency from
+  // arrival to completion, queueing included).
+  jobstats::JobStats& job_stats();
 
  private:
   // Sets what Submit and SubmitOrRun fill in: arrival (if unset), the

@@ -50,5 +50,13 @@ TEST(TextTest, PrintableEscapesControlBytes) {
   EXPECT_EQ(Printable(Printable("a\n")), "a\\x0a");  // idempotent
 }
 
+TEST(TextTest, JsonQuoteEscapesQuotesBackslashesAndControlBytes) {
+  using namespace std::string_literals;
+  EXPECT_EQ(JsonQuote("dd.0"), "\"dd.0\"");
+  EXPECT_EQ(JsonQuote("a\"b\\c"), "\"a\\\"b\\\\c\"");
+  EXPECT_EQ(JsonQuote("\n\0\x7f"s), "\"\\u000a\\u0000\\u007f\"");
+  EXPECT_EQ(JsonQuote("caf\xc3\xa9"), "\"caf\xc3\xa9\"");  // UTF-8 as it is
+}
+
 }  // namespace
 }  // namespace sfs

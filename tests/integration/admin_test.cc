@@ -106,5 +106,102 @@ TEST_F(AdminTest, DfRefusesWhatItCannotShow) {
   EXPECT_NE(unknown.output.find("unknown option --bogus"), std::string::npos) << unknown.output;
 }
 
+// The block of one job on one target in the job_stats YAML ("" if absent).
+std::string JobBlock(const std::string& yaml, const std::string& target, const std::string& job) {
+  const std::string header = target + ":\n";
+  size_t start = yaml.rfind(header, 0) == 0 ? 0 : yaml.find("\n" + header);
+  if (start == std::string::npos) return "";
+  if (start != 0) start++;
+  // A target's block ends where the next line starts without a blank.
+  size_t end = start + header.size();
+  while (end < yaml.size() && yaml[end] == ' ') {
+    end = yaml.find('\n', end);
+    end = end == std::string::npos ? yaml.size() : end + 1;
+  }
+  const std::string block = yaml.substr(start, end - start);
+  const size_t job_at = block.find("job_id:          \"" + job + "\"\n");
+  if (job_at == std::string::npos) return "";
+  const size_t next = block.find("  - job_id:", job_at);
+  return block.substr(job_at, next == std::string::npos ? std::string::npos : next - job_at);
+}
+
+TEST_F(AdminTest, JobStatsCountWhatEachJobDidPerOstAndForMetadata) {
+  // Job ids from SLURM_JOB_ID (the default jobid_var). 4 MiB over 4 stripes
+  // of 1 MiB: each OST serves one 1 MiB write of job.a and 1 MiB of reads of
+  // job.b.
+  const std::string f = fs_.Path("f");
+  ASSERT_EQ(Shell("SLURM_JOB_ID=job.a dd if=/dev/zero of=" + f +
+                  " bs=1M count=4 oflag=direct status=none").exit_code, 0);
+  ASSERT_EQ(Shell("SLURM_JOB_ID=job.b dd if=" + f + " of=/dev/null bs=1M iflag=direct status=none")
+                .exit_code, 0);
+  ASSERT_EQ(Shell("cd " + fs_.mnt() + " && SLURM_JOB_ID=job.c sh -c "
+                  "'touch c1 c2 c3 && mkdir d && rm c1'").exit_code, 0);
+
+  const std::string yaml = Xattr(fs_.mnt(), "user.stripefs.job_stats");
+  for (int i = 0; i < 4; i++) {
+    const std::string target = "ost" + std::to_string(i);
+    const std::string a = JobBlock(yaml, target, "job.a");
+    EXPECT_NE(a.find("write_bytes:     { samples: 1, unit: bytes, min: 1048576, max: 1048576, "
+                     "sum: 1048576 }"), std::string::npos) << target << "\n" << yaml;
+    EXPECT_NE(a.find("    write:           { samples: 1, unit: usecs,"), std::string::npos) << a;
+    // Reads go out in pieces of at most max_read (512 KiB): the sum is what counts.
+    const std::string b = JobBlock(yaml, target, "job.b");
+    const size_t read_line = b.find("read_bytes:");
+    ASSERT_NE(read_line, std::string::npos) << target << "\n" << yaml;
+    EXPECT_NE(b.substr(read_line, b.find('\n', read_line) - read_line).find(" sum: 1048576 }"),
+              std::string::npos) << target << "\n" << yaml;
+  }
+  const std::string c = JobBlock(yaml, "mdt", "job.c");
+  EXPECT_NE(c.find("    create:          { samples: 3,"), std::string::npos) << yaml;
+  EXPECT_NE(c.find("    mkdir:           { samples: 1,"), std::string::npos) << yaml;
+  EXPECT_NE(c.find("    unlink:          { samples: 1,"), std::string::npos) << yaml;
+  // dd of job.a closed what it opened: the close counts for its job.
+  EXPECT_NE(JobBlock(yaml, "mdt", "job.a").find("    close:           { samples: 1,"),
+            std::string::npos) << yaml;
+
+  CommandResult by_bytes = Cli("jobstats " + fs_.mnt() + " --top 2");
+  ASSERT_EQ(by_bytes.exit_code, 0) << by_bytes.output;
+  // Equal bytes: by job id. The header, then the two.
+  EXPECT_EQ(by_bytes.output.find("\njob.a "), by_bytes.output.find('\n')) << by_bytes.output;
+  EXPECT_NE(by_bytes.output.find("\njob.b "), std::string::npos) << by_bytes.output;
+  EXPECT_EQ(by_bytes.output.find("job.c"), std::string::npos) << by_bytes.output;
+  CommandResult json = Cli("jobstats " + fs_.mnt() + " --json --sort ops");
+  ASSERT_EQ(json.exit_code, 0) << json.output;
+  EXPECT_NE(json.output.find("{\"job_id\": \"job.a\", \"read_bytes\": 0, \"write_bytes\": 4194304,"),
+            std::string::npos) << json.output;
+  EXPECT_NE(json.output.find("\"create\": 3"), std::string::npos) << json.output;
+  EXPECT_EQ(Cli("jobstats " + fs_.mnt() + " --sort size").exit_code, 1);
+  EXPECT_EQ(Cli("jobstats " + fs_.mnt() + " --top 0").exit_code, 1);
+
+  // Reset.
+  ASSERT_EQ(Cli("set_param " + fs_.mnt() + " job_stats=clear").exit_code, 0);
+  const std::string cleared = Xattr(fs_.mnt(), "user.stripefs.job_stats");
+  EXPECT_EQ(cleared.find("job.a"), std::string::npos) << cleared;
+  EXPECT_EQ(cleared.find("job.c"), std::string::npos) << cleared;
+  CommandResult refused = Cli("set_param " + fs_.mnt() + " job_stats=reset");
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(fs_.Log().find("job_stats can only be written 'clear', not 'reset'"), std::string::npos)
+      << fs_.Log();
+}
+
+TEST_F(AdminTest, IdleJobsAreDroppedAfterTheCleanupIntervalWhichIsKept) {
+  EXPECT_EQ(Xattr(fs_.mnt(), "user.stripefs.job_cleanup_interval"), "600");
+  ASSERT_EQ(Shell("SLURM_JOB_ID=job.idle touch " + fs_.Path("x")).exit_code, 0);
+  EXPECT_NE(Xattr(fs_.mnt(), "user.stripefs.job_stats").find("job.idle"), std::string::npos);
+  ASSERT_EQ(Cli("set_param " + fs_.mnt() + " job_cleanup_interval=1").exit_code, 0);
+  EXPECT_TRUE(WaitFor([&] {
+    return Xattr(fs_.mnt(), "user.stripefs.job_stats").find("job.idle") == std::string::npos;
+  }, 10000));
+  for (const char* bad : {"-1", "1s", "", "99999999999"}) {
+    EXPECT_EQ(Cli(std::string("set_param ") + fs_.mnt() + " job_cleanup_interval=" + bad).exit_code, 1)
+        << bad;
+  }
+  EXPECT_NE(fs_.Log().find("job_cleanup_interval must be whole seconds"), std::string::npos);
+  // Stored: a new mount keeps it.
+  ASSERT_TRUE(fs_.Unmount());
+  ASSERT_TRUE(fs_.Mount());
+  EXPECT_EQ(Xattr(fs_.mnt(), "user.stripefs.job_cleanup_interval"), "1");
+}
+
 }  // namespace
 }  // namespace sfs::test

@@ -59,4 +59,24 @@ bool ReadXattr(const std::string& path, const std::string& name, const std::stri
   return false;
 }
 
+int TakeMountpoint(const std::string& command, const std::string& arg, const char* usage,
+                   std::string* mountpoint) {
+  if (!arg.empty() && arg[0] == '-') {
+    return Fail(command + ": unknown option " + arg + "\n" + usage);
+  }
+  if (!mountpoint->empty()) return Fail(usage);
+  *mountpoint = arg;
+  return 0;
+}
+
+int ReadSetting(const std::string& command, const std::string& mountpoint,
+                const std::string& name, const char* usage, std::string* value) {
+  if (mountpoint.empty()) return Fail(usage);
+  std::string error;
+  if (!ReadXattr(mountpoint, "user.stripefs." + name, command + " " + mountpoint, value, &error)) {
+    return Fail(error);
+  }
+  return 0;
+}
+
 }  // namespace sfs::cli

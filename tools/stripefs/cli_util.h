@@ -20,4 +20,15 @@ std::string Explain(const std::string& what, int err);
 bool ReadXattr(const std::string& path, const std::string& name, const std::string& what,
                std::string* value, std::string* error);
 
+// For commands of the form "COMMAND [options] MOUNTPOINT": `arg`, which is
+// none of the command's options, is the mount point. Returns 0, or the exit
+// code after saying what was wrong (an unknown option, a second operand).
+int TakeMountpoint(const std::string& command, const std::string& arg, const char* usage,
+                   std::string* mountpoint);
+// The value of setting `name` (user.stripefs.<name>) of `mountpoint` into
+// `value`. Returns 0, or the exit code after saying what was wrong (no mount
+// point given, the read failed).
+int ReadSetting(const std::string& command, const std::string& mountpoint,
+                const std::string& name, const char* usage, std::string* value);
+
 }  // namespace sfs::cli

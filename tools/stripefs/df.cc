@@ -19,19 +19,12 @@ int Df(const std::vector<std::string>& args) {
       units = fs::DfUnits::kInodes;
     } else if (arg == "--json") {
       json = true;
-    } else if (!arg.empty() && arg[0] == '-') {
-      return Fail("df: unknown option " + arg + "\n" + kUsage);
-    } else if (mountpoint.empty()) {
-      mountpoint = arg;
-    } else {
-      return Fail(kUsage);
+    } else if (int failed = TakeMountpoint("df", arg, kUsage, &mountpoint)) {
+      return failed;
     }
   }
-  if (mountpoint.empty()) return Fail(kUsage);
-  std::string text, error;
-  if (!ReadXattr(mountpoint, "user.stripefs.ost_df", "df " + mountpoint, &text, &error)) {
-    return Fail(error);
-  }
+  std::string text;
+  if (int failed = ReadSetting("df", mountpoint, "ost_df", kUsage, &text)) return failed;
   auto rows = fs::ParseOstDf(text);
   if (!rows.ok()) return Fail("df: " + rows.status().message());
   const std::string out = json ? fs::RenderDfJson(*rows) : fs::RenderDfTable(*rows, units);

@@ -5,6 +5,7 @@
 //   stripefs set_param MOUNTPOINT name=value ... | get_param MOUNTPOINT name ...
 //   stripefs setstripe ... PATH | getstripe PATH... | pool list|set|remove MOUNTPOINT ...
 //   stripefs df [-h | -i] [--json] MOUNTPOINT
+//   stripefs jobstats MOUNTPOINT [--top N] [--sort bytes|ops] [--json]
 #include <unistd.h>
 
 #include <charconv>
@@ -18,6 +19,7 @@
 #include "layout/layout.h"
 #include "tools/stripefs/cli_util.h"
 #include "tools/stripefs/df.h"
+#include "tools/stripefs/jobstats_cmd.h"
 #include "tools/stripefs/layout_cmds.h"
 #include "tools/stripefs/params.h"
 
@@ -42,11 +44,13 @@ void Usage() {
           "             nrs_tbf_default_rate nrs_tbf_class_limit nrs_hp_ratio nrs_hp_ops\n"
           "             nrs_delay_pct nrs_delay_min nrs_delay_max rtds_weight rtds_relative\n"
           "             rtds_auto rtds_auto_factors pool.<name> pool_rule.<name> pools pool_rules\n"
-          "             ost_status ost_df (read-only)\n"
+          "             ost_status ost_df (read-only) job_stats (write 'clear')\n"
+          "             job_cleanup_interval\n"
           "  stripefs setstripe [-c COUNT] [-S SIZE] [-p POOL] [-o OST,...] PATH\n"
           "  stripefs getstripe PATH...\n"
           "  stripefs pool list MOUNTPOINT | pool set MOUNTPOINT NAME OSTS | pool remove MOUNTPOINT NAME\n"
           "  stripefs df [-h | -i] [--json] MOUNTPOINT\n"
+          "  stripefs jobstats MOUNTPOINT [--top N] [--sort bytes|ops] [--json]\n"
           "  stripefs --version\n");
 }
 
@@ -144,6 +148,7 @@ int main(int argc, char** argv) {
   if (command == "getstripe") return sfs::cli::GetStripe(args);
   if (command == "pool") return sfs::cli::Pool(args);
   if (command == "df") return sfs::cli::Df(args);
+  if (command == "jobstats") return sfs::cli::JobStats(args);
   if (command == "--version" || command == "version") {
     puts(sfs::fs::VersionString());
     return 0;
