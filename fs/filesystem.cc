@@ -578,6 +578,7 @@ void Filesystem::DestroyObjects(uint64_t ino) {
 bool Filesystem::IsSettingName(const std::string& name) {
   return name == kJobidVarKey || name == kJobidNameKey || name == kOstStatusName ||
          name == kOstDfName || name == kJobStatsName || name == kJobCleanupKey ||
+         name == kMetricsAddressName ||
          NrsControl::Handles(name) ||
          PlacementControl::Handles(name);
 }
@@ -597,14 +598,24 @@ Result<std::string> Filesystem::GetSetting(const std::string& name) {
   }
   if (name == kOstDfName) return OstDfReport();
   if (name == kJobStatsName) return JobStatsReport();
+  if (name == kMetricsAddressName) {
+    if (metrics_address_.empty()) {
+      return Status::Error(ENODATA, "no metrics server: mount with -o metrics=ADDRESS:PORT");
+    }
+    return metrics_address_;
+  }
   if (name == kJobCleanupKey) return std::to_string(job_cleanup_seconds_.load());
   if (NrsControl::Handles(name)) return nrs_control_->Get(name);
   if (PlacementControl::Handles(name)) return placement_control_->Get(name);
   return Status::Error(ENODATA, "no setting " + name);
 }
 
+std::vector<double> Filesystem::EffectiveWeights() const {
+  return placement_control_->placement().EffectiveWeights();
+}
+
 std::string Filesystem::OstDfReport() {
-  const std::vector<double> weights = placement_control_->placement().EffectiveWeights();
+  const std::vector<double> weights = EffectiveWeights();
   std::vector<OstDf> rows;
   for (auto& service : osts_) {
     OstDf row;
@@ -682,7 +693,7 @@ Status Filesystem::SetSetting(const std::string& name, const std::string& raw) {
       return Status::Error(EINVAL, "jobid_var must be an environment variable name, "
                                    "'procname_uid', 'nodelocal' or 'disable', not '" + value + "'");
     }
-  } else if (name == kOstStatusName || name == kOstDfName) {
+  } else if (name == kOstStatusName || name == kOstDfName || name == kMetricsAddressName) {
     return Status::Error(EINVAL, "setting " + name + " is read-only");
   } else if (name == kJobidNameKey) {
     if (!ValidJobidName(value)) {

@@ -240,6 +240,11 @@ class Filesystem {
   // Each OST's latest background space sample (none before the first);
   // never waits on a disk.
   std::vector<std::optional<ost::SpaceInfo>> SpaceSamples() const;
+  // Per OST, the weight placement uses (admin weight x automatic factor).
+  std::vector<double> EffectiveWeights() const;
+  // Where the metrics server listens ("127.0.0.1:9100"), for the read-only
+  // setting metrics_address; set once by the mount before it serves.
+  void set_metrics_address(std::string address) { metrics_address_ = std::move(address); }
 
  private:
   Filesystem(const Config& config, nrs::PolicyRegistry registry);
@@ -286,6 +291,7 @@ class Filesystem {
   // job_cleanup_interval in seconds, applied to every JobStats; written
   // under settings_mu_ (persist, then apply).
   std::atomic<int64_t> job_cleanup_seconds_{kDefaultJobCleanupSeconds};
+  std::string metrics_address_;  // written before the session starts, then read only
   InitAmendment init_amendment_;  // the FUSE channel's (fs/fuse_channel.h)
   // For reads replied by splice (fs/ops_file.cc): room for the largest
   // read and what libfuse's own pipe wants beside it; their descriptors

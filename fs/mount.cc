@@ -19,9 +19,11 @@
 #include "common/log.h"
 #include "fs/filesystem.h"
 #include "fs/fuse_api.h"
+#include "fs/metrics_report.h"
 #include "fs/ops.h"
 #include "fs/settings_keys.h"
 #include "fs/stripefs.h"
+#include "metrics/http_server.h"
 
 namespace sfs::fs {
 namespace {
@@ -201,6 +203,19 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
     }
   }
 
+  // After the fork (its thread would not survive one), before the mount:
+  // a port in use fails the mount with the reason.
+  std::unique_ptr<metrics::HttpServer> metrics_server;  // dies before fs
+  if (!options.metrics_address.empty()) {
+    Filesystem* served = fs.get();
+    auto started = metrics::HttpServer::Start(options.metrics_address, options.metrics_port,
+                                              [served] { return RenderMetrics(*served); });
+    if (!started.ok()) return fail(started.status());
+    metrics_server = std::move(started).value();
+    fs->set_metrics_address(metrics_server->address());
+    logger->info("serving metrics on http://{}/metrics", metrics_server->address());
+  }
+
   const std::string fuse_options = JoinFuseOptions(options, config.max_read);
   const char* argv[] = {"stripefs", "-o", fuse_options.c_str()};
   fuse_args args = FUSE_ARGS_INIT(3, const_cast<char**>(argv));
@@ -265,6 +280,7 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
   fuse_session_unmount(session);
   fuse_remove_signal_handlers(session);
   fuse_session_destroy(session);
+  metrics_server.reset();  // it renders from fs
   fs.reset();  // drains the OST queues, then closes the store
   // libfuse's loop returns the number of the signal that stopped it
   // (SIGTERM, SIGINT, SIGHUP): a requested, clean stop. Negative is an error.

@@ -2,6 +2,8 @@
 // links without libfuse (fuzz/mount_options_fuzzer.cc). Every value is parsed
 // whole and range-checked: a wrapped uid or a NaN timeout would otherwise
 // become a working but wrong daemon.
+#include <arpa/inet.h>
+
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -48,12 +50,32 @@ bool ParseSeconds(std::string_view text, double max, bool zero_ok, double* out) 
   return true;
 }
 
+// "ADDRESS:PORT" with an IPv4 literal or a bracketed IPv6 one and a port
+// from 0 (any free port) to 65535.
+bool ParseListenAddress(std::string_view text, std::string* address, uint16_t* port) {
+  const size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos) return false;
+  std::string host(text.substr(0, colon));
+  uint64_t number = 0;
+  if (!ParseInteger(text.substr(colon + 1), 0, 65535, &number)) return false;
+  unsigned char binary[16];
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    host = host.substr(1, host.size() - 2);
+    if (inet_pton(AF_INET6, host.c_str(), binary) != 1) return false;
+  } else if (inet_pton(AF_INET, host.c_str(), binary) != 1) {
+    return false;
+  }
+  *address = host;
+  *port = static_cast<uint16_t>(number);
+  return true;
+}
+
 // Applies one of our own "key=value" items to `options`. False: not ours.
 Result<bool> ApplyOwn(std::string_view item, std::string_view key, std::string_view value,
                       bool has_value, MountOptions* options) {
   const bool ours = key == "log_level" || key == "log_file" || key == "admin_uid" ||
                     key == "ost_threads" || key == "attr_timeout" || key == "ost_timeout" ||
-                    key == "cache" || key == "max_read";
+                    key == "cache" || key == "max_read" || key == "metrics";
   if (!ours) return false;
   if (!has_value || value.empty()) return Bad(item, "needs a value (" + std::string(key) + "=...)");
   uint64_t number = 0;
@@ -85,6 +107,11 @@ Result<bool> ApplyOwn(std::string_view item, std::string_view key, std::string_v
       return Bad(item, "max_read is a number of bytes from 4096 to 1048576");
     }
     options->max_read = static_cast<uint32_t>(number);
+  } else if (key == "metrics") {
+    if (!ParseListenAddress(value, &options->metrics_address, &options->metrics_port)) {
+      return Bad(item, "metrics is ADDRESS:PORT with an IP address (e.g. 127.0.0.1:9100 or "
+                       "[::1]:9100) and a port from 0 (any free one) to 65535");
+    }
   } else if (key == "cache") {
     if (value != "writearound" && value != "writethrough" && value != "writeback") {
       return Bad(item, "cache is writearound, writethrough or writeback");

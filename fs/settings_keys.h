@@ -20,6 +20,8 @@ inline constexpr const char* kOstStatusName = "ost_status";
 inline constexpr const char* kOstDfName = "ost_df";
 // Per job id counters (jobstats/report.h); written "clear" to reset, never stored.
 inline constexpr const char* kJobStatsName = "job_stats";
+// Read-only: where -o metrics= serves (the port bound, also when 0 was asked).
+inline constexpr const char* kMetricsAddressName = "metrics_address";
 // Seconds a job may stay idle before its counters are dropped; 0 = never.
 inline constexpr const char* kJobCleanupKey = "job_cleanup_interval";
 inline constexpr int64_t kDefaultJobCleanupSeconds = 600;

@@ -59,6 +59,11 @@ struct MountOptions {
   // The largest read request the kernel sends (FUSE's max_read); 0: the
   // daemon's choice, 512 KiB (fs/ops.h, kMaxRead).
   uint32_t max_read = 0;
+  // metrics=ADDRESS:PORT: serve Prometheus metrics over HTTP there (no
+  // authentication: bind to loopback unless the network is trusted). Empty:
+  // no metrics server.
+  std::string metrics_address;
+  uint16_t metrics_port = 0;
 };
 
 // Parses one "-o a,b=c" word into `options` (fs/mount_options.cc, which
@@ -72,6 +77,7 @@ struct MountOptions {
 //   ost_timeout   seconds, finite, above 0, at most 3600
 //   cache         writearound|writethrough|writeback
 //   max_read      4096..1048576 (bytes; also passed to FUSE)
+//   metrics       ADDRESS:PORT, an IPv4 or [IPv6] literal, port 0..65535
 // A later item overrides an earlier one. EINVAL with a message naming the
 // item otherwise, and `options` is then left unchanged.
 Status ParseMountOption(const std::string& word, MountOptions* options);

@@ -25,6 +25,18 @@ TEST(MountOptionsTest, TakesOurKeysAndKeepsTheRestForFuse) {
   EXPECT_EQ(options.fuse_options, (std::vector<std::string>{"ro"}));
 }
 
+TEST(MountOptionsTest, MetricsTakesAnIpAddressAndAPort) {
+  MountOptions options;
+  ASSERT_TRUE(ParseMountOption("metrics=127.0.0.1:9100", &options).ok());
+  EXPECT_EQ(options.metrics_address, "127.0.0.1");
+  EXPECT_EQ(options.metrics_port, 9100);
+  ASSERT_TRUE(ParseMountOption("metrics=[::1]:0", &options).ok());  // 0: any free port
+  EXPECT_EQ(options.metrics_address, "::1");
+  EXPECT_EQ(options.metrics_port, 0);
+  EXPECT_TRUE(options.fuse_options.empty());
+  EXPECT_TRUE(MountOptions().metrics_address.empty());  // off by default
+}
+
 TEST(MountOptionsTest, Defaults) {
   MountOptions options;
   EXPECT_EQ(options.admin_uid, 0u);
@@ -105,6 +117,14 @@ TEST(MountOptionsTest, RefusesWhatItCannotUseAndChangesNothing) {
            "max_read=2097152",
            "max_read=",
            "max_read=64k",
+           "metrics=localhost:9100",
+           "metrics=127.0.0.1",
+           "metrics=127.0.0.1:65536",
+           "metrics=127.0.0.1:-1",
+           "metrics=::1:9100",
+           "metrics=[::1]",
+           "metrics=",
+           "metrics=300.1.1.1:80",
            "cache=none",
            "cache=",
            "cache",

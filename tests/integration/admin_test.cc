@@ -203,5 +203,75 @@ TEST_F(AdminTest, IdleJobsAreDroppedAfterTheCleanupIntervalWhichIsKept) {
   EXPECT_EQ(Xattr(fs_.mnt(), "user.stripefs.job_cleanup_interval"), "1");
 }
 
+// A mount serving metrics on a free port of the loopback address.
+class MetricsTest : public ::testing::Test {
+ protected:
+  static MountedFs::Options WithMetrics() {
+    MountedFs::Options options;
+    options.mount_options = {"metrics=127.0.0.1:0"};
+    return options;
+  }
+  MetricsTest() : fs_(WithMetrics()) {}
+  std::string Curl(const std::string& path) {
+    return Shell("curl -s -w '\\n%{http_code}' http://" + address_ + path).output;
+  }
+  MountedFs fs_;
+  std::string address_;
+};
+
+TEST_F(MetricsTest, ServesOstNrsAndJobCountersInPrometheusText) {
+  ASSERT_TRUE(fs_.mounted());
+  address_ = Xattr(fs_.mnt(), "user.stripefs.metrics_address");
+  ASSERT_EQ(address_.rfind("127.0.0.1:", 0), 0u) << address_;
+  ASSERT_EQ(Shell("SLURM_JOB_ID=job.m dd if=/dev/zero of=" + fs_.Path("f") +
+                  " bs=1M count=4 oflag=direct status=none").exit_code, 0);
+  const std::string text = Curl("/metrics");
+  EXPECT_EQ(text.substr(text.size() - 3), "200") << text;
+  for (const std::string line : {
+           "# TYPE stripefs_ost_bytes_total counter\n",
+           "\nstripefs_ost_up{ost=\"3\"} 1\n",
+           "\nstripefs_ost_bytes_total{ost=\"0\"} 1048576\n",
+           "\nstripefs_ost_weight{ost=\"2\"} 1\n",
+           "\nstripefs_ost_queue_depth{ost=\"1\"} 0\n",
+           "\nstripefs_ost_io_errors_total{ost=\"1\"} 0\n",
+           "\nstripefs_nrs_requests_total{ost=\"0\",head=\"regular_requests\",policy=\"fifo\","
+           "class=\"all\"} 1\n",
+           "\nstripefs_job_bytes_total{target=\"ost2\",job=\"job.m\",direction=\"write\"} 1048576\n",
+           "\nstripefs_job_ops_total{target=\"ost2\",job=\"job.m\",op=\"write\"} 1\n",
+           "\nstripefs_job_ops_total{target=\"mdt\",job=\"job.m\",op=\"create\"} 1\n",
+       }) {
+    EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
+  }
+  const std::string missing = Curl("/");
+  EXPECT_EQ(missing.substr(missing.size() - 3), "404") << missing;
+  // The address is reported, not set.
+  const std::string value = "127.0.0.1:1";
+  EXPECT_EQ(setxattr(fs_.mnt().c_str(), "user.stripefs.metrics_address", value.data(),
+                     value.size(), 0), -1);
+  EXPECT_EQ(errno, EINVAL);
+}
+
+TEST_F(MetricsTest, APortInUseOrABadAddressFailsTheMountWithTheReason) {
+  ASSERT_TRUE(fs_.mounted());
+  const std::string taken = Xattr(fs_.mnt(), "user.stripefs.metrics_address");
+  ASSERT_EQ(taken.rfind("127.0.0.1:", 0), 0u) << taken;
+  // A second filesystem asking for the first one's port.
+  MountedFs other;
+  ASSERT_TRUE(other.Unmount());
+  const std::string mount = std::string(StripefsBinary()) + " mount " + other.meta_dir() + " " +
+                            other.mnt() + " -o metrics=";
+  CommandResult in_use = Shell(mount + taken + " 2>&1");
+  EXPECT_EQ(in_use.exit_code, 1) << in_use.output;
+  EXPECT_NE(in_use.output.find("cannot listen on " + taken + ": Address already in use"),
+            std::string::npos) << in_use.output;
+  CommandResult named = Shell(mount + "localhost:9100 2>&1");
+  EXPECT_EQ(named.exit_code, 1) << named.output;
+  EXPECT_NE(named.output.find("bad mount option metrics=localhost:9100"), std::string::npos)
+      << named.output;
+  // Without the option there is no server, and the setting says so.
+  ASSERT_TRUE(other.Mount());
+  EXPECT_EQ(Xattr(other.mnt(), "user.stripefs.metrics_address"), "<No data available>");
+}
+
 }  // namespace
 }  // namespace sfs::test

@@ -1,0 +1,108 @@
+#include "fs/metrics_report.h"
+
+#include "fs/filesystem.h"
+#include "fs/nrs_heads.h"
+#include "metrics/exposition.h"
+
+namespace sfs::fs {
+namespace {
+
+using metrics::Exposition;
+using metrics::Labels;
+constexpr auto kCounter = Exposition::Type::kCounter;
+constexpr auto kGauge = Exposition::Type::kGauge;
+
+void Declare(Exposition& e) {
+  e.Family("stripefs_ost_up", kGauge, "1 while the OST answers, 0 once a call has been in "
+                                      "service longer than ost_timeout.");
+  e.Family("stripefs_ost_read_only", kGauge, "1 if the OST's filesystem was last seen read-only.");
+  e.Family("stripefs_ost_weight", kGauge, "The OST's placement weight (admin x automatic).");
+  e.Family("stripefs_ost_size_bytes", kGauge, "Size of the OST's filesystem (latest sample).");
+  e.Family("stripefs_ost_avail_bytes", kGauge,
+           "Bytes available to users on the OST's filesystem (latest sample).");
+  e.Family("stripefs_ost_bytes_total", kCounter, "Bytes moved by the OST's reads and writes.");
+  e.Family("stripefs_ost_queue_depth", kGauge, "Requests queued at the OST now.");
+  e.Family("stripefs_ost_in_service", kGauge, "Requests in service at the OST now.");
+  e.Family("stripefs_ost_errors_total", kCounter, "Requests the OST failed.");
+  e.Family("stripefs_ost_io_errors_total", kCounter, "Requests the OST failed with EIO.");
+  e.Family("stripefs_nrs_requests_total", kCounter,
+           "Requests an NRS policy completed, by OST, head, policy and class.");
+  e.Family("stripefs_nrs_bytes_total", kCounter,
+           "Bytes of the requests an NRS policy completed, by OST, head, policy and class.");
+  e.Family("stripefs_nrs_queued", kGauge, "Requests an NRS policy holds now.");
+  e.Family("stripefs_nrs_wait_seconds_total", kCounter,
+           "Time completed requests waited in an NRS policy (arrival to service).");
+  e.Family("stripefs_nrs_service_seconds_total", kCounter,
+           "Time completed requests were in service.");
+  e.Family("stripefs_job_ops_total", kCounter,
+           "Operations of a job, by target (mdt, ost0, ...) and kind (job_stats).");
+  e.Family("stripefs_job_latency_microseconds_total", kCounter,
+           "Sum of the latencies of a job's operations, by target and kind.");
+  e.Family("stripefs_job_bytes_total", kCounter,
+           "Bytes a job read or wrote, by target and direction.");
+}
+
+void AddJobs(Exposition& e, const std::string& target, const std::vector<jobstats::JobCounters>& jobs) {
+  for (const jobstats::JobCounters& job : jobs) {
+    e.Add("stripefs_job_bytes_total", {{"target", target}, {"job", job.job_id}, {"direction", "read"}},
+          job.read_bytes.sum);
+    e.Add("stripefs_job_bytes_total", {{"target", target}, {"job", job.job_id}, {"direction", "write"}},
+          job.write_bytes.sum);
+    for (size_t i = 0; i < jobstats::kJobOps; i++) {
+      if (!job.ops[i]) continue;
+      const Labels labels = {{"target", target},
+                             {"job", job.job_id},
+                             {"op", jobstats::JobOpName(static_cast<jobstats::JobOp>(i))}};
+      e.Add("stripefs_job_ops_total", labels, job.ops[i]->latency_us.samples);
+      e.Add("stripefs_job_latency_microseconds_total", labels, job.ops[i]->latency_us.sum);
+    }
+  }
+}
+
+}  // namespace
+
+std::string RenderMetrics(Filesystem& fs) {
+  Exposition e;
+  Declare(e);
+  const std::vector<double> weights = fs.EffectiveWeights();
+  const jobstats::TimePoint now = jobstats::Clock::now();
+  for (uint32_t i = 0; i < fs.ost_count(); i++) {
+    ost::Service& service = fs.ost(i);
+    const std::string ost = std::to_string(service.index());
+    const Labels labels = {{"ost", ost}};
+    const ost::ServiceCounters c = service.Counters();
+    e.Add("stripefs_ost_up", labels, uint64_t{c.responsive});
+    e.Add("stripefs_ost_read_only", labels, uint64_t{service.read_only()});
+    e.Add("stripefs_ost_weight", labels, i < weights.size() ? weights[i] : 0.0);
+    if (const auto space = service.LastSpace().space) {
+      e.Add("stripefs_ost_size_bytes", labels, space->total_blocks * space->block_size);
+      e.Add("stripefs_ost_avail_bytes", labels, space->avail_blocks * space->block_size);
+    }
+    e.Add("stripefs_ost_bytes_total", labels, c.bytes);
+    e.Add("stripefs_ost_queue_depth", labels, c.queued);
+    e.Add("stripefs_ost_in_service", labels, c.active);
+    e.Add("stripefs_ost_errors_total", labels, c.errors);
+    e.Add("stripefs_ost_io_errors_total", labels, c.io_errors);
+    for (size_t head = 0; head < std::size(kHeadOf); head++) {
+      for (const nrs::PolicyStatus& policy : service.PolicyStatus(kHeadOf[head], {})) {
+        const Labels policy_labels = {{"ost", ost}, {"head", kHeadTitle[head]}, {"policy", policy.name}};
+        e.Add("stripefs_nrs_queued", policy_labels, policy.stats.queued);
+        e.Add("stripefs_nrs_wait_seconds_total", policy_labels, policy.stats.wait_ns / 1e9);
+        e.Add("stripefs_nrs_service_seconds_total", policy_labels, policy.stats.service_ns / 1e9);
+        for (const nrs::ClassStats& cls : policy.classes) {
+          Labels class_labels = policy_labels;
+          class_labels.emplace_back("class", cls.name);
+          e.Add("stripefs_nrs_requests_total", class_labels, cls.requests);
+          e.Add("stripefs_nrs_bytes_total", class_labels, cls.bytes);
+        }
+      }
+    }
+  }
+  AddJobs(e, "mdt", fs.meta_job_stats().Snapshot(now));
+  for (uint32_t i = 0; i < fs.ost_count(); i++) {
+    AddJobs(e, "ost" + std::to_string(fs.ost(i).index()), fs.ost(i).job_stats().Snapshot(now));
+  }
+  return e.Text();
+}
+
+}  // namespace sfs::fs
