@@ -27,33 +27,46 @@ namespace {
 
 using sfs::cli::Fail;
 
-void Usage() {
-  fprintf(stderr,
-          "usage:\n"
-          "  stripefs mkfs --meta DIR --ost DIR [--ost DIR ...] [--stripe-count N]\n"
-          "                [--stripe-size SIZE] [--force]\n"
-          "  stripefs mount META_DIR MOUNTPOINT [-f] [-o option[,option...]]\n"
-          "      options: log_level=LEVEL log_file=PATH admin_uid=UID ost_threads=N\n"
-          "               attr_timeout=SECONDS ost_timeout=SECONDS max_read=BYTES\n"
-          "               cache=writearound|writethrough|writeback metrics=ADDRESS:PORT,\n"
-          "               and any FUSE mount option\n"
-          "  stripefs umount MOUNTPOINT\n"
-          "  stripefs set_param MOUNTPOINT name=value [name=value ...]\n"
-          "  stripefs get_param MOUNTPOINT name [name ...]\n"
-          "      names: jobid_var jobid_name nrs_policies ost<N>.nrs_policies nrs_tbf_rule\n"
-          "             nrs_stats nrs_crrn_quantum nrs_orr_quantum nrs_orr_supported\n"
-          "             nrs_tbf_default_rate nrs_tbf_class_limit nrs_hp_ratio nrs_hp_ops\n"
-          "             nrs_delay_pct nrs_delay_min nrs_delay_max rtds_weight rtds_relative\n"
-          "             rtds_auto rtds_auto_factors pool.<name> pool_rule.<name> pools pool_rules\n"
-          "             ost_status ost_df metrics_address (read-only) job_stats (write 'clear')\n"
-          "             job_cleanup_interval\n"
-          "  stripefs setstripe [-c COUNT] [-S SIZE] [-p POOL] [-o OST,...] PATH\n"
-          "  stripefs getstripe PATH...\n"
-          "  stripefs pool list MOUNTPOINT | pool set MOUNTPOINT NAME OSTS | pool remove MOUNTPOINT NAME\n"
-          "  stripefs df [-h | -i] [--json] MOUNTPOINT\n"
-          "  stripefs jobstats MOUNTPOINT [--top N] [--sort bytes|ops] [--json]\n"
-          "  stripefs --version\n");
-}
+// The one text behind --help and the stripefs(8) man page
+// (tools/stripefs/help_to_man.sh turns it into roff at build time): the
+// first line names the tool, "  stripefs ..." lines are commands, and the
+// deeper-indented lines under one say what it does.
+constexpr const char* kHelp =
+    "stripefs - a striped filesystem in FUSE with Lustre's request scheduling and placement\n"
+    "\n"
+    "usage:\n"
+    "  stripefs mkfs --meta DIR --ost DIR [--ost DIR ...] [--stripe-count N]\n"
+    "                [--stripe-size SIZE] [--force]\n"
+    "      Formats a filesystem: its metadata directory and OST directories.\n"
+    "  stripefs mount META_DIR MOUNTPOINT [-f] [-o option[,option...]]\n"
+    "      Mounts it (in the background unless -f). Options: log_level=LEVEL\n"
+    "      log_file=PATH admin_uid=UID ost_threads=N attr_timeout=SECONDS\n"
+    "      ost_timeout=SECONDS max_read=BYTES cache=writearound|writethrough|writeback\n"
+    "      metrics=ADDRESS:PORT, and any FUSE mount option. Also as\n"
+    "      mount -t fuse.stripefs META_DIR MOUNTPOINT -o ... and in /etc/fstab.\n"
+    "  stripefs umount MOUNTPOINT\n"
+    "      Unmounts it (as umount or fusermount3 -u do).\n"
+    "  stripefs set_param MOUNTPOINT name=value [name=value ...]\n"
+    "  stripefs get_param MOUNTPOINT name [name ...]\n"
+    "      Changes or shows run-time settings. Names: jobid_var jobid_name\n"
+    "      nrs_policies ost<N>.nrs_policies nrs_tbf_rule nrs_stats nrs_crrn_quantum\n"
+    "      nrs_orr_quantum nrs_orr_supported nrs_tbf_default_rate nrs_tbf_class_limit\n"
+    "      nrs_hp_ratio nrs_hp_ops nrs_delay_pct nrs_delay_min nrs_delay_max\n"
+    "      rtds_weight rtds_relative rtds_auto rtds_auto_factors pool.<name>\n"
+    "      pool_rule.<name> pools pool_rules job_stats (write 'clear')\n"
+    "      job_cleanup_interval; read-only: ost_status ost_df metrics_address.\n"
+    "  stripefs setstripe [-c COUNT] [-S SIZE] [-p POOL] [-o OST,...] PATH\n"
+    "  stripefs getstripe PATH...\n"
+    "      Sets the layout of a new file or a directory's default; shows layouts.\n"
+    "  stripefs pool list MOUNTPOINT | pool set MOUNTPOINT NAME OSTS | pool remove MOUNTPOINT NAME\n"
+    "      Lists, defines and removes OST pools.\n"
+    "  stripefs df [-h | -i] [--json] MOUNTPOINT\n"
+    "      Space, inodes, weight and state per OST and in total, like lfs df.\n"
+    "  stripefs jobstats MOUNTPOINT [--top N] [--sort bytes|ops] [--json]\n"
+    "      The busiest jobs over every OST and the metadata service.\n"
+    "  stripefs --version | --help\n";
+
+void Usage() { fputs(kHelp, stderr); }
 
 int Mkfs(const std::vector<std::string>& args) {
   sfs::fs::MkfsOptions options;
@@ -150,6 +163,10 @@ int main(int argc, char** argv) {
   if (command == "pool") return sfs::cli::Pool(args);
   if (command == "df") return sfs::cli::Df(args);
   if (command == "jobstats") return sfs::cli::JobStats(args);
+  if (command == "--help" || command == "-h" || command == "help") {
+    fputs(kHelp, stdout);
+    return 0;
+  }
   if (command == "--version" || command == "version") {
     puts(sfs::fs::VersionString());
     return 0;
