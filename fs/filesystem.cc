@@ -610,6 +610,8 @@ Result<std::string> Filesystem::GetSetting(const std::string& name) {
   return Status::Error(ENODATA, "no setting " + name);
 }
 
+bool Filesystem::OstActive(uint32_t ost) const { return placement_control_->Active(ost); }
+
 std::vector<double> Filesystem::EffectiveWeights() const {
   return placement_control_->placement().EffectiveWeights();
 }
@@ -622,9 +624,10 @@ std::string Filesystem::OstDfReport() {
     row.index = service->index();
     row.space = service->LastSpace().space;
     row.weight = row.index < weights.size() ? weights[row.index] : 0;
-    row.state = !service->Counters().responsive ? "unresponsive"
-                : service->read_only()          ? "read-only"
-                                                : "ok";
+    row.state = !service->Counters().responsive             ? "unresponsive"
+                : service->read_only()                      ? "read-only"
+                : !placement_control_->Active(row.index) ? "inactive"
+                                                            : "ok";
     row.path = service->backend().Describe();
     rows.push_back(std::move(row));
   }

@@ -242,6 +242,8 @@ class Filesystem {
   std::vector<std::optional<ost::SpaceInfo>> SpaceSamples() const;
   // Per OST, the weight placement uses (admin weight x automatic factor).
   std::vector<double> EffectiveWeights() const;
+  // False once an admin deactivated the OST (no new objects on it).
+  bool OstActive(uint32_t ost) const;
   // Where the metrics server listens ("127.0.0.1:9100"), for the read-only
   // setting metrics_address; set once by the mount before it serves.
   void set_metrics_address(std::string address) { metrics_address_ = std::move(address); }

@@ -16,6 +16,7 @@ void Declare(Exposition& e) {
   e.Family("stripefs_ost_up", kGauge, "1 while the OST answers, 0 once a call has been in "
                                       "service longer than ost_timeout.");
   e.Family("stripefs_ost_read_only", kGauge, "1 if the OST's filesystem was last seen read-only.");
+  e.Family("stripefs_ost_active", kGauge, "0 once an admin deactivated the OST (no new objects).");
   e.Family("stripefs_ost_weight", kGauge, "The OST's placement weight (admin x automatic).");
   e.Family("stripefs_ost_size_bytes", kGauge, "Size of the OST's filesystem (latest sample).");
   e.Family("stripefs_ost_avail_bytes", kGauge,
@@ -73,6 +74,7 @@ std::string RenderMetrics(Filesystem& fs) {
     const ost::ServiceCounters c = service.Counters();
     e.Add("stripefs_ost_up", labels, uint64_t{c.responsive});
     e.Add("stripefs_ost_read_only", labels, uint64_t{service.read_only()});
+    e.Add("stripefs_ost_active", labels, uint64_t{fs.OstActive(i)});
     e.Add("stripefs_ost_weight", labels, i < weights.size() ? weights[i] : 0.0);
     if (const auto space = service.LastSpace().space) {
       e.Add("stripefs_ost_size_bytes", labels, space->total_blocks * space->block_size);

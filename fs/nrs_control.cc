@@ -10,23 +10,13 @@
 #include "common/text.h"
 #include "fs/nrs_heads.h"
 #include "fs/nrs_settings.h"
+#include "fs/settings_keys.h"
 
 namespace sfs::fs {
 namespace {
 
 // The OST index of "ost<N>.nrs_policies", or -1 when `name` is not one.
-int64_t OstOfName(std::string_view name) {
-  constexpr std::string_view kPrefix = "ost", kSuffix = ".nrs_policies";
-  if (name.size() <= kPrefix.size() + kSuffix.size() || name.substr(0, 3) != kPrefix ||
-      name.substr(name.size() - kSuffix.size()) != kSuffix) {
-    return -1;
-  }
-  const std::string_view digits = name.substr(3, name.size() - 3 - kSuffix.size());
-  uint32_t index = 0;
-  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
-  if (ec != std::errc() || end != digits.data() + digits.size()) return -1;
-  return index;
-}
+int64_t OstOfName(std::string_view name) { return OstOfSettingName(name, ".nrs_policies"); }
 
 std::string PolicyKey(size_t head, size_t ost) {
   return fmt::format("ost{}.nrs_policies.{}", ost, nrs::HeadName(kHeadOf[head]));

@@ -42,7 +42,7 @@ struct OstDf {
   uint32_t index = 0;
   std::optional<ost::SpaceInfo> space;
   double weight = 0;   // RTDS weight as placement uses it (admin x automatic)
-  std::string state;   // ok, unresponsive, read-only
+  std::string state;   // ok, unresponsive, read-only, inactive
   std::string path;
 };
 

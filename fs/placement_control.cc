@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "common/text.h"
+#include "fs/settings_keys.h"
 #include "layout/placement_config.h"
 #include "layout/pool_rule.h"
 
@@ -18,6 +19,9 @@ constexpr const char* kConfigKey = "placement";
 constexpr const char* kAutoKey = "rtds_auto";
 constexpr std::string_view kPoolPrefix = "pool.";
 constexpr std::string_view kRulePrefix = "pool_rule.";
+constexpr std::string_view kActiveSuffix = ".active";
+// The stored set of deactivated OSTs ("1,3"; empty: none).
+constexpr const char* kInactiveKey = "inactive_osts";
 
 bool StartsWith(std::string_view text, std::string_view prefix) {
   return text.substr(0, prefix.size()) == prefix;
@@ -32,6 +36,7 @@ PlacementControl::PlacementControl(meta::MetaStore* meta, std::vector<ost::Servi
   last_bytes_.assign(osts_.size(), 0);
   failed_.assign(osts_.size(), false);
   unresponsive_.assign(osts_.size(), false);
+  inactive_.assign(osts_.size(), false);
   factors_.assign(osts_.size(), 1.0);
   work_.emplace(io_.get_executor());
   thread_ = std::thread([this] { io_.run(); });
@@ -82,14 +87,58 @@ Status PlacementControl::Load() {
                               parsed.status().ToString());
     }
   }
+  if (auto text = meta_->GetSetting(kInactiveKey); text.ok() && !Trim(*text).empty()) {
+    auto osts = layout::ParseOstSet(*text);
+    if (!osts.ok()) {
+      return Status::Error(EIO, "stored inactive_osts '" + *text + "': " + osts.status().message());
+    }
+    for (uint32_t ost : *osts) {
+      if (ost < inactive_.size()) inactive_[ost] = true;
+    }
+  } else if (!text.ok() && text.err() != ENOENT) {
+    return text.status();
+  }
+  SFS_RETURN_IF_ERROR(ApplyFactorsLocked(factors_));
   if (auto_.mode != AutoWeights::Mode::kOff) {
     boost::asio::post(io_, [this] { UpdateAutoWeights(); });
   }
   return Status::Ok();
 }
 
+bool PlacementControl::Active(uint32_t ost) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ost >= inactive_.size() || !inactive_[ost];
+}
+
+Status PlacementControl::SetActiveLocked(uint32_t ost, std::string_view value) {
+  if (ost >= osts_.size()) {
+    return Status::Error(ENOENT, fmt::format("no OST {}: the filesystem has {}", ost, osts_.size()));
+  }
+  const std::string_view trimmed = Trim(value);
+  if (trimmed != "0" && trimmed != "1") {
+    return Status::Error(EINVAL, fmt::format("ost{}.active is 1 or 0, not '{}'", ost,
+                                             Printable(value)));
+  }
+  const bool inactive = trimmed == "0";
+  std::vector<uint32_t> next;
+  for (uint32_t i = 0; i < inactive_.size(); i++) {
+    if (i == ost ? inactive : inactive_[i]) next.push_back(i);
+  }
+  // Stored first: a change that was not stored must not take effect.
+  SFS_RETURN_IF_ERROR(meta_->PutSetting(kInactiveKey, layout::FormatOstSet(next)));
+  if (inactive_[ost] != inactive) {
+    inactive_[ost] = inactive;
+    if (inactive) {
+      Logger("layout")->info("ost {} deactivated: no new objects are placed on it", ost);
+    } else {
+      Logger("layout")->info("ost {} activated: new objects may be placed on it again", ost);
+    }
+  }
+  return ApplyFactorsLocked(factors_);
+}
+
 bool PlacementControl::Handles(std::string_view name) {
-  return name == "rtds_weight" || name == "rtds_relative" || name == "rtds_auto" ||
+  return OstOfSettingName(name, kActiveSuffix) >= 0 || name == "rtds_weight" || name == "rtds_relative" || name == "rtds_auto" ||
          name == "rtds_auto_factors" || name == "pools" || name == "pool_rules" ||
          (StartsWith(name, kPoolPrefix) && name.size() > kPoolPrefix.size()) ||
          (StartsWith(name, kRulePrefix) && name.size() > kRulePrefix.size());
@@ -103,6 +152,9 @@ Status PlacementControl::Reconfigure(const layout::RtdsPlacement::Edit& edit) {
 
 Status PlacementControl::Set(std::string_view name, std::string_view value) {
   std::lock_guard<std::mutex> lock(mu_);
+  if (const int64_t ost = OstOfSettingName(name, kActiveSuffix); ost >= 0) {
+    return SetActiveLocked(static_cast<uint32_t>(ost), value);
+  }
   if (name == "rtds_weight") {
     auto list = layout::ParseWeightList(value);
     if (!list.ok()) return list.status();
@@ -200,6 +252,12 @@ Status PlacementControl::Remove(std::string_view name) {
 }
 
 Result<std::string> PlacementControl::Get(std::string_view name) const {
+  if (const int64_t ost = OstOfSettingName(name, kActiveSuffix); ost >= 0) {
+    if (static_cast<size_t>(ost) >= osts_.size()) {
+      return Status::Error(ENODATA, "no OST " + std::to_string(ost));
+    }
+    return std::string(Active(static_cast<uint32_t>(ost)) ? "1" : "0");
+  }
   const auto config = placement_->config();
   if (name == "rtds_weight") return layout::FormatWeightList(config->weights);
   if (name == "rtds_relative") return layout::FormatRelativeWeights(*config);
@@ -287,7 +345,7 @@ void PlacementControl::SetResponsive(uint32_t ost, bool responsive) {
 Status PlacementControl::ApplyFactorsLocked(std::vector<double> factors) {
   factors_ = factors;
   for (size_t i = 0; i < factors.size(); ++i) {
-    if (unresponsive_[i]) factors[i] = 0;
+    if (unresponsive_[i] || inactive_[i]) factors[i] = 0;
   }
   return placement_->SetAutoFactors(factors);
 }

@@ -7,6 +7,9 @@
 //   pool_rule.<name>   "rank=10 uid={1000,1001} pool=fast"; removable
 //   rtds_auto          "off" | "space [interval=S]" | "space+load [interval=S]"
 //   pools, pool_rules  read-only lists, one item per line
+//   ost<N>.active      1 (default) or 0: a deactivated OST gets no new
+//                      objects (placement factor 0); its files stay readable
+//                      and writable. Stored as the set inactive_osts.
 // Every change is validated as a whole configuration (layout/
 // placement_config.h), stored in the metadata store, then published
 // atomically to the placement; a refused change changes nothing.
@@ -68,13 +71,18 @@ class PlacementControl {
   // An OST that stopped answering gets factor 0 whatever rtds_auto says,
   // and its factor back when it answers again (ost::Service health).
   void SetResponsive(uint32_t ost, bool responsive);
+  // False once an admin deactivated the OST (ost<N>.active=0).
+  bool Active(uint32_t ost) const;
 
  private:
   Status Reconfigure(const layout::RtdsPlacement::Edit& edit);
   void ArmTimerLocked();
   // REQUIRES: mu_ held. Reads and advances the per-OST counters.
   std::vector<OstSample> SampleLocked();
-  // REQUIRES: mu_ held. Sets the automatic factors, 0 for unresponsive OSTs.
+  // REQUIRES: mu_ held. ost<N>.active=0|1: store, then apply.
+  Status SetActiveLocked(uint32_t ost, std::string_view value);
+  // REQUIRES: mu_ held. Sets the automatic factors, 0 for unresponsive and
+  // inactive OSTs.
   Status ApplyFactorsLocked(std::vector<double> factors);
 
   meta::MetaStore* const meta_;
@@ -87,6 +95,7 @@ class PlacementControl {
   std::vector<uint64_t> last_bytes_;   // GUARDED_BY(mu_)
   std::vector<bool> failed_;           // GUARDED_BY(mu_): logged as failed
   std::vector<bool> unresponsive_;     // GUARDED_BY(mu_): SetResponsive(false)
+  std::vector<bool> inactive_;         // GUARDED_BY(mu_): ost<N>.active=0, stored
   std::vector<double> factors_;        // GUARDED_BY(mu_): before unresponsive OSTs are zeroed
 
   boost::asio::io_context io_;

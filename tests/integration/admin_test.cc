@@ -106,6 +106,46 @@ TEST_F(AdminTest, DfRefusesWhatItCannotShow) {
   EXPECT_NE(unknown.output.find("unknown option --bogus"), std::string::npos) << unknown.output;
 }
 
+TEST_F(AdminTest, ADeactivatedOstGetsNoNewObjectsAndKeepsItsFiles) {
+  ASSERT_TRUE(WriteFile(fs_.Path("before"), "written with every OST active"));
+  CommandResult deactivated = Cli("ost deactivate " + fs_.mnt() + " 1");
+  ASSERT_EQ(deactivated.exit_code, 0) << deactivated.output;
+  EXPECT_EQ(Xattr(fs_.mnt(), "user.stripefs.ost1.active"), "0");
+  EXPECT_NE(fs_.Log().find("ost 1 deactivated: no new objects are placed on it"),
+            std::string::npos) << fs_.Log();
+  // New files (4 stripes asked) go to the three others; an explicit list
+  // naming it skips it.
+  for (int i = 0; i < 20; i++) {
+    ASSERT_TRUE(WriteFile(fs_.Path("new" + std::to_string(i)), "x"));
+    // The OST column of getstripe's stripe rows, one per line.
+    CommandResult osts = Shell(bin_ + " getstripe " + fs_.Path("new" + std::to_string(i)) +
+                               " | awk '$1 ~ /^[0-9]+$/ && NF == 3 { print $2 }' | sort | tr '\\n' ' '");
+    EXPECT_EQ(osts.output, "0 2 3 ") << osts.output;
+  }
+  ASSERT_EQ(Cli("setstripe -o 1,2 " + fs_.Path("listed")).exit_code, 0);
+  CommandResult listed = Cli("getstripe " + fs_.Path("listed"));
+  EXPECT_NE(listed.output.find("stripe_count=1"), std::string::npos) << listed.output;
+  // The file that had a stripe there is still read and written.
+  EXPECT_EQ(ReadFile(fs_.Path("before")), "written with every OST active");
+  ASSERT_EQ(Shell("echo more >> " + fs_.Path("before")).exit_code, 0);
+  EXPECT_EQ(ReadFile(fs_.Path("before")), "written with every OST active" "more\n");
+  // df and the metrics say so; a remount keeps it.
+  EXPECT_NE(Cli("df " + fs_.mnt()).output.find(" 0 inactive "), std::string::npos);
+  ASSERT_TRUE(fs_.Unmount());
+  ASSERT_TRUE(fs_.Mount());
+  EXPECT_EQ(Xattr(fs_.mnt(), "user.stripefs.ost1.active"), "0");
+  ASSERT_EQ(Cli("ost activate " + fs_.mnt() + " 1").exit_code, 0);
+  EXPECT_EQ(Xattr(fs_.mnt(), "user.stripefs.ost1.active"), "1");
+  ASSERT_TRUE(WriteFile(fs_.Path("after"), "y"));
+  EXPECT_NE(Cli("getstripe " + fs_.Path("after")).output.find("stripe_count=4"), std::string::npos);
+  // Refused: an OST that does not exist, a value that is not 0 or 1.
+  EXPECT_EQ(Cli("ost deactivate " + fs_.mnt() + " 9").exit_code, 1);
+  EXPECT_NE(fs_.Log().find("no OST 9: the filesystem has 4"), std::string::npos) << fs_.Log();
+  EXPECT_EQ(Cli("set_param " + fs_.mnt() + " ost2.active=yes").exit_code, 1);
+  EXPECT_NE(fs_.Log().find("ost2.active is 1 or 0, not 'yes'"), std::string::npos);
+  EXPECT_EQ(Cli("ost retire " + fs_.mnt() + " 1").exit_code, 1);
+}
+
 // The block of one job on one target in the job_stats YAML ("" if absent).
 std::string JobBlock(const std::string& yaml, const std::string& target, const std::string& job) {
   const std::string header = target + ":\n";

@@ -4,6 +4,7 @@
 //   stripefs umount MOUNTPOINT
 //   stripefs set_param MOUNTPOINT name=value ... | get_param MOUNTPOINT name ...
 //   stripefs setstripe ... PATH | getstripe PATH... | pool list|set|remove MOUNTPOINT ...
+//   stripefs ost deactivate|activate MOUNTPOINT N
 //   stripefs df [-h | -i] [--json] MOUNTPOINT
 //   stripefs jobstats MOUNTPOINT [--top N] [--sort bytes|ops] [--json]
 #include <unistd.h>
@@ -53,13 +54,15 @@ constexpr const char* kHelp =
     "      nrs_orr_quantum nrs_orr_supported nrs_tbf_default_rate nrs_tbf_class_limit\n"
     "      nrs_hp_ratio nrs_hp_ops nrs_delay_pct nrs_delay_min nrs_delay_max\n"
     "      rtds_weight rtds_relative rtds_auto rtds_auto_factors pool.<name>\n"
-    "      pool_rule.<name> pools pool_rules job_stats (write 'clear')\n"
+    "      pool_rule.<name> pools pool_rules ost<N>.active job_stats (write 'clear')\n"
     "      job_cleanup_interval; read-only: ost_status ost_df metrics_address.\n"
     "  stripefs setstripe [-c COUNT] [-S SIZE] [-p POOL] [-o OST,...] PATH\n"
     "  stripefs getstripe PATH...\n"
     "      Sets the layout of a new file or a directory's default; shows layouts.\n"
     "  stripefs pool list MOUNTPOINT | pool set MOUNTPOINT NAME OSTS | pool remove MOUNTPOINT NAME\n"
     "      Lists, defines and removes OST pools.\n"
+    "  stripefs ost deactivate|activate MOUNTPOINT N\n"
+    "      Stops or resumes placing new objects on OST N; its files stay usable.\n"
     "  stripefs df [-h | -i] [--json] MOUNTPOINT\n"
     "      Space, inodes, weight and state per OST and in total, like lfs df.\n"
     "  stripefs jobstats MOUNTPOINT [--top N] [--sort bytes|ops] [--json]\n"
@@ -162,6 +165,7 @@ int main(int argc, char** argv) {
   if (command == "getstripe") return sfs::cli::GetStripe(args);
   if (command == "pool") return sfs::cli::Pool(args);
   if (command == "df") return sfs::cli::Df(args);
+  if (command == "ost") return sfs::cli::Ost(args);
   if (command == "jobstats") return sfs::cli::JobStats(args);
   if (command == "--help" || command == "-h" || command == "help") {
     fputs(kHelp, stdout);

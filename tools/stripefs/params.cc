@@ -52,4 +52,19 @@ int GetParam(const std::vector<std::string>& args) {
   return 0;
 }
 
+int Ost(const std::vector<std::string>& args) {
+  constexpr const char* kUsage = "usage: stripefs ost deactivate|activate MOUNTPOINT N";
+  if (args.size() != 3 || (args[0] != "deactivate" && args[0] != "activate")) return Fail(kUsage);
+  const std::string& index = args[2];
+  if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos) {
+    return Fail("ost " + args[0] + ": an OST is a number, not '" + index + "'");
+  }
+  const std::string name = std::string(kPrefix) + "ost" + index + ".active";
+  const std::string value = args[0] == "activate" ? "1" : "0";
+  if (setxattr(args[1].c_str(), name.c_str(), value.data(), value.size(), 0) != 0) {
+    return Fail(Explain("ost " + args[0] + " " + index, errno));
+  }
+  return 0;
+}
+
 }  // namespace sfs::cli

@@ -12,5 +12,7 @@ namespace sfs::cli {
 int SetParam(const std::vector<std::string>& args);
 // get_param MOUNTPOINT name [name ...]
 int GetParam(const std::vector<std::string>& args);
+// ost deactivate|activate MOUNTPOINT N: the setting ost<N>.active.
+int Ost(const std::vector<std::string>& args);
 
 }  // namespace sfs::cli
