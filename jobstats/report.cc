@@ -126,6 +126,15 @@ std::string FormatYaml(const std::vector<TargetJobs>& targets, TimePoint now,
     }
     out += block;
   }
+  // With very many targets even their headers may not fit: cut at a line
+  // and say so, so the value stays within what an attribute can hold.
+  if (out.size() > max_bytes) {
+    constexpr std::string_view kCut = "# cut: the value holds at most this much\n";
+    const size_t room = max_bytes > kCut.size() ? max_bytes - kCut.size() : 0;
+    const size_t line_end = out.rfind('\n', room == 0 ? 0 : room - 1);
+    out.resize(line_end == std::string::npos ? 0 : line_end + 1);
+    if (out.size() + kCut.size() <= max_bytes) out += kCut;
+  }
   return out;
 }
 

@@ -84,6 +84,17 @@ TEST(JobStatsReportTest, StaysWithinTheSizeItIsGivenAndSaysWhatItLeftOut) {
   EXPECT_LT(parsed->size(), 500u);
 }
 
+TEST(JobStatsReportTest, ManyTargetsStillFitAndParse) {
+  JobStats one;
+  one.Record("job.0", JobOp::kWrite, 1, microseconds(1), kNow);
+  std::vector<TargetJobs> targets;
+  for (int i = 0; i < 2000; i++) targets.push_back({"ost" + std::to_string(i), one.Snapshot(kNow)});
+  const std::string yaml = FormatYaml(targets, kNow, kWallNow, 65536);
+  EXPECT_LE(yaml.size(), 65536u);
+  EXPECT_NE(yaml.find("# cut: "), std::string::npos);
+  EXPECT_TRUE(ParseYaml(yaml).ok());
+}
+
 TEST(JobStatsReportTest, RefusesWhatItCannotRead) {
   for (const char* bad : {"  - job_id: \"x\"\n", "ost0\n", "ost0:\n  - job_id: unquoted\n",
                           "ost0:\n  - job_name: \"x\"\n",
