@@ -34,8 +34,18 @@ size_t FindControl(std::string_view s);
 // backslash is left as it is, so applying it twice changes nothing more.
 std::string Printable(std::string_view s);
 
+// The length of the valid UTF-8 sequence starting at s[at] (1 to 4), or 0
+// when the bytes there are not one (a stray continuation byte, an overlong
+// or surrogate form, a sequence cut short).
+size_t Utf8SequenceLength(std::string_view s, size_t at);
+
+// `s` with every byte that is not part of valid UTF-8 written as the text
+// \xNN, so what was read from a user's environment can go where UTF-8 is
+// required (Prometheus label values, JSON).
+std::string ValidUtf8(std::string_view s);
+
 // `s` as a JSON string literal, quotes included: '"' and '\\' escaped,
-// control bytes as \u00NN.
+// control bytes as \u00NN, bytes that are not UTF-8 as the text \xNN.
 std::string JsonQuote(std::string_view s);
 
 // Shell-style glob: '*' matches any run (also empty), '?' one character,

@@ -22,7 +22,8 @@ struct FdBudget {
 
 // Pure: the split of `limit` descriptors for `osts` OSTs with
 // `threads_per_ost` service threads each. Reserves a fixed part for
-// libraries, FUSE, logs, Asio, OST directories and read pipes, plus one descriptor per
+// libraries, FUSE, logs, Asio, OST directories, read pipes and the metrics
+// server's sockets, plus one descriptor per
 // service thread (an evicted object in use stays open until its I/O ends)
 // and some for short-lived ones (/proc reads, RocksDB's WAL and manifest);
 // RocksDB gets an eighth of the limit (20 to 1000: below 20 it raises the

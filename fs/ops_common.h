@@ -29,9 +29,11 @@ nrs::RequestInfo Caller(fuse_req_t req, Filesystem& fs);
 void FillStat(const meta::Inode& inode, struct stat* st);
 
 // Counts one metadata operation for the caller's job in the metadata
-// service's job_stats (target "mdt") when the scope ends, i.e. after the
-// reply; the job id is taken at the start, while the request is valid.
-// Failed operations count too: the work was done.
+// service's job_stats (target "mdt") when the scope ends: after the reply
+// for operations that reply in their handler, after submission for the
+// few that reply later (a truncating setattr answers when its OSTs have);
+// the job id is taken at the start, while the request is valid. Failed
+// operations count too: the work was done.
 class MetaJobCount {
  public:
   // A request with no process behind it (pid 0: the kernel's own, e.g. the

@@ -30,9 +30,10 @@ bool ParseDouble(std::string_view text, double* out) {
 
 // df's Use%: used over what a user could have, rounded up.
 unsigned UsePercent(uint64_t used, uint64_t avail) {
-  const uint64_t base = used + avail;
+  // 128 bits: used * 100 overflows 64 above ~184 PB.
+  const unsigned __int128 base = static_cast<unsigned __int128>(used) + avail;
   if (base == 0) return 0;
-  return static_cast<unsigned>((used * 100 + base - 1) / base);
+  return static_cast<unsigned>((static_cast<unsigned __int128>(used) * 100 + base - 1) / base);
 }
 
 // 1024-based with one decimal below 10, like df -h.

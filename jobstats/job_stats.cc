@@ -117,7 +117,9 @@ size_t JobStats::size() {
 
 void JobStats::SweepLocked(TimePoint now) {
   if (cleanup_interval_.count() <= 0) return;
-  if (last_sweep_ != TimePoint{} && now - last_sweep_ < cleanup_interval_ / 4) return;
+  // In nanoseconds: a quarter of 1-3 s is not 0.
+  const auto quarter = std::chrono::duration_cast<std::chrono::nanoseconds>(cleanup_interval_) / 4;
+  if (last_sweep_ != TimePoint{} && now - last_sweep_ < quarter) return;
   last_sweep_ = now;
   std::erase_if(jobs_, [&](const auto& entry) {
     return now - entry.second.last_seen > cleanup_interval_;

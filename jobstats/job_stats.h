@@ -34,8 +34,7 @@ using TimePoint = Clock::time_point;
 // the same operation (an OST truncate is "setattr" there; ours says
 // "truncate").
 enum class JobOp : uint8_t {
-  // Data (OSTs; the metadata service also counts reads and writes that
-  // never reach an OST, e.g. of an empty file)
+  // Data (counted by the OSTs)
   kRead,
   kWrite,
   kPunch,
@@ -83,7 +82,7 @@ struct Summary {
 
 struct OpCounters {
   Summary latency_us;
-  std::array<uint32_t, kHistogramBuckets> histogram{};
+  std::array<uint64_t, kHistogramBuckets> histogram{};
 };
 
 struct JobCounters {

@@ -4,9 +4,13 @@
 
 #include <cmath>
 
+#include "common/text.h"
+
 namespace sfs::metrics {
 
-std::string EscapeLabelValue(std::string_view value) {
+std::string EscapeLabelValue(std::string_view raw) {
+  // Prometheus wants UTF-8; job ids are bytes from users' environments.
+  const std::string value = ValidUtf8(raw);
   std::string out;
   out.reserve(value.size());
   for (char c : value) {

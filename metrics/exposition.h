@@ -14,7 +14,8 @@ namespace sfs::metrics {
 
 using Labels = std::vector<std::pair<std::string, std::string>>;
 
-// A label value with '\\', '"' and newlines escaped as the format wants.
+// A label value with '\\', '"' and newlines escaped as the format wants, and
+// bytes that are not UTF-8 written as the text \xNN (see ValidUtf8).
 std::string EscapeLabelValue(std::string_view value);
 
 class Exposition {

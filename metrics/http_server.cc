@@ -1,13 +1,17 @@
 #include "metrics/http_server.h"
 
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <fmt/format.h>
 
+#include <atomic>
 #include <chrono>
 #include <optional>
 #include <thread>
+
+#include "common/log.h"
 
 namespace sfs::metrics {
 namespace {
@@ -19,14 +23,17 @@ using tcp = asio::ip::tcp;
 
 constexpr auto kClientPatience = std::chrono::seconds(5);
 
-// One connection: read one request, write one answer, close.
+// One connection: read one request, write one answer, close. `open`
+// counts the sessions alive (the server's; it outlives them, see Impl).
 class Session : public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, const std::function<std::string()>& render)
-      : stream_(std::move(socket)), render_(render) {
+  Session(tcp::socket socket, const std::function<std::string()>& render,
+          std::atomic<size_t>& open)
+      : stream_(std::move(socket)), render_(render), open_(open) {
     parser_.header_limit(8192);
     parser_.body_limit(0);
   }
+  ~Session() { open_--; }
 
   void Start() {
     stream_.expires_after(kClientPatience);
@@ -67,6 +74,7 @@ class Session : public std::enable_shared_from_this<Session> {
   http::request_parser<http::empty_body> parser_;
   std::optional<http::response<http::string_body>> response_;  // lives until written
   const std::function<std::string()>& render_;  // the server's; outlives every session
+  std::atomic<size_t>& open_;
 };
 
 }  // namespace
@@ -77,14 +85,41 @@ struct HttpServer::Impl {
   void Accept() {
     acceptor.async_accept([this](beast::error_code ec, tcp::socket socket) {
       if (ec == asio::error::operation_aborted) return;  // closing
-      if (!ec) std::make_shared<Session>(std::move(socket), render)->Start();
+      if (ec) {
+        // Most likely no descriptor left (EMFILE): retrying at once would
+        // spin, so wait a moment; say so once per run of failures.
+        if (!accept_failing) {
+          Logger("metrics")->warn("metrics: accept failed ({}); retrying every 100 ms",
+                                  ec.message());
+        }
+        accept_failing = true;
+        backoff.expires_after(std::chrono::milliseconds(100));
+        backoff.async_wait([this](beast::error_code wait_ec) {
+          if (!wait_ec) Accept();
+        });
+        return;
+      }
+      accept_failing = false;
+      if (open.load() >= kMaxConnections) {
+        beast::error_code ignored;
+        socket.close(ignored);  // over the cap: closed at once
+      } else {
+        open++;
+        std::make_shared<Session>(std::move(socket), render, open)->Start();
+      }
       Accept();
     });
   }
 
+  // Declared first, destroyed last: sessions still pending are freed when
+  // `io` is destroyed, and they use these.
   const std::function<std::string()> render;
+  std::atomic<size_t> open{0};  // sessions alive
   asio::io_context io;
   tcp::acceptor acceptor{io};
+  asio::steady_timer backoff{io};
+  bool accept_failing = false;  // only on the io thread
+  std::string bound;            // set before the thread starts, then read only
   std::thread thread;
 };
 
@@ -109,9 +144,19 @@ Result<std::unique_ptr<HttpServer>> HttpServer::Start(const std::string& address
   if (ec) return failed("listen on");
   impl->acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) return failed("listen on");
+  // Asked here, before the io thread uses the acceptor (not thread-safe).
+  const tcp::endpoint bound = impl->acceptor.local_endpoint(ec);
+  if (ec) return failed("read the address of");
+  impl->bound = bound.address().is_v6()
+                    ? fmt::format("[{}]:{}", bound.address().to_string(), bound.port())
+                    : fmt::format("{}:{}", bound.address().to_string(), bound.port());
   impl->Accept();
   Impl* raw = impl.get();
-  impl->thread = std::thread([raw] { raw->io.run(); });
+  try {
+    impl->thread = std::thread([raw] { raw->io.run(); });
+  } catch (const std::system_error& e) {
+    return Status::Error(EAGAIN, std::string("metrics: cannot start its thread: ") + e.what());
+  }
   return std::unique_ptr<HttpServer>(new HttpServer(std::move(impl)));
 }
 
@@ -120,13 +165,6 @@ HttpServer::~HttpServer() {
   if (impl_->thread.joinable()) impl_->thread.join();
 }
 
-std::string HttpServer::address() const {
-  beast::error_code ec;
-  const tcp::endpoint bound = impl_->acceptor.local_endpoint(ec);
-  if (ec) return "?";
-  const asio::ip::address ip = bound.address();
-  return ip.is_v6() ? fmt::format("[{}]:{}", ip.to_string(), bound.port())
-                    : fmt::format("{}:{}", ip.to_string(), bound.port());
-}
+std::string HttpServer::address() const { return impl_->bound; }
 
 }  // namespace sfs::metrics

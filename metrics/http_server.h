@@ -4,7 +4,10 @@
 // which is the only thread that calls render(). Each connection gets one
 // answer and is closed; a client has 5 s to send its request and to take
 // the answer, so a stalled client holds nothing for long, and requests are
-// capped at 8 KiB of header and no body.
+// capped at 8 KiB of header and no body. At most kMaxConnections are open at
+// once (each holds a descriptor; the daemon budgets them, fs/fd_budget.h);
+// one more is closed at once. When accept fails (no descriptor left) the
+// server waits a moment before the next, with one log line.
 //
 // There is no authentication: whoever reaches the port reads every job id
 // and counter. Bind it to a loopback address unless the network is trusted.
@@ -21,9 +24,11 @@ namespace sfs::metrics {
 
 class HttpServer {
  public:
+  static constexpr size_t kMaxConnections = 16;
+
   // Binds `address` (an IPv4 or IPv6 literal) and `port` (0: any free port)
   // and starts serving. EADDRINUSE, EACCES, EADDRNOTAVAIL, EINVAL with a
-  // message naming the address when it cannot.
+  // message naming the address when it cannot (EAGAIN: no thread).
   static Result<std::unique_ptr<HttpServer>> Start(const std::string& address, uint16_t port,
                                                    std::function<std::string()> render);
   // Stops accepting, drops open connections and joins the thread.

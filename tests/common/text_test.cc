@@ -56,6 +56,19 @@ TEST(TextTest, JsonQuoteEscapesQuotesBackslashesAndControlBytes) {
   EXPECT_EQ(JsonQuote("a\"b\\c"), "\"a\\\"b\\\\c\"");
   EXPECT_EQ(JsonQuote("\n\0\x7f"s), "\"\\u000a\\u0000\\u007f\"");
   EXPECT_EQ(JsonQuote("caf\xc3\xa9"), "\"caf\xc3\xa9\"");  // UTF-8 as it is
+  EXPECT_EQ(JsonQuote("a\xff"), "\"a\\\\xff\"");         // not UTF-8: the text \xff
+}
+
+TEST(TextTest, ValidUtf8KeepsUtf8AndSpellsOutTheRest) {
+  EXPECT_EQ(ValidUtf8("plain caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80"),
+            "plain caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80");
+  EXPECT_EQ(ValidUtf8("cut \xc3"), "cut \\xc3");            // a sequence cut short (a 64-byte cut)
+  EXPECT_EQ(ValidUtf8("\x80x"), "\\x80x");                  // a stray continuation byte
+  EXPECT_EQ(ValidUtf8("\xc0\xaf"), "\\xc0\\xaf");          // overlong '/'
+  EXPECT_EQ(ValidUtf8("\xed\xa0\x80"), "\\xed\\xa0\\x80");  // a surrogate
+  EXPECT_EQ(ValidUtf8("\xf4\x90\x80\x80"), "\\xf4\\x90\\x80\\x80");  // above U+10FFFF
+  EXPECT_EQ(Utf8SequenceLength("\xe2\x82\xac", 0), 3u);
+  EXPECT_EQ(Utf8SequenceLength("\xe2\x82", 0), 0u);
 }
 
 }  // namespace

@@ -27,8 +27,9 @@ TEST(FdBudgetTest, SharesFitTheLimit) {
 TEST(FdBudgetTest, ObjectsGetWhatIsLeftSplitEvenly) {
   const FdBudget b = SplitDescriptors(1024, 4, 2);
   EXPECT_EQ(b.rocksdb_files, 128);
-  // 1024 - 64 - 64 - 128 (read pipes) - 4 * (8 + 2) - 128 = 600, over 4 OSTs.
-  EXPECT_EQ(b.objects_per_ost, 150u);
+  // 1024 - 64 - 64 - 128 (read pipes) - 17 (metrics sockets) - 4 * (8 + 2)
+  // - 128 = 583, over 4 OSTs.
+  EXPECT_EQ(b.objects_per_ost, 145u);
   // A huge limit is capped: more open objects than 65,536 buy nothing.
   EXPECT_EQ(SplitDescriptors(1 << 30, 4, 2).objects_per_ost, 16384u);
 }

@@ -129,7 +129,7 @@ TEST_F(AdminTest, ADeactivatedOstGetsNoNewObjectsAndKeepsItsFiles) {
   EXPECT_EQ(ReadFile(fs_.Path("before")), "written with every OST active");
   ASSERT_EQ(Shell("echo more >> " + fs_.Path("before")).exit_code, 0);
   EXPECT_EQ(ReadFile(fs_.Path("before")), "written with every OST active" "more\n");
-  // df and the metrics say so; a remount keeps it.
+  // df says so; a remount keeps it.
   EXPECT_NE(Cli("df " + fs_.mnt()).output.find(" 0 inactive "), std::string::npos);
   ASSERT_TRUE(fs_.Unmount());
   ASSERT_TRUE(fs_.Mount());

@@ -37,6 +37,12 @@ TEST(ExpositionTest, EscapesLabelValuesAndWritesSpecialNumbers) {
             "m NaN\n");
 }
 
+TEST(ExpositionTest, LabelValuesAreAlwaysUtf8) {
+  // A job id from a user's environment, cut in the middle of a character.
+  EXPECT_EQ(EscapeLabelValue("caf\xc3"), "caf\\\\xc3");
+  EXPECT_EQ(EscapeLabelValue("caf\xc3\xa9"), "caf\xc3\xa9");
+}
+
 TEST(ExpositionTest, AFamilyWithoutSamplesSaysNothing) {
   Exposition e;
   e.Family("unused", Exposition::Type::kGauge, "never sampled");

@@ -8,6 +8,9 @@
 #include <boost/asio/write.hpp>
 
 #include <atomic>
+#include <chrono>
+#include <thread>
+#include <vector>
 
 namespace sfs::metrics {
 namespace {
@@ -81,7 +84,48 @@ TEST(HttpServerTest, StopsWithAClientStillConnected) {
   idle.connect(tcp::endpoint(asio::ip::make_address(address.substr(0, colon)),
                              static_cast<uint16_t>(std::stoi(address.substr(colon + 1)))));
   server->reset();  // must not wait for the idle client
-  SUCCEED();
+  // ... and the idle client's connection is closed with it.
+  char byte;
+  boost::system::error_code ec;
+  asio::read(idle, asio::buffer(&byte, 1), ec);
+  EXPECT_TRUE(ec == asio::error::eof || ec == asio::error::connection_reset) << ec.message();
+}
+
+TEST(HttpServerTest, ClosesConnectionsBeyondItsCapAndServesAgainAfter) {
+  auto server = HttpServer::Start("127.0.0.1", 0, [] { return std::string("m 1\n"); });
+  ASSERT_TRUE(server.ok());
+  const std::string address = (*server)->address();
+  const size_t colon = address.rfind(':');
+  const tcp::endpoint endpoint(asio::ip::make_address(address.substr(0, colon)),
+                               static_cast<uint16_t>(std::stoi(address.substr(colon + 1))));
+  asio::io_context io;
+  std::vector<tcp::socket> idle;
+  for (size_t i = 0; i < HttpServer::kMaxConnections; i++) {
+    idle.emplace_back(io).connect(endpoint);
+  }
+  // One more is accepted and closed at once: no answer. (Until the server
+  // has taken all the idle ones, a new one may still be served: try again.)
+  std::string answer = "none yet";
+  for (int attempt = 0; attempt < 100 && !answer.empty(); attempt++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    tcp::socket extra(io);
+    extra.connect(endpoint);
+    boost::system::error_code ec;
+    asio::write(extra, asio::buffer(std::string("GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")), ec);
+    answer.clear();
+    asio::read(extra, asio::dynamic_buffer(answer), ec);
+    EXPECT_TRUE(ec == asio::error::eof || ec == asio::error::connection_reset) << ec.message();
+  }
+  EXPECT_TRUE(answer.empty()) << answer;
+  // Once the idle ones leave, requests are answered again.
+  idle.clear();
+  std::string later;
+  for (int attempt = 0; attempt < 200; attempt++) {
+    later = Exchange(address, "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n");
+    if (later.rfind("HTTP/1.1 200 OK", 0) == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ(later.rfind("HTTP/1.1 200 OK", 0), 0u) << later;
 }
 
 }  // namespace
