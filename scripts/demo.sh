@@ -32,5 +32,7 @@ done
 echo "== read back through the mount:"
 cmp "$demo/hello.src" "$demo/mnt/hello.bin" && echo "identical to the source" && md5sum "$demo/mnt/hello.bin"
 df -h "$demo/mnt"
+echo "== per OST (stripefs df -h; the four OST directories share one disk, counted once):"
+$bin df -h "$demo/mnt"
 echo
 echo "stripefs is mounted on $demo/mnt; unmount with: $bin umount $demo/mnt"
