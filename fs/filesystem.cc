@@ -264,14 +264,15 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
   if (auto var = store.GetSetting(kJobidVarKey); var.ok()) settings->jobid.var = *var;
   if (auto name = store.GetSetting(kJobidNameKey); name.ok()) settings->jobid.name = *name;
   fs->settings_.store(std::move(settings));
+  int64_t cleanup_seconds = kDefaultJobCleanupSeconds;
   if (store.GetSetting(kJobCleanupKey).ok()) {
     auto seconds = SettingNumber(store, kJobCleanupKey);
     if (!seconds.ok() || *seconds > static_cast<uint64_t>(kMaxJobCleanupSeconds)) {
       return Status::Error(EIO, "the stored job_cleanup_interval is unreadable");
     }
-    fs->job_cleanup_seconds_.store(static_cast<int64_t>(*seconds));
+    cleanup_seconds = static_cast<int64_t>(*seconds);
   }
-  fs->ApplyJobCleanup(fs->job_cleanup_seconds_.load());
+  fs->ApplyJobCleanup(cleanup_seconds);
 
   // Space figures first: statfs and automatic weights (loaded below, and
   // run at once if stored on) read these samples; a missing one counts as a
@@ -604,7 +605,7 @@ Result<std::string> Filesystem::GetSetting(const std::string& name) {
     }
     return metrics_address_;
   }
-  if (name == kJobCleanupKey) return std::to_string(job_cleanup_seconds_.load());
+  if (name == kJobCleanupKey) return std::to_string(meta_job_stats_.cleanup_interval().count());
   if (NrsControl::Handles(name)) return nrs_control_->Get(name);
   if (PlacementControl::Handles(name)) return placement_control_->Get(name);
   return Status::Error(ENODATA, "no setting " + name);
@@ -667,7 +668,6 @@ Status Filesystem::SetJobStatsSetting(const std::string& name, const std::string
   std::lock_guard<std::mutex> lock(settings_mu_);
   Status stored = meta_->PutSetting(name, std::to_string(seconds));
   if (!stored.ok()) return stored;
-  job_cleanup_seconds_.store(static_cast<int64_t>(seconds));
   ApplyJobCleanup(static_cast<int64_t>(seconds));
   return Status::Ok();
 }

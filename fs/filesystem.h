@@ -31,9 +31,9 @@
 #include "fs/placement_control.h"
 #include "fs/settings_keys.h"
 #include "fs/stripefs.h"
+#include "jobstats/job_stats.h"
 #include "layout/layout.h"
 #include "layout/layout_spec.h"
-#include "jobstats/job_stats.h"
 #include "layout/placement.h"
 #include "meta/meta_store.h"
 #include "nrs/registry.h"
@@ -289,10 +289,9 @@ class Filesystem {
   std::unique_ptr<NrsControl> nrs_control_;              // borrows meta_ and osts_
   std::unique_ptr<PlacementControl> placement_control_;  // borrows meta_ and osts_
   JobIds jobids_;
+  // Its cleanup interval is the one every OST's JobStats has too
+  // (job_cleanup_interval; changed under settings_mu_: persist, then apply).
   jobstats::JobStats meta_job_stats_;
-  // job_cleanup_interval in seconds, applied to every JobStats; written
-  // under settings_mu_ (persist, then apply).
-  std::atomic<int64_t> job_cleanup_seconds_{kDefaultJobCleanupSeconds};
   std::string metrics_address_;  // written before the session starts, then read only
   InitAmendment init_amendment_;  // the FUSE channel's (fs/fuse_channel.h)
   // For reads replied by splice (fs/ops_file.cc): room for the largest

@@ -65,9 +65,7 @@ void JobStats::Record(std::string_view job_id, JobOp op, uint64_t bytes,
       static_cast<uint64_t>(std::max<int64_t>(0, latency.count())) / 1000;
   std::lock_guard<std::mutex> lock(mu_);
   SweepLocked(now);
-  // A lookup by string_view would need a transparent hash; job ids are
-  // short, so the copy is cheap next to the request it counts.
-  auto it = jobs_.find(std::string(job_id));
+  auto it = jobs_.find(job_id);
   if (it == jobs_.end()) {
     if (jobs_.size() >= max_jobs_) EvictIdlestLocked();
     it = jobs_.emplace(std::string(job_id), JobCounters{}).first;
@@ -108,6 +106,11 @@ void JobStats::SetCleanupInterval(std::chrono::seconds interval, TimePoint now) 
   cleanup_interval_ = interval;
   last_sweep_ = TimePoint{};  // sweep with the new interval on the next call
   SweepLocked(now);
+}
+
+std::chrono::seconds JobStats::cleanup_interval() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return cleanup_interval_;
 }
 
 size_t JobStats::size() {

@@ -118,6 +118,7 @@ class JobStats {
   void Clear();
   // Idle jobs older than this are dropped; 0 = never.
   void SetCleanupInterval(std::chrono::seconds interval, TimePoint now);
+  std::chrono::seconds cleanup_interval();
   size_t size();
 
  private:
@@ -125,9 +126,15 @@ class JobStats {
   void SweepLocked(TimePoint now);
   void EvictIdlestLocked();
 
+  // Looked up by string_view: no string is made per record of a known job.
+  struct IdHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view id) const { return std::hash<std::string_view>{}(id); }
+  };
+
   const size_t max_jobs_;
   std::mutex mu_;  // guards everything below
-  std::unordered_map<std::string, JobCounters> jobs_;
+  std::unordered_map<std::string, JobCounters, IdHash, std::equal_to<>> jobs_;
   std::chrono::seconds cleanup_interval_{600};
   TimePoint last_sweep_{};
 };

@@ -263,19 +263,16 @@ class PosixBackend : public Backend {
 
   Result<SpaceInfo> Space() override {
     // fstatvfs on the descriptor of a removed directory still succeeds; the
-    // automatic weights must see such an OST as failed.
-    if (!DirectoryAlive()) {
+    // automatic weights must see such an OST as failed. The same stat says
+    // which filesystem holds the OST.
+    struct stat dir_stat;
+    if (fstat(dir_fd_, &dir_stat) != 0 || dir_stat.st_nlink == 0) {
       return Status::Error(EIO, fmt::format("ost {}: the OST directory was removed", dir_));
     }
     struct statvfs vfs;
     if (fstatvfs(dir_fd_, &vfs) != 0) {
       int err = errno;
       return ErrnoStatus(err, fmt::format("ost {}: statvfs", dir_));
-    }
-    struct stat dir_stat;
-    if (fstat(dir_fd_, &dir_stat) != 0) {
-      int err = errno;
-      return ErrnoStatus(err, fmt::format("ost {}: stat", dir_));
     }
     SpaceInfo info;
     info.device = static_cast<uint64_t>(dir_stat.st_dev);
