@@ -224,21 +224,13 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
     return Status::Error(EINVAL, "metadata format " + std::to_string(*version) +
                                      " is not the supported " + std::to_string(kFormatVersion));
   }
-  auto fs_uuid = store.GetSetting(kFsUuidKey);
-  auto ost_count = SettingNumber(store, kOstCountKey);
-  if (!fs_uuid.ok() || !ost_count.ok()) return Status::Error(EIO, "metadata store lacks the OST list");
+  auto read_identities = ReadOstIdentities(store);
+  if (!read_identities.ok()) return read_identities.status();
+  const std::vector<OstIdentity>& identities = *read_identities;
 
-  const FdBudget fds = SplitDescriptors(fd_limit, *ost_count, config.ost_threads);
+  const FdBudget fds = SplitDescriptors(fd_limit, identities.size(), config.ost_threads);
   Logger("fs")->info("{} file descriptors: up to {} open objects per OST, {} metadata table files",
                      fds.limit, fds.objects_per_ost, fds.rocksdb_files);
-  std::vector<OstIdentity> identities;
-  for (uint32_t index = 0; index < *ost_count; ++index) {
-    auto path = store.GetSetting(OstPathKey(index));
-    auto uuid = store.GetSetting(OstUuidKey(index));
-    if (!path.ok() || !uuid.ok()) return Status::Error(EIO, "metadata store lacks OST " + std::to_string(index));
-    identities.push_back(OstIdentity{index, *path, *fs_uuid, *uuid});
-  }
-  if (identities.empty()) return Status::Error(EIO, "filesystem has no OST");
   // However long an OST takes, the mount waits at most ost_timeout for it.
   OpenedOsts opened = OpenOsts(identities, config.ost_timeout);
   fs->late_osts_ = std::move(opened.late);

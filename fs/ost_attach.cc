@@ -5,7 +5,10 @@
 #include <optional>
 #include <thread>
 
+#include <charconv>
+
 #include "common/log.h"
+#include "fs/settings_keys.h"
 #include "ost/label.h"
 
 namespace sfs::fs {
@@ -41,6 +44,27 @@ struct Slot {
 };
 
 }  // namespace
+
+Result<std::vector<OstIdentity>> ReadOstIdentities(meta::MetaStore& store) {
+  auto fs_uuid = store.GetSetting(kFsUuidKey);
+  auto count_text = store.GetSetting(kOstCountKey);
+  uint32_t count = 0;
+  if (count_text.ok()) {
+    auto [end, ec] = std::from_chars(count_text->data(), count_text->data() + count_text->size(), count);
+    if (ec != std::errc() || end != count_text->data() + count_text->size()) count = 0;
+  }
+  if (!fs_uuid.ok() || count == 0) return Status::Error(EIO, "metadata store lacks the OST list");
+  std::vector<OstIdentity> identities;
+  for (uint32_t index = 0; index < count; ++index) {
+    auto path = store.GetSetting(OstPathKey(index));
+    auto uuid = store.GetSetting(OstUuidKey(index));
+    if (!path.ok() || !uuid.ok()) {
+      return Status::Error(EIO, "metadata store lacks OST " + std::to_string(index));
+    }
+    identities.push_back(OstIdentity{index, *path, *fs_uuid, *uuid});
+  }
+  return identities;
+}
 
 OpenedOsts OpenOsts(const std::vector<OstIdentity>& osts, std::chrono::nanoseconds patience) {
   std::vector<std::shared_ptr<Slot>> slots;

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "meta/meta_store.h"
 #include "ost/backend.h"
 #include "ost/late_backend.h"
 
@@ -25,6 +26,10 @@ struct OstIdentity {
   std::string fs_uuid;
   std::string ost_uuid;
 };
+
+// The OSTs mkfs recorded in `store`, by index. EIO if the list is missing
+// or incomplete.
+Result<std::vector<OstIdentity>> ReadOstIdentities(meta::MetaStore& store);
 
 struct OpenedOsts {
   // Per OST, in the order asked: its backend, or why it is not this OST

@@ -87,4 +87,16 @@ Status ParseMountOption(const std::string& word, MountOptions* options);
 // printed). Returns a process exit code.
 int RunMount(const MountOptions& options);
 
+struct FsckOptions {
+  std::string meta_dir;
+  bool repair = false;
+};
+
+// Checks (and with `repair` fixes) the unmounted filesystem whose metadata
+// is in `meta_dir`: fsck/fsck.h says what. Prints one line per finding and
+// a summary to stdout. Returns an exit code as e2fsck's: 0 clean, 1 all
+// problems repaired, 4 problems left, 8 it could not run (the store is
+// mounted (EBUSY), missing or unreadable; said on stderr).
+int RunFsck(const FsckOptions& options);
+
 }  // namespace sfs::fs

@@ -18,6 +18,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/status.h"
@@ -213,6 +214,41 @@ class MetaStore {
   // persisted (synced) before any id of the range is used, so an id is never
   // reused after a crash. Object ids are global across OSTs.
   virtual Result<uint64_t> AllocateObjectIds(uint32_t count) = 0;  // first of `count`
+
+  // --- whole-store scans and raw repairs, for stripefs fsck (fsck/fsck.h)
+  // on an unmounted store. Each scan reads one consistent state, in key
+  // order. A repair is one batch and skips the namespace's checks: the
+  // caller keeps the namespace whole. ---
+  // Every inode record; one that does not decode comes as its error (EIO).
+  virtual Status ScanInodes(const std::function<void(uint64_t ino, const Result<Inode>&)>& fn) = 0;
+  // Every directory entry by parent, then name; a value that does not
+  // decode comes as its error (EIO).
+  virtual Status ScanDirents(
+      const std::function<void(uint64_t parent, const std::string& name,
+                               const Result<DirEntry>&)>& fn) = 0;
+  // Every record kept per inode besides the inode itself (a layout blob, an
+  // xattr once per name, an orphan mark), whether or not the inode exists.
+  enum class Record { kLayout, kXattr, kOrphanMark };
+  virtual Status ScanRecords(Record kind,
+                             const std::function<void(uint64_t ino, std::string_view value)>& fn) = 0;
+  // The identifier high-water marks as stored: the first inode number and
+  // object id never handed out.
+  struct IdMarks {
+    uint64_t next_ino = 0;
+    uint64_t next_obj = 0;
+  };
+  virtual Result<IdMarks> StoredIdMarks() = 0;
+  // Raises the stored marks to at least `marks` (synced); never lowers one.
+  virtual Status RaiseIdMarks(const IdMarks& marks) = 0;
+  // Writes `inode` as it is (its ctime too).
+  virtual Status RepairInode(const Inode& inode) = 0;
+  // Puts (entry set) or erases (nullopt) the entry `name` of `parent`.
+  virtual Status RepairDirent(uint64_t parent, const std::string& name,
+                              const std::optional<DirEntry>& entry) = 0;
+  // Sets or clears the orphan mark of `ino`.
+  virtual Status RepairOrphanMark(uint64_t ino, bool marked) = 0;
+  // Erases every record of `ino` (inode, layout, xattrs, orphan mark).
+  virtual Status EraseRecords(uint64_t ino) = 0;
 
   // Makes everything written so far durable (syncs the WAL). While the disk
   // is full, fails like a write (ENOSPC) instead of syncing.

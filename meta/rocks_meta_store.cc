@@ -37,6 +37,13 @@ Result<std::unique_ptr<rocksdb::DB>> OpenDb(const std::string& dir, bool create,
   options.write_buffer_size = kWriteBufferBytes;
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(options, dir, &raw);
+  if (s.IsIOError() && (s.ToString().find("While lock file") != std::string::npos ||
+                        s.ToString().find("lock hold by current process") != std::string::npos)) {
+    // RocksDB holds an flock on LOCK while a database is open: another
+    // process (a mount, an fsck) has this store.
+    return Status::Error(EBUSY, "meta: " + dir + " is in use by another process (is the "
+                                "filesystem mounted?): " + s.ToString());
+  }
   if (!s.ok()) return FromRocks(s, "meta: open " + dir);
   return std::unique_ptr<rocksdb::DB>(raw);
 }

@@ -2,7 +2,8 @@
 // Method bodies are split by theme: rocks_meta_store.cc (open, settings,
 // reads, identifiers), rocks_meta_store_namespace.cc (create, link, unlink,
 // rmdir), rocks_meta_store_rename.cc, rocks_meta_store_attr.cc (attributes,
-// layouts, xattrs, orphans), rocks_meta_store_dir.cc (directory batches).
+// layouts, xattrs, orphans), rocks_meta_store_dir.cc (directory batches),
+// rocks_meta_store_check.cc (fsck's scans and repairs).
 #pragma once
 
 #include <rocksdb/db.h>
@@ -65,6 +66,20 @@ class RocksMetaStore final : public MetaStore {
   Status Purge(uint64_t ino) override;
 
   Result<uint64_t> AllocateObjectIds(uint32_t count) override;
+
+  Status ScanInodes(const std::function<void(uint64_t, const Result<Inode>&)>& fn) override;
+  Status ScanDirents(const std::function<void(uint64_t, const std::string&,
+                                              const Result<DirEntry>&)>& fn) override;
+  Status ScanRecords(Record kind,
+                     const std::function<void(uint64_t, std::string_view)>& fn) override;
+  Result<IdMarks> StoredIdMarks() override;
+  Status RaiseIdMarks(const IdMarks& marks) override;
+  Status RepairInode(const Inode& inode) override;
+  Status RepairDirent(uint64_t parent, const std::string& name,
+                      const std::optional<DirEntry>& entry) override;
+  Status RepairOrphanMark(uint64_t ino, bool marked) override;
+  Status EraseRecords(uint64_t ino) override;
+
   Status Sync() override;
 
  private:

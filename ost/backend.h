@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 
@@ -71,6 +72,19 @@ struct SpaceInfo {
   uint64_t device = 0;
 };
 
+// An object as fsck sees it: its id and its size in bytes.
+struct StoredObject {
+  uint64_t id = 0;
+  uint64_t size = 0;
+};
+
+struct ObjectListing {
+  std::vector<StoredObject> objects;  // in no particular order
+  // Paths (relative to the OST directory) of entries under objects/ that are
+  // not objects stripefs wrote: a wrong name, fan-out or file type.
+  std::vector<std::string> strangers;
+};
+
 class Backend {
  public:
   Backend() = default;
@@ -86,6 +100,12 @@ class Backend {
   // Removes the object; a missing object is not an error.
   virtual Status Remove(uint64_t id) = 0;
   virtual Result<SpaceInfo> Space() = 0;
+  // Every object the OST holds, for stripefs fsck on an unmounted
+  // filesystem (a listing taken while objects come and go is not a
+  // snapshot). ENOTSUP where the backend cannot list.
+  virtual Result<ObjectListing> ListObjects() {
+    return Status::Error(ENOTSUP, "ost: this backend cannot list its objects");
+  }
   // False while the backend cannot serve at all (an OST directory that has
   // not answered since the mount, ost/late_backend.h): the service counts
   // it as unresponsive.

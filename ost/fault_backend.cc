@@ -137,6 +137,10 @@ class FaultBackend : public Backend {
     control_->WaitWhileHung();
     return inner_->Space();
   }
+  Result<ObjectListing> ListObjects() override {
+    SFS_RETURN_IF_ERROR(Injected(*control_, control_->reads, "list", 0));
+    return inner_->ListObjects();
+  }
   std::string Describe() const override { return inner_->Describe() + " (faulty)"; }
 
  private:

@@ -168,6 +168,15 @@ class MemBackend : public Backend {
     return info;
   }
 
+  Result<ObjectListing> ListObjects() override {
+    std::lock_guard<std::mutex> lock(state_->mu);
+    ObjectListing listing;
+    for (const auto& [id, object] : state_->objects) {
+      listing.objects.push_back({id, object->data.size()});
+    }
+    return listing;
+  }
+
   std::string Describe() const override { return "mem"; }
 
  private:

@@ -1,6 +1,7 @@
 // The POSIX backend: one directory opened once, every object reached with an
 // *at() call relative to it, so a rename or remount of the path under us can
 // never redirect I/O to another directory.
+#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <limits.h>
@@ -301,6 +302,82 @@ class PosixBackend : public Backend {
 
  private:
   // Another thread may be creating the same directories: EEXIST is success.
+  Result<ObjectListing> ListObjects() override {
+    ObjectListing listing;
+    auto top = OpenDirAt(dir_fd_, "objects");
+    if (!top.ok()) {
+      if (top.err() == ENOENT) return listing;  // no object was ever created
+      return top.status();
+    }
+    for (const std::string& fan_out : top->names) {
+      const std::string fan_path = "objects/" + fan_out;
+      unsigned low = 0;
+      if (!ParseHex(fan_out, 2, &low)) {
+        listing.strangers.push_back(fan_path);
+        continue;
+      }
+      auto fan = OpenDirAt(dir_fd_, fan_path);
+      if (!fan.ok()) {
+        if (fan.err() != ENOTDIR) return fan.status();
+        listing.strangers.push_back(fan_path);
+        continue;
+      }
+      for (const std::string& name : fan->names) {
+        uint64_t id = 0;
+        struct stat st;
+        const std::string path = fan_path + "/" + name;
+        if (!ParseHex(name, 16, &id) || (id & 0xff) != low ||
+            fstatat(dir_fd_, path.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISREG(st.st_mode)) {
+          listing.strangers.push_back(path);
+          continue;
+        }
+        listing.objects.push_back({id, static_cast<uint64_t>(st.st_size)});
+      }
+    }
+    return listing;
+  }
+
+  // The entry names (without "." and "..") of directory `path` under `at`.
+  struct DirNames {
+    std::vector<std::string> names;
+  };
+  Result<DirNames> OpenDirAt(int at, const std::string& path) const {
+    int fd = openat(at, path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0) {
+      int err = errno;
+      // O_NOFOLLOW on a symlink gives ELOOP: it is not a directory we made.
+      return ErrnoStatus(err == ELOOP ? ENOTDIR : err, fmt::format("ost {}: open {}", dir_, path));
+    }
+    DIR* dir = fdopendir(fd);
+    if (dir == nullptr) {
+      int err = errno;
+      close(fd);
+      return ErrnoStatus(err, fmt::format("ost {}: opendir {}", dir_, path));
+    }
+    DirNames out;
+    while (dirent* entry = readdir(dir)) {
+      const std::string name = entry->d_name;
+      if (name != "." && name != "..") out.names.push_back(name);
+    }
+    closedir(dir);
+    return out;
+  }
+
+  // True when `text` is exactly `digits` lowercase hex digits (as
+  // ObjectPath writes them); their value in `*value`.
+  template <class Int>
+  static bool ParseHex(const std::string& text, size_t digits, Int* value) {
+    if (text.size() != digits) return false;
+    Int v = 0;
+    for (char c : text) {
+      int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : -1;
+      if (d < 0) return false;
+      v = static_cast<Int>(v * 16 + static_cast<Int>(d));
+    }
+    *value = v;
+    return true;
+  }
+
   Status MakeDirs(uint64_t id) {
     for (const std::string& d : {std::string("objects"), FanOutDir(id)}) {
       if (mkdirat(dir_fd_, d.c_str(), kPrivateDirMode) != 0 && errno != EEXIST) {

@@ -11,6 +11,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cinttypes>
+#include <cstdio>
 #include <chrono>
 #include <cstdint>
 #include <cstring>
@@ -19,6 +21,7 @@
 #include <random>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "mounted_fs.h"
 
@@ -168,6 +171,25 @@ inline std::string Xattr(const std::string& path, const std::string& name) {
   if (n < 0) return "<" + std::string(strerror(errno)) + ">";
   value.resize(static_cast<size_t>(n));
   return value;
+}
+
+// The object files of a file, from its user.stripefs.layout
+// ("... stripe0=ost2:0x1a stripe1=ost3:0x1b").
+inline std::vector<std::string> ObjectPaths(const MountedFs& fs, const std::string& path) {
+  std::vector<std::string> objects;
+  char layout[1024];
+  ssize_t n = getxattr(path.c_str(), "user.stripefs.layout", layout, sizeof(layout) - 1);
+  if (n <= 0) return objects;
+  layout[n] = '\0';
+  for (const char* p = strstr(layout, " stripe"); p != nullptr; p = strstr(p + 1, " stripe")) {
+    unsigned stripe, ost;
+    uint64_t id;
+    if (sscanf(p, " stripe%u=ost%u:0x%" SCNx64, &stripe, &ost, &id) != 3) continue;
+    char object[64];
+    snprintf(object, sizeof(object), "/objects/%02" PRIx64 "/%016" PRIx64, id & 0xff, id);
+    objects.push_back(fs.ost_dir(static_cast<int>(ost)) + object);
+  }
+  return objects;
 }
 
 }  // namespace sfs::test

@@ -51,6 +51,16 @@ TEST(StoreOpenTest, FormatRefusesAnExistingStore) {
   SFS_EXPECT_ERR(MetaStore::Format(dir, {}), EEXIST);
 }
 
+TEST(StoreOpenTest, AStoreInUseIsBusy) {
+  TempDir tmp;
+  const std::string dir = tmp.path() + "/db";
+  auto store = MetaStore::Format(dir, {});
+  SFS_ASSERT_OK(store);
+  auto again = MetaStore::Open(dir);
+  SFS_EXPECT_ERR(again, EBUSY);
+  EXPECT_NE(again.status().message().find("mounted"), std::string::npos) << again.status().message();
+}
+
 TEST(StoreOpenTest, OpenNeedsAStore) {
   TempDir tmp;
   SFS_EXPECT_ERR(MetaStore::Open(tmp.path()), ENOENT);  // empty dir

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
+#include <set>
 
 #include "ost/backend.h"
 #include "tests/ost/test_util.h"
@@ -200,6 +202,42 @@ TEST(PosixBackendOpenTest, FileIsEnotdir) {
   ASSERT_FALSE(made.ok());
   EXPECT_EQ(made.err(), ENOTDIR);
   EXPECT_NE(made.status().message().find(file), std::string::npos);
+}
+
+}  // namespace
+}  // namespace sfs::ost
+
+namespace sfs::ost {
+namespace {
+
+TEST(PosixBackendListTest, ListsObjectsWithSizesAndNamesStrangers) {
+  testing::TempDir dir;
+  auto backend = NewPosixBackend(dir.path());
+  ASSERT_TRUE(backend.ok());
+  auto empty = (*backend)->ListObjects();
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();  // no objects/ yet
+  EXPECT_TRUE(empty->objects.empty());
+  for (uint64_t id : {0x1ull, 0x101ull, 0xabcdefull}) {
+    auto object = (*backend)->Open(id, true);
+    ASSERT_TRUE(object.ok());
+    ASSERT_TRUE((*object)->Truncate(id).ok());
+  }
+  // Not objects: a wrong fan-out, a bad name, a directory, a symlink.
+  const std::string objects = dir.path() + "/objects";
+  std::ofstream(objects + "/01/0000000000000002") << "x";
+  std::ofstream(objects + "/01/notes.txt") << "x";
+  mkdir((objects + "/01/00000000000000f1").c_str(), 0700);
+  symlink("/etc/passwd", (objects + "/01/0000000000000201").c_str());
+  mkdir((objects + "/zz").c_str(), 0700);
+  auto listing = (*backend)->ListObjects();
+  ASSERT_TRUE(listing.ok()) << listing.status().ToString();
+  std::map<uint64_t, uint64_t> sizes;
+  for (const StoredObject& object : listing->objects) sizes[object.id] = object.size;
+  EXPECT_EQ(sizes, (std::map<uint64_t, uint64_t>{{0x1, 0x1}, {0x101, 0x101}, {0xabcdef, 0xabcdef}}));
+  std::set<std::string> strangers(listing->strangers.begin(), listing->strangers.end());
+  EXPECT_EQ(strangers, (std::set<std::string>{"objects/01/0000000000000002", "objects/01/notes.txt",
+                                              "objects/01/00000000000000f1",
+                                              "objects/01/0000000000000201", "objects/zz"}));
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 //   stripefs ost deactivate|activate MOUNTPOINT N
 //   stripefs df [-h | -i] [--json] MOUNTPOINT
 //   stripefs jobstats MOUNTPOINT [--top N] [--sort bytes|ops] [--json]
+//   stripefs fsck META_DIR [--repair]
 #include <unistd.h>
 
 #include <charconv>
@@ -67,6 +68,11 @@ constexpr const char* kHelp =
     "      Space, inodes, weight and state per OST and in total, like lfs df.\n"
     "  stripefs jobstats MOUNTPOINT [--top N] [--sort bytes|ops] [--json]\n"
     "      The busiest jobs over every OST and the metadata service.\n"
+    "  stripefs fsck META_DIR [--repair]\n"
+    "      Checks an unmounted filesystem: entries, link counts, unlinked files,\n"
+    "      objects that belong to no file, missing or too long objects, id marks.\n"
+    "      One line per problem; --repair fixes what it can. Exit 0 clean,\n"
+    "      1 all repaired, 4 problems left, 8 could not run, 16 usage error.\n"
     "  stripefs --version | --help\n";
 
 void Usage() { fputs(kHelp, stderr); }
@@ -149,6 +155,28 @@ int Umount(const std::vector<std::string>& args) {
 
 }  // namespace
 
+// As e2fsck: exit codes 1 and 4 mean something fsck found.
+constexpr int kFsckUsage = 16;
+
+int Fsck(const std::vector<std::string>& args) {
+  sfs::fs::FsckOptions options;
+  for (const std::string& arg : args) {
+    if (arg == "--repair" || arg == "-y") {
+      options.repair = true;
+    } else if (options.meta_dir.empty() && !arg.empty() && arg[0] != '-') {
+      options.meta_dir = arg;
+    } else {
+      Fail("fsck: unexpected argument '" + arg + "'; usage: stripefs fsck META_DIR [--repair]");
+      return kFsckUsage;
+    }
+  }
+  if (options.meta_dir.empty()) {
+    Fail("fsck: usage: stripefs fsck META_DIR [--repair]");
+    return kFsckUsage;
+  }
+  return sfs::fs::RunFsck(options);
+}
+
 int main(int argc, char** argv) {
   if (argc < 2) {
     Usage();
@@ -167,6 +195,7 @@ int main(int argc, char** argv) {
   if (command == "df") return sfs::cli::Df(args);
   if (command == "ost") return sfs::cli::Ost(args);
   if (command == "jobstats") return sfs::cli::JobStats(args);
+  if (command == "fsck") return Fsck(args);
   if (command == "--help" || command == "-h" || command == "help") {
     fputs(kHelp, stdout);
     return 0;
