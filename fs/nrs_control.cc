@@ -21,6 +21,8 @@ int64_t OstOfName(std::string_view name) { return OstOfSettingName(name, ".nrs_p
 std::string PolicyKey(size_t head, size_t ost) {
   return fmt::format("ost{}.nrs_policies.{}", ost, nrs::HeadName(kHeadOf[head]));
 }
+constexpr const char* kWeightKey = "nrs_crrn_weight";
+
 std::string RulesKey(size_t head) {
   return fmt::format("nrs_tbf_rule.{}", nrs::HeadName(kHeadOf[head]));
 }
@@ -44,16 +46,18 @@ NrsControl::NrsControl(meta::MetaStore* meta, std::vector<ost::Service*> osts,
     state_.specs[head].assign(osts_.size(), "fifo");
     state_.rules[head] = nrs::TbfRuleSet::Empty();
   }
+  state_.weights = nrs::CrrnWeights::Empty();
 }
 
 bool NrsControl::Handles(std::string_view name) {
-  return name == "nrs_policies" || name == "nrs_tbf_rule" || name == "nrs_stats" ||
+  return name == "nrs_policies" || name == "nrs_tbf_rule" || name == kWeightKey || name == "nrs_stats" ||
          IsTunable(name) || OstOfName(name) >= 0;
 }
 
 nrs::Tunables NrsControl::TunablesFor(const State& state, size_t head) const {
   nrs::Tunables tunables = state.tunables;
   tunables.tbf_rules = state.rules[head];
+  tunables.crrn_weights = state.weights;
   return tunables;
 }
 
@@ -84,6 +88,7 @@ std::map<std::string, std::string> NrsControl::Persisted(const State& state) con
       out[PolicyKey(head, ost)] = state.specs[head][ost];
     out[RulesKey(head)] = state.rules[head]->Serialize();
   }
+  out[kWeightKey] = state.weights->Serialize();
   const nrs::Tunables& t = state.tunables;
   out["nrs_crrn_quantum"] = std::to_string(t.crrn_quantum);
   out["nrs_orr_quantum"] = std::to_string(t.orr_quantum);
@@ -158,6 +163,15 @@ Status NrsControl::Load() {
                  applied.ToString());
     }
   }
+  if (const std::string* text = value_of(kWeightKey)) {
+    auto weights = nrs::CrrnWeights::Deserialize(*text);
+    if (weights.ok()) {
+      next.weights = *weights;
+    } else {
+      log->error("stored CRR-N weight rules are invalid, starting without them: {}",
+                 weights.status().ToString());
+    }
+  }
   for (size_t head = 0; head < kHeads; head++) {
     if (const std::string* text = value_of(RulesKey(head))) {
       auto rules = nrs::TbfRuleSet::Deserialize(*text);
@@ -189,6 +203,7 @@ Status NrsControl::Set(std::string_view name, std::string_view value) {
   std::lock_guard<std::mutex> lock(mu_);
   if (name == "nrs_policies" || OstOfName(name) >= 0) return SetPolicies(name, value);
   if (name == "nrs_tbf_rule") return SetRule(value);
+  if (name == kWeightKey) return SetWeight(value);
   if (IsTunable(name)) {
     State next = state_;
     SFS_RETURN_IF_ERROR(ParseTunable(name, value, &next));
@@ -232,6 +247,14 @@ Status NrsControl::SetRule(std::string_view value) {
     if (!rules.ok()) return rules.status();
     next.rules[head] = *rules;
   }
+  return Commit(std::move(next));
+}
+
+Status NrsControl::SetWeight(std::string_view value) {
+  auto weights = state_.weights->Apply(Trim(value));
+  if (!weights.ok()) return weights.status();
+  State next = state_;
+  next.weights = *weights;
   return Commit(std::move(next));
 }
 
@@ -286,6 +309,7 @@ Result<std::string> NrsControl::Get(std::string_view name) const {
     return PoliciesReport(ost, ost + 1);
   }
   if (name == "nrs_tbf_rule") return RulesReport();
+  if (name == kWeightKey) return state_.weights->Serialize();
   if (name == "nrs_stats") return StatsReport();
   if (IsTunable(name)) return Persisted(state_).at(std::string(name));
   return Status::Error(ENODATA, "no NRS setting " + std::string(name));

@@ -10,6 +10,7 @@
 //                         qualifier = both heads, as in Lustre
 //   ost<N>.nrs_policies   the same for OST N
 //   nrs_tbf_rule          "[reg|hp] start|change|stop ..." (nrs/tbf_rules.h)
+//   nrs_crrn_weight       "start|change|stop ..." (nrs/crrn_weights.h), both heads
 //   nrs_crrn_quantum, nrs_orr_quantum, nrs_orr_supported,
 //   nrs_tbf_default_rate, nrs_tbf_class_limit, nrs_delay_pct,
 //   nrs_delay_min, nrs_delay_max, nrs_hp_ratio, nrs_hp_ops   tunables
@@ -29,6 +30,7 @@
 
 #include "common/status.h"
 #include "meta/meta_store.h"
+#include "nrs/crrn_weights.h"
 #include "nrs/nrs.h"
 #include "nrs/registry.h"
 #include "nrs/tbf_rules.h"
@@ -58,7 +60,8 @@ class NrsControl {
     // Canonical policy spec per head and OST; "fifo" = the fallback alone.
     std::array<std::vector<std::string>, kHeads> specs;
     std::array<std::shared_ptr<const nrs::TbfRuleSet>, kHeads> rules;
-    nrs::Tunables tunables;  // tbf_rules left null; see TunablesFor
+    std::shared_ptr<const nrs::CrrnWeights> weights;
+    nrs::Tunables tunables;  // tbf_rules and crrn_weights left null; see TunablesFor
     uint32_t hp_ratio = nrs::kDefaultHpRatio;
     nrs::OpSet hp_ops = nrs::kDefaultHpOps;
   };
@@ -73,6 +76,7 @@ class NrsControl {
 
   Status SetPolicies(std::string_view name, std::string_view value);
   Status SetRule(std::string_view value);
+  Status SetWeight(std::string_view value);
   // Parses one tunable into `state`; EINVAL and `state` unchanged if bad.
   static Status ParseTunable(std::string_view name, std::string_view value, State* state);
 

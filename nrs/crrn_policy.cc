@@ -5,8 +5,9 @@
 // there are.
 //
 // Rounds and batches are nrs/batch_rounds.h's: a client's batch holds at most
-// `quantum` requests (the quantum it opened with), the next one opens a batch
-// in the following round, and idling banks no credit.
+// `quantum` x its weight requests (as they were when the batch opened; the
+// weight from the request that opened it, nrs/crrn_weights.h), the next one
+// opens a batch in the following round, and idling banks no credit.
 #include <cerrno>
 #include <cstdint>
 #include <functional>
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "nrs/batch_rounds.h"
+#include "nrs/crrn_weights.h"
 #include "nrs/policy.h"
 
 namespace sfs::nrs {
@@ -60,12 +62,13 @@ struct ByUid {
 template <class By>
 class CrrnPolicy final : public Policy {
  public:
-  explicit CrrnPolicy(const Tunables& tunables) : quantum_(tunables.crrn_quantum) {}
+  explicit CrrnPolicy(const Tunables& tunables)
+      : quantum_(tunables.crrn_quantum), weights_(WeightsOf(tunables)) {}
 
   std::string_view Name() const override { return "crrn"; }
 
   bool Enqueue(Request* request, TimePoint now) override {
-    const auto tag = rounds_.Add(By::KeyOf(*request), quantum_);
+    const auto tag = rounds_.Add(By::KeyOf(*request), quantum_ * weights_->WeightOf(request->info));
     request->policy_data = tag.record;
     heap_.push(Entry{tag.round, tag.batch, next_serial_++, request});
     return true;
@@ -88,19 +91,30 @@ class CrrnPolicy final : public Policy {
   // allowance they started with (Lustre's cc_quantum).
   void Retune(const Tunables& tunables, TimePoint now) override {
     quantum_ = tunables.crrn_quantum;
+    weights_ = WeightsOf(tunables);
   }
 
   std::string ClassOf(const Request& request) const override { return By::Label(request); }
 
   std::string Describe() const override {
-    return "quantum=" + std::to_string(quantum_) + " client=" + std::string(By::kName) +
-           " clients=" + std::to_string(rounds_.busy());
+    std::string out = "quantum=" + std::to_string(quantum_) + " client=" +
+                      std::string(By::kName) + " clients=" + std::to_string(rounds_.busy());
+    if (!weights_->rules().empty()) {
+      out += " weight_rules=" + std::to_string(weights_->rules().size());
+    }
+    return out;
   }
 
  private:
   using Rounds = BatchRounds<typename By::Key>;
 
+  static std::shared_ptr<const CrrnWeights> WeightsOf(const Tunables& tunables) {
+    return tunables.crrn_weights != nullptr ? tunables.crrn_weights : CrrnWeights::Empty();
+  }
+
   uint32_t quantum_;
+  // Shared, immutable; replaced whole by Retune.
+  std::shared_ptr<const CrrnWeights> weights_;
   uint64_t next_serial_ = 0;
   Rounds rounds_{Rounds::Full::kAtOpeningQuantum};
   std::priority_queue<Entry> heap_;

@@ -10,28 +10,10 @@
 namespace sfs::nrs {
 namespace {
 
-constexpr size_t kMaxNameLength = 15;  // Lustre's MAX_TBF_NAME, less its NUL
 constexpr uint64_t kMaxBps = uint64_t{1} << 50;
 constexpr uint64_t kMaxDepth = 1'000'000;
 constexpr uint32_t kDefaultDepth = 3;
 constexpr std::string_view kDefaultName = "default";
-
-Status CheckName(std::string_view name, std::string_view what) {
-  if (name.empty()) return Invalid("missing " + std::string(what) + " name");
-  if (name.size() > kMaxNameLength) {
-    return Invalid(std::string(what) + " name '" + std::string(name) + "' is longer than " +
-                   std::to_string(kMaxNameLength) + " characters");
-  }
-  for (char c : name) {
-    const bool ok =
-        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-    if (!ok) {
-      return Invalid(std::string(what) + " name '" + std::string(name) +
-                     "' may only hold letters, digits and '_'");
-    }
-  }
-  return Status::Ok();
-}
 
 // "100M" -> 100 << 20; powers of 1024.
 Result<uint64_t> ParseBytes(std::string_view key, std::string_view text) {
@@ -222,15 +204,9 @@ Result<std::shared_ptr<const TbfRuleSet>> TbfRuleSet::Apply(std::string_view com
 
 Result<std::shared_ptr<const TbfRuleSet>> TbfRuleSet::ApplyCommand(std::string_view command,
                                                                    bool append_start) const {
-  if (const size_t at = FindControl(command); at != std::string_view::npos) {
-    return Invalid("TBF rule command has a control character at byte " + std::to_string(at));
-  }
-  auto [verb, rest] = SplitWord(command);
-  auto [name, args] = SplitWord(rest);
-  if (verb != "start" && verb != "change" && verb != "stop") {
-    return Invalid("unknown TBF rule command '" + std::string(verb) + "' (start, change, stop)");
-  }
-  SFS_RETURN_IF_ERROR(CheckName(name, "rule"));
+  auto parsed = ParseRuleCommand(command, "TBF rule");
+  if (!parsed.ok()) return parsed.status();
+  const std::string_view verb = parsed->verb, name = parsed->name, args = parsed->args;
   const std::string quoted = "'" + std::string(name) + "'";
   auto next = std::make_shared<TbfRuleSet>(*this);
   auto find = [&](std::string_view n) {

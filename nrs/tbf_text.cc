@@ -24,6 +24,41 @@ std::vector<std::string_view> SplitOutsideBraces(std::string_view s, char separa
   return out;
 }
 
+namespace {
+constexpr size_t kMaxNameLength = 15;  // Lustre's MAX_TBF_NAME, less its NUL
+}  // namespace
+
+Status CheckName(std::string_view name, std::string_view what) {
+  if (name.empty()) return Invalid("missing " + std::string(what) + " name");
+  if (name.size() > kMaxNameLength) {
+    return Invalid(std::string(what) + " name '" + std::string(name) + "' is longer than " +
+                   std::to_string(kMaxNameLength) + " characters");
+  }
+  for (char c : name) {
+    const bool ok =
+        (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+    if (!ok) {
+      return Invalid(std::string(what) + " name '" + std::string(name) +
+                     "' may only hold letters, digits and '_'");
+    }
+  }
+  return Status::Ok();
+}
+
+Result<RuleCommand> ParseRuleCommand(std::string_view command, std::string_view what) {
+  const std::string kind(what);
+  if (const size_t at = FindControl(command); at != std::string_view::npos) {
+    return Invalid(kind + " command has a control character at byte " + std::to_string(at));
+  }
+  auto [verb, rest] = SplitWord(command);
+  auto [name, args] = SplitWord(rest);
+  if (verb != "start" && verb != "change" && verb != "stop") {
+    return Invalid("unknown " + kind + " command '" + std::string(verb) + "' (start, change, stop)");
+  }
+  SFS_RETURN_IF_ERROR(CheckName(name, "rule"));
+  return RuleCommand{verb, name, args};
+}
+
 Result<uint64_t> ParseNumber(std::string_view key, std::string_view text, uint64_t min,
                              uint64_t max) {
   uint64_t value = 0;

@@ -1,7 +1,7 @@
 // Internal to nrs/: the lexing and number parsing shared by the TBF rule
 // commands (tbf_rules.cc) and the rule expressions inside them
 // (tbf_expression.cc), so both split text and word their EINVAL messages
-// the same way.
+// the same way. The CRR-N weight rules (crrn_weights.cc) use them too.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +21,20 @@ Status Invalid(std::string message);
 // Pieces of `s` separated by `separator` outside braces, empty pieces kept.
 // REQUIRES: braces are balanced.
 std::vector<std::string_view> SplitOutsideBraces(std::string_view s, char separator);
+
+// EINVAL unless `name` is 1 to 15 letters, digits or '_' (Lustre's limit
+// for TBF rule names); `what` names it in the message ("rule").
+Status CheckName(std::string_view name, std::string_view what);
+
+// A rule command "<verb> <name> <args>" split and checked: no control
+// character, a verb of start|change|stop, a name as CheckName wants.
+// `what` names the rules in messages ("TBF rule", "CRR-N weight rule").
+struct RuleCommand {
+  std::string_view verb;
+  std::string_view name;
+  std::string_view args;
+};
+Result<RuleCommand> ParseRuleCommand(std::string_view command, std::string_view what);
 
 // `text` as a decimal number in min..max. The EINVAL message quotes
 // "key=text", as the user wrote it.

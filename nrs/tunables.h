@@ -19,10 +19,14 @@ const char* OrrSupportedName(OrrSupported supported);
 // An ordered, immutable list of TBF rules (first match wins); defined in
 // tbf_rules.h. Swapped whole when a rule starts, changes or stops.
 class TbfRuleSet;
+// CRR-N weight rules, defined in crrn_weights.h; swapped whole likewise.
+class CrrnWeights;
 
 struct Tunables {
   // CRR-N: requests per client per round (Lustre nrs_crrn_quantum).
   uint32_t crrn_quantum = 8;
+  // CRR-N: per-client weights (batch = quantum x weight); null = all 1.
+  std::shared_ptr<const CrrnWeights> crrn_weights;
 
   // ORR: requests per object per round, and which ops it sorts.
   uint32_t orr_quantum = 256;

@@ -228,6 +228,60 @@ TEST_F(NrsTest, SettingsSurviveRemount) {
   EXPECT_EQ(Get("jobid_name"), "%e-%u");
 }
 
+// Weighted CRR-N on a mount: rules set by setfattr and set_param, shown,
+// kept across a remount, bad ones refused with EINVAL and a log line; the
+// weighted uid and an unweighted one both get served (the share accuracy
+// is measured by tools/bench/nrs_mount_bench.sh, not asserted here).
+TEST_F(NrsTest, CrrnWeightRules) {
+  MountedFs::Options options;
+  options.osts = 2;
+  options.stripe_count = 1;
+  Start(options);
+  ASSERT_EQ(chmod(fs_->mnt().c_str(), 0777), 0);
+  ASSERT_EQ(Set("nrs_policies", "crrn uid"), 0);
+  ASSERT_EQ(Set("nrs_crrn_weight", "start heavy uid={65534} weight=4"), 0);
+  CommandResult cli = Shell(std::string(StripefsBinary()) + " set_param " + fs_->mnt() +
+                            " 'nrs_crrn_weight=start mid gid={1 2}&jobid={dd*} weight=2' 2>&1");
+  ASSERT_EQ(cli.exit_code, 0) << cli.output;
+  ASSERT_EQ(Set("nrs_crrn_weight", "change heavy weight=8"), 0);
+  const std::string rules = Get("nrs_crrn_weight");
+  EXPECT_EQ(rules,
+            "start mid gid={1 2}&jobid={dd*} weight=2\nstart heavy uid={65534} weight=8\n");
+
+  for (const char* bad : {"start x uid={1} weight=0", "start x uid={1} weight=65",
+                          "start x opcode={read} weight=2", "start x uid={1}",
+                          "change nosuch weight=2", "start heavy uid={1} weight=2", "go"}) {
+    EXPECT_NE(Set("nrs_crrn_weight", bad), 0) << bad;
+  }
+  EXPECT_EQ(Set("nrs_crrn_weight", "start x uid={1} weight=65"), EINVAL);
+  EXPECT_EQ(Set("nrs_crrn_weight", "change nosuch weight=2"), ENOENT);
+  EXPECT_TRUE(Contains(fs_->Log(), "weight=65")) << fs_->Log();
+  EXPECT_EQ(Get("nrs_crrn_weight"), rules);
+  CommandResult denied = Shell("runuser -u nobody -- setfattr -n user.stripefs.nrs_crrn_weight "
+                               "-v 'stop heavy' " + fs_->mnt() + " 2>&1");
+  EXPECT_NE(denied.exit_code, 0);
+  EXPECT_TRUE(Contains(denied.output, "Operation not permitted")) << denied.output;
+
+  const std::string dd = "dd if=/dev/zero bs=4k count=50 oflag=direct status=none of=";
+  std::string heavy_out, light_out;
+  std::thread heavy([&] { TimedAs("nobody", dd + P("heavy"), &heavy_out); });
+  std::thread light([&] { TimedAs("daemon", dd + P("light"), &light_out); });
+  heavy.join();
+  light.join();
+  EXPECT_EQ(Stat(P("heavy")).st_size, 50 * 4096) << heavy_out;
+  EXPECT_EQ(Stat(P("light")).st_size, 50 * 4096) << light_out;
+  const std::string stats = Get("nrs_stats");
+  EXPECT_TRUE(Contains(stats, "crrn class=uid=65534 requests=")) << stats;
+  EXPECT_TRUE(Contains(stats, "crrn class=uid=1 requests=")) << stats;
+  EXPECT_TRUE(Contains(Get("ost0.nrs_policies"), "weight_rules=2")) << Get("ost0.nrs_policies");
+
+  ASSERT_TRUE(fs_->Unmount());
+  ASSERT_TRUE(fs_->Mount());
+  EXPECT_EQ(Get("nrs_crrn_weight"), rules);
+  ASSERT_EQ(Set("nrs_crrn_weight", "stop mid"), 0);
+  EXPECT_EQ(Get("nrs_crrn_weight"), "start heavy uid={65534} weight=8\n");
+}
+
 TEST_F(NrsTest, NonAdminGetsEpermAndBadInputChangesNothing) {
   Start();
   ASSERT_EQ(Set("nrs_policies", "tbf uid"), 0);
