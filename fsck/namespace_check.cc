@@ -116,7 +116,17 @@ void Checker::CheckEntries() {
     }
     const meta::DirEntry& entry = *raw.entry;
     SeeIno(entry.ino);
-    if (unreadable_.count(raw.parent) != 0 || unreadable_.count(entry.ino) != 0) continue;
+    // Around an unreadable record, keep what is known: a readable child of
+    // an unreadable directory still has this name, and an unreadable
+    // subdirectory still counts in its parent's links.
+    if (unreadable_.count(entry.ino) != 0) {
+      if (S_ISDIR(entry.mode)) subdirs_[raw.parent]++;
+      continue;
+    }
+    if (unreadable_.count(raw.parent) != 0) {
+      if (inodes_.count(entry.ino) != 0) names_[entry.ino].push_back({raw.parent, raw.name});
+      continue;
+    }
     auto parent = inodes_.find(raw.parent);
     if (parent == inodes_.end()) {
       Repairable(where + ": the directory does not exist", "remove the entry", erase);

@@ -276,6 +276,30 @@ TEST_F(FsckTest, RecordsOfAMissingInodeAreErased) {
   EXPECT_TRUE(osts_[1]->ListObjects()->objects.empty());
 }
 
+TEST_F(FsckTest, AnUnreadableInodeIsReportedAndWhatHangsOffItKept) {
+  auto d = Dir(meta::kRootIno, "d");
+  auto f = File(d->ino, "f");
+  auto sub = Dir(meta::kRootIno, "sub");
+  // Damage no crash can make: two inode records become unreadable.
+  store_.reset();
+  {
+    rocksdb::DB* raw = nullptr;
+    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), db_dir_, &raw).ok());
+    std::unique_ptr<rocksdb::DB> db(raw);
+    for (uint64_t ino : {d->ino, sub->ino}) {
+      ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), meta::InodeKey(ino), "garbage").ok());
+    }
+  }
+  Reopen();
+  Report report = Run(/*repair=*/true);
+  // Only the two records: f keeps its name in d, the root keeps its links.
+  ASSERT_EQ(report.found(), 2u) << Lines();
+  EXPECT_EQ(report.left(), 2u);
+  EXPECT_EQ(InoOf(d->ino, "f"), f->ino);
+  EXPECT_EQ(Nlink(meta::kRootIno), 4u);
+  EXPECT_EQ(InoOf(meta::kRootIno, "lost+found"), 0u);
+}
+
 TEST_F(FsckTest, AnOstThatCannotBeOpenedIsLeftAlone) {
   StripedFile("f", 100 * 1024);
   osts_[1] = nullptr;
