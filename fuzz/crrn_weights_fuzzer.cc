@@ -30,17 +30,7 @@ void CheckPersistence(const nrs::CrrnWeights& set) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace sfs;
-  std::shared_ptr<const nrs::CrrnWeights> set = nrs::CrrnWeights::Empty();
-  for (std::string_view line : SplitAny(fuzz::Text(data, size), "\n")) {
-    auto next = set->Apply(line);
-    if (!next.ok()) {
-      fuzz::Check(!next.status().message().empty(), "a refusal without a message", line);
-      continue;
-    }
-    set = std::move(next).value();
-    fuzz::CheckPersistence(*set);
-  }
-  auto stored = nrs::CrrnWeights::Deserialize(fuzz::Text(data, size));
-  if (stored.ok()) fuzz::CheckPersistence(**stored);
+  fuzz::FuzzRuleCommands(fuzz::Text(data, size), nrs::CrrnWeights::Empty(),
+                         [](const nrs::CrrnWeights& set) { fuzz::CheckPersistence(set); });
   return 0;
 }

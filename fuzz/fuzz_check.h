@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <initializer_list>
+#include <memory>
 #include <string_view>
 
 #include "common/text.h"
@@ -40,6 +41,25 @@ inline void DispatchByFirstByte(const uint8_t* data, size_t size,
                                 std::initializer_list<TextParser> parsers) {
   if (size == 0) return;
   parsers.begin()[data[0] % parsers.size()](Text(data + 1, size - 1));
+}
+
+// For a target fuzzing a rule set's commands (Set::Apply, Set::Deserialize):
+// each line of the input is applied to the set the earlier lines built, and
+// every set accepted goes to `check`; so does the whole input read as
+// stored text, if accepted. A refusal must say why.
+template <class Set, class CheckSet>
+void FuzzRuleCommands(std::string_view text, std::shared_ptr<const Set> set, CheckSet check) {
+  for (std::string_view line : SplitAny(text, "\n")) {
+    auto next = set->Apply(line);
+    if (!next.ok()) {
+      Check(!next.status().message().empty(), "a refusal without a message", line);
+      continue;
+    }
+    set = std::move(next).value();
+    check(*set);
+  }
+  auto stored = Set::Deserialize(text);
+  if (stored.ok()) check(**stored);
 }
 
 }  // namespace sfs::fuzz

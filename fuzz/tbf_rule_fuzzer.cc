@@ -38,17 +38,7 @@ void CheckPersistence(const nrs::TbfRuleSet& set) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace sfs;
-  std::shared_ptr<const nrs::TbfRuleSet> set = nrs::TbfRuleSet::Empty();
-  for (std::string_view line : SplitAny(fuzz::Text(data, size), "\n")) {
-    auto next = set->Apply(line);
-    if (!next.ok()) {
-      fuzz::Check(!next.status().message().empty(), "a refusal without a message", line);
-      continue;
-    }
-    set = std::move(next).value();
-    fuzz::CheckPersistence(*set);
-  }
-  auto stored = nrs::TbfRuleSet::Deserialize(fuzz::Text(data, size));
-  if (stored.ok()) fuzz::CheckPersistence(**stored);
+  fuzz::FuzzRuleCommands(fuzz::Text(data, size), nrs::TbfRuleSet::Empty(),
+                         [](const nrs::TbfRuleSet& set) { fuzz::CheckPersistence(set); });
   return 0;
 }

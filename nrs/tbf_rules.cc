@@ -311,14 +311,9 @@ std::string TbfRuleSet::Serialize() const {
 }
 
 Result<std::shared_ptr<const TbfRuleSet>> TbfRuleSet::Deserialize(std::string_view text) {
-  std::shared_ptr<const TbfRuleSet> set = Empty();
-  for (std::string_view line : SplitAny(text, "\n")) {
-    if (Trim(line).empty()) continue;
-    auto next = set->ApplyCommand(line, /*append_start=*/true);
-    if (!next.ok()) return next.status();
-    set = std::move(*next);
-  }
-  return set;
+  return ReplayCommands(text, Empty(), [](const TbfRuleSet& set, std::string_view line) {
+    return set.ApplyCommand(line, /*append_start=*/true);
+  });
 }
 
 }  // namespace sfs::nrs

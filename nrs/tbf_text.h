@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -35,6 +36,21 @@ struct RuleCommand {
   std::string_view args;
 };
 Result<RuleCommand> ParseRuleCommand(std::string_view command, std::string_view what);
+
+// Rebuilds a rule set from its stored text: each non-blank line is a
+// command that `apply(set, line)` applies to the set the earlier lines
+// built, starting from `set`. The first refusal is the result.
+template <class Set, class Apply>
+Result<std::shared_ptr<const Set>> ReplayCommands(std::string_view text,
+                                                  std::shared_ptr<const Set> set, Apply apply) {
+  for (std::string_view line : SplitAny(text, "\n")) {
+    if (Trim(line).empty()) continue;
+    auto next = apply(*set, line);
+    if (!next.ok()) return next.status();
+    set = std::move(*next);
+  }
+  return set;
+}
 
 // `text` as a decimal number in min..max. The EINVAL message quotes
 // "key=text", as the user wrote it.
