@@ -16,6 +16,7 @@
 #include "fs/ost_attach.h"
 #include "fs/ost_df.h"
 #include "fs/ost_status.h"
+#include "nrs/epoch_data.h"
 #include "fs/settings_keys.h"
 #include "fs/version.h"
 #include "jobstats/report.h"
@@ -235,6 +236,8 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
   OpenedOsts opened = OpenOsts(identities, config.ost_timeout);
   fs->late_osts_ = std::move(opened.late);
   auto inline_budget = std::make_shared<std::atomic<int>>(config.inline_ios);
+  fs->epochs_ = std::make_shared<nrs::SharedEpochHub>(nrs::CombineEpochData,
+                                                      NrsControl::kDefaultEhTimeout);
   for (uint32_t index = 0; index < identities.size(); ++index) {
     auto& backend = opened.backends[index];
     if (!backend.ok()) return backend.status();
@@ -244,6 +247,7 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
     options.open_objects = fds.objects_per_ost;
     options.timeout = config.ost_timeout;
     options.inline_budget = inline_budget;
+    options.epochs = fs->epochs_;
     fs->osts_.push_back(std::make_unique<ost::Service>(options, std::move(backend).value()));
   }
 
@@ -273,7 +277,8 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
                                                                  std::chrono::seconds(1)));
   std::vector<ost::Service*> services;
   for (auto& service : fs->osts_) services.push_back(service.get());
-  fs->nrs_control_ = std::make_unique<NrsControl>(fs->meta_.get(), services, &fs->registry_);
+  fs->nrs_control_ =
+      std::make_unique<NrsControl>(fs->meta_.get(), services, &fs->registry_, fs->epochs_.get());
   if (Status loaded = fs->nrs_control_->Load(); !loaded.ok()) return loaded;
   fs->placement_control_ = std::make_unique<PlacementControl>(fs->meta_.get(), services);
   if (Status loaded = fs->placement_control_->Load(); !loaded.ok()) return loaded;
@@ -285,7 +290,8 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
     });
   }
   fs->monitor_ =
-      std::make_unique<ost::Monitor>(services, ost::Monitor::IntervalFor(config.ost_timeout));
+      std::make_unique<ost::Monitor>(services, ost::Monitor::IntervalFor(config.ost_timeout),
+                                     fs->epochs_);
 
   auto orphans = store.Orphans();
   if (!orphans.ok()) return orphans.status();

@@ -36,6 +36,7 @@
 #include "layout/layout_spec.h"
 #include "layout/placement.h"
 #include "meta/meta_store.h"
+#include "nrs/epoch_hub.h"
 #include "nrs/registry.h"
 #include "ost/late_backend.h"
 #include "ost/monitor.h"
@@ -282,6 +283,9 @@ class Filesystem {
   // Declared before osts_ so it outlives the services: their last requests'
   // observers (destroy completions) still write to it while they drain.
   std::unique_ptr<meta::MetaStore> meta_;
+  // The epoch handler every OST's scheduler joins (seed 002); ticked by
+  // monitor_, tuned by nrs_control_.
+  std::shared_ptr<nrs::SharedEpochHub> epochs_;
   std::vector<std::unique_ptr<ost::Service>> osts_;
   // OSTs that had not answered at mount, attached when they do.
   std::vector<std::shared_ptr<ost::LateAttach>> late_osts_;

@@ -30,7 +30,8 @@ std::string RulesKey(size_t head) {
 constexpr const char* kTunableNames[] = {
     "nrs_crrn_quantum",    "nrs_orr_quantum", "nrs_orr_supported", "nrs_tbf_default_rate",
     "nrs_tbf_class_limit", "nrs_delay_pct",   "nrs_delay_min",     "nrs_delay_max",
-    "nrs_hp_ratio",        "nrs_hp_ops"};
+    "nrs_hp_ratio",        "nrs_hp_ops",      "nrs_tbf_scope",     "nrs_epoch_ms",
+    "nrs_eh_timeout"};
 
 bool IsTunable(std::string_view name) {
   return std::find(std::begin(kTunableNames), std::end(kTunableNames), name) !=
@@ -40,8 +41,8 @@ bool IsTunable(std::string_view name) {
 }  // namespace
 
 NrsControl::NrsControl(meta::MetaStore* meta, std::vector<ost::Service*> osts,
-                       const nrs::PolicyRegistry* registry)
-    : meta_(meta), osts_(std::move(osts)), registry_(registry) {
+                       const nrs::PolicyRegistry* registry, nrs::EpochHub* epochs)
+    : meta_(meta), osts_(std::move(osts)), registry_(registry), epochs_(epochs) {
   for (size_t head = 0; head < kHeads; head++) {
     state_.specs[head].assign(osts_.size(), "fifo");
     state_.rules[head] = nrs::TbfRuleSet::Empty();
@@ -100,6 +101,10 @@ std::map<std::string, std::string> NrsControl::Persisted(const State& state) con
   out["nrs_delay_max"] = FormatDuration(t.delay_max);
   out["nrs_hp_ratio"] = std::to_string(state.hp_ratio);
   out["nrs_hp_ops"] = nrs::OpSetName(state.hp_ops);
+  out["nrs_tbf_scope"] = nrs::TbfScopeName(t.tbf_scope);
+  out["nrs_epoch_ms"] = std::to_string(
+      std::chrono::duration_cast<std::chrono::milliseconds>(state.epoch_length).count());
+  out["nrs_eh_timeout"] = FormatDuration(state.eh_timeout);
   return out;
 }
 
@@ -113,9 +118,11 @@ Status NrsControl::Commit(State next) {
 }
 
 void NrsControl::Publish(const State& previous, const State& next) {
+  if (epochs_ != nullptr) epochs_->SetTimeout(next.eh_timeout);
   for (size_t ost = 0; ost < osts_.size(); ost++) {
     ost::Service& service = *osts_[ost];
     service.SetHighPriority(next.hp_ops, next.hp_ratio);
+    service.SetEpochLength(next.epoch_length);
     for (size_t head = 0; head < kHeads; head++) {
       const nrs::Head which = kHeadOf[head];
       const nrs::Tunables tunables = TunablesFor(next, head);
@@ -293,6 +300,28 @@ Status NrsControl::ParseTunable(std::string_view name, std::string_view value, S
     auto ops = nrs::ParseOpSet(Trim(value));
     if (!ops.ok()) return Status::Error(EINVAL, "nrs_hp_ops: " + ops.status().message());
     state->hp_ops = *ops;
+  } else if (name == "nrs_tbf_scope") {
+    const std::string_view scope = Trim(value);
+    if (scope == "fs") {
+      t.tbf_scope = nrs::TbfScope::kFs;
+    } else if (scope == "ost") {
+      t.tbf_scope = nrs::TbfScope::kOst;
+    } else {
+      return Status::Error(EINVAL, "nrs_tbf_scope must be fs or ost, not '" + std::string(scope) +
+                                       "'");
+    }
+  } else if (name == "nrs_epoch_ms") {
+    auto ms = ParseCount(n, value, 1, 10000);
+    if (!ms.ok()) return ms.status();
+    state->epoch_length = std::chrono::milliseconds(*ms);
+  } else if (name == "nrs_eh_timeout") {
+    auto d = ParseDuration(n, value);
+    if (!d.ok()) return d.status();
+    if (*d < std::chrono::milliseconds(10)) {
+      return Status::Error(EINVAL, "nrs_eh_timeout must be at least 10ms, not '" +
+                                       std::string(Trim(value)) + "'");
+    }
+    state->eh_timeout = *d;
   } else {
     return Status::Error(EINVAL, "unknown NRS setting " + n);
   }

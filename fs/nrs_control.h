@@ -14,6 +14,12 @@
 //   nrs_crrn_quantum, nrs_orr_quantum, nrs_orr_supported,
 //   nrs_tbf_default_rate, nrs_tbf_class_limit, nrs_delay_pct,
 //   nrs_delay_min, nrs_delay_max, nrs_hp_ratio, nrs_hp_ops   tunables
+//   nrs_tbf_scope         fs (default: rate= and bps= hold for the whole
+//                         filesystem) or ost (each OST alone, as Lustre)
+//   nrs_epoch_ms          how long an epoch runs (seed 002), 1..10000, 50
+//   nrs_eh_timeout        a scheduler that has not asked for the next epoch
+//                         this long after the first one did is evicted
+//                         (duration, plain numbers are seconds), 1s
 //   nrs_stats             read-only report
 //
 // Thread safety: every method may be called from any thread; changes are
@@ -21,6 +27,7 @@
 #pragma once
 
 #include <array>
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -31,6 +38,7 @@
 #include "common/status.h"
 #include "meta/meta_store.h"
 #include "nrs/crrn_weights.h"
+#include "nrs/epoch_hub.h"
 #include "nrs/nrs.h"
 #include "nrs/registry.h"
 #include "nrs/tbf_rules.h"
@@ -42,8 +50,12 @@ namespace sfs::fs {
 class NrsControl {
  public:
   // Borrows everything; they outlive this object.
+  static constexpr std::chrono::milliseconds kDefaultEpochLength{50};
+  static constexpr std::chrono::seconds kDefaultEhTimeout{1};
+
+  // `epochs` is the hub the services joined (nrs_eh_timeout tunes it).
   NrsControl(meta::MetaStore* meta, std::vector<ost::Service*> osts,
-             const nrs::PolicyRegistry* registry);
+             const nrs::PolicyRegistry* registry, nrs::EpochHub* epochs);
 
   // Applies the stored configuration to the services (at mount). A stored
   // value that no longer validates is reported and left out (EIO would keep
@@ -64,6 +76,8 @@ class NrsControl {
     nrs::Tunables tunables;  // tbf_rules and crrn_weights left null; see TunablesFor
     uint32_t hp_ratio = nrs::kDefaultHpRatio;
     nrs::OpSet hp_ops = nrs::kDefaultHpOps;
+    std::chrono::nanoseconds epoch_length = kDefaultEpochLength;
+    std::chrono::nanoseconds eh_timeout = kDefaultEhTimeout;
   };
 
   nrs::Tunables TunablesFor(const State& state, size_t head) const;
@@ -87,6 +101,7 @@ class NrsControl {
   meta::MetaStore* const meta_;
   const std::vector<ost::Service*> osts_;
   const nrs::PolicyRegistry* const registry_;
+  nrs::EpochHub* const epochs_;
 
   mutable std::mutex mu_;  // serializes changes; guards state_
   State state_;            // GUARDED_BY(mu_): what the services run now

@@ -25,10 +25,11 @@ std::string FormatOstStatus(const std::vector<ost::Service*>& osts,
     }
     out += fmt::format(
         "ost{} state={} queued={} in_service={} oldest_ms={} errors={} io_errors={} read_only={} "
-        "space_age_ms={}{} path={}\n",
+        "space_age_ms={}{} epoch={} eh={} path={}\n",
         service->index(), c.responsive ? "ok" : "unresponsive", c.queued, c.active,
         Millis(c.oldest_in_service), c.errors, c.io_errors, service->read_only() ? "yes" : "no",
-        age, stale ? " space=stale" : "", service->backend().Describe());
+        age, stale ? " space=stale" : "", service->epoch(),
+        nrs::StandingName(service->EpochStanding()), service->backend().Describe());
   }
   return out;
 }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <string>
+#include <utility>
 
 namespace sfs::nrs {
 namespace {
@@ -96,6 +97,36 @@ Pick Nrs::Dequeue(TimePoint now, bool force) {
     if (high_pick.request != nullptr) return high_pick;
   }
   return Earliest(high_pick, regular_pick);
+}
+
+EpochData Nrs::ReportEpoch(TimePoint now) {
+  EpochEnvelope envelope;
+  envelope.participants = 1;
+  for (Head which : {Head::kRegular, Head::kHighPriority}) {
+    Scheduler& scheduler = head(which);
+    const EpochKind kind = scheduler.EpochDataKind();
+    if (kind == EpochKind::kNone) continue;
+    envelope.sections.push_back(
+        EpochSection{kind, static_cast<uint8_t>(which), scheduler.ReportEpoch(now)});
+  }
+  std::sort(envelope.sections.begin(), envelope.sections.end(),
+            [](const EpochSection& a, const EpochSection& b) {
+              return std::pair(a.kind, a.head) < std::pair(b.kind, b.head);
+            });
+  return EncodeEpochData(envelope);
+}
+
+void Nrs::StartEpoch(Epoch epoch, const EpochData& reduced, TimePoint now) {
+  const EpochEnvelope envelope = DecodeEpochData(reduced);
+  for (Head which : {Head::kRegular, Head::kHighPriority}) {
+    Scheduler& scheduler = head(which);
+    const EpochKind kind = scheduler.EpochDataKind();
+    if (kind == EpochKind::kNone) continue;
+    const EpochSection* section = FindSection(envelope, kind, static_cast<uint8_t>(which));
+    scheduler.StartEpoch(epoch, section != nullptr ? std::span<const uint8_t>(section->payload)
+                                                   : std::span<const uint8_t>(),
+                         now);
+  }
 }
 
 std::vector<Request*> Nrs::TakeArrivedBefore(TimePoint deadline, TimePoint now) {

@@ -6,6 +6,14 @@
 // regular one when both have work (Lustre's srv_hpreq_ratio), and either
 // head alone at full speed when the other has nothing ready.
 //
+// It is seed 002's local request scheduler (LRS) of its OST: Enqueue is
+// lrs_incoming_request (never blocks, never fails), Dequeue is
+// lrs_get_next_request (a request, nothing, or nothing until t), and
+// ReportEpoch / StartEpoch are the policy data handed to eh_next_epoch and
+// the lrs_start_epoch callback; ost::Service runs the rest of the life
+// cycle (init: joins its epoch hub; shutdown: no more incoming, what is
+// queued is served, then eh_last_epoch; fini: destroyed).
+//
 // Thread safety: NOT thread-safe, like Scheduler; ost::Service serializes it.
 #pragma once
 
@@ -13,6 +21,7 @@
 #include <string_view>
 
 #include "common/status.h"
+#include "nrs/epoch_data.h"
 #include "nrs/scheduler.h"
 
 namespace sfs::nrs {
@@ -48,6 +57,12 @@ class Nrs {
   void Complete(Request* request, TimePoint now);
   // Scheduler::TakeArrivedBefore on both heads.
   std::vector<Request*> TakeArrivedBefore(TimePoint deadline, TimePoint now);
+
+  // The policy data of both heads' primaries for the epoch handler (an
+  // envelope of nrs/epoch_data.h, participants = 1), and the start of the
+  // next epoch with the reduction of every OST's data.
+  EpochData ReportEpoch(TimePoint now);
+  void StartEpoch(Epoch epoch, const EpochData& reduced, TimePoint now);
 
   Scheduler& head(Head which) { return which == Head::kRegular ? regular_ : high_; }
   const Scheduler& head(Head which) const { return which == Head::kRegular ? regular_ : high_; }

@@ -13,7 +13,11 @@
 #include <string>
 #include <string_view>
 
+#include <span>
+#include <vector>
+
 #include "common/status.h"
+#include "nrs/epoch_data.h"
 #include "nrs/request.h"
 #include "nrs/tunables.h"
 
@@ -73,6 +77,19 @@ class Policy {
   // Policy-specific settings and state for status reports: "key=value"
   // words, one item per line (TBF: one line per rule, "rule <name> ...").
   virtual std::string Describe() const { return ""; }
+
+  // Seed 002, for a policy that coordinates with its peers on the other
+  // OSTs through the epoch handler. A policy that does not (the default)
+  // says kNone and is never asked for data.
+  virtual EpochKind EpochDataKind() const { return EpochKind::kNone; }
+  // Its policy data as the epoch ends (at most kMaxEpochPayload bytes, in
+  // the kind's byte-order-defined format).
+  virtual std::vector<uint8_t> ReportEpoch(TimePoint now) { return {}; }
+  // The next epoch starts: `reduced` is the combination of the data every
+  // participating OST's policy of this kind on this head reported (empty
+  // when none did). Never fails; a policy that cannot use the data keeps
+  // deciding alone.
+  virtual void StartEpoch(Epoch epoch, std::span<const uint8_t> reduced, TimePoint now) {}
 };
 
 // The FIFO policy: serves requests in arrival order, refuses none.

@@ -26,4 +26,6 @@ const char* OrrSupportedName(OrrSupported supported) {
   return "unknown";
 }
 
+const char* TbfScopeName(TbfScope scope) { return scope == TbfScope::kFs ? "fs" : "ost"; }
+
 }  // namespace sfs::nrs

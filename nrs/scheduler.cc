@@ -215,6 +215,23 @@ void Scheduler::Retune(const Tunables& tunables, TimePoint now) {
   for (auto& slot : stopping_) slot->policy->Retune(tunables, now);
 }
 
+EpochKind Scheduler::EpochDataKind() const {
+  return primary_ != nullptr ? primary_->policy->EpochDataKind() : EpochKind::kNone;
+}
+
+std::vector<uint8_t> Scheduler::ReportEpoch(TimePoint now) {
+  if (EpochDataKind() == EpochKind::kNone) return {};
+  std::vector<uint8_t> payload = primary_->policy->ReportEpoch(now);
+  // A policy over its budget would spoil the whole envelope: cut it here
+  // (formats are built so a cut keeps whole leading entries meaningful).
+  if (payload.size() > kMaxEpochPayload) payload.resize(kMaxEpochPayload);
+  return payload;
+}
+
+void Scheduler::StartEpoch(Epoch epoch, std::span<const uint8_t> reduced, TimePoint now) {
+  if (EpochDataKind() != EpochKind::kNone) primary_->policy->StartEpoch(epoch, reduced, now);
+}
+
 std::string Scheduler::PrimaryName() const {
   if (primary_ == nullptr) return std::string(fallback_->policy->Name());
   return std::string(primary_->policy->Name());

@@ -94,6 +94,13 @@ class Scheduler {
   // Passes new tunables to the primary and to stopping policies.
   void Retune(const Tunables& tunables, TimePoint now);
 
+  // Seed 002 for the primary policy (Policy::EpochDataKind and friends):
+  // what it coordinates, its data as an epoch ends, and the start of the
+  // next one. Stopping policies and the fallback do not coordinate.
+  EpochKind EpochDataKind() const;
+  std::vector<uint8_t> ReportEpoch(TimePoint now);
+  void StartEpoch(Epoch epoch, std::span<const uint8_t> reduced, TimePoint now);
+
   // Name of the primary policy, or "fifo" when only the fallback runs.
   std::string PrimaryName() const;
   size_t Queued() const;  // across all policies

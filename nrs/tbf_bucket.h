@@ -39,6 +39,7 @@
 
 #include "nrs/request.h"
 #include "nrs/tbf_rules.h"
+#include "nrs/tbf_shares.h"
 
 namespace sfs::nrs {
 
@@ -67,6 +68,17 @@ struct TbfBuckets {
   TimePoint refilled{};  // the credits below are as of this time
   TbfCredit request_credit = 0;
   TbfCredit byte_credit = 0;
+  uint32_t request_share = kShareOne;  // of limits.rate, in 1/kShareOne
+  uint32_t byte_share = kShareOne;     // of limits.bps
+  // Credit thrown away by capping since the last TakeLost (filesystem
+  // scope hands it to the OSTs where the class is busy).
+  TbfCredit lost_request_credit = 0;
+  TbfCredit lost_byte_credit = 0;
+  // Credit handed over from other OSTs for this epoch (AddCredit): spent
+  // before the bucket's own, never capped, dropped at the next TakeLost, so
+  // it never circulates for more than one epoch.
+  TbfCredit request_bonus = 0;
+  TbfCredit byte_bonus = 0;
 
   // Buckets of `limits`, full as of `now`.
   static TbfBuckets Full(const TbfLimits& limits, TimePoint now);
@@ -79,6 +91,21 @@ struct TbfBuckets {
   // capacity with `cap`. Callers Refill first, so credit earned so far counts
   // at the old numbers.
   void Adopt(const TbfLimits& next, bool cap);
+  // New shares from `refilled` on. Callers Refill first, so credit earned
+  // so far counts at the old shares.
+  void SetShares(uint32_t request, uint32_t bytes);
+  // The credit lost to capping since the last call, in thousandths of a
+  // request and in KiB; fractions stay for the next call. Drops the bonus.
+  struct Lost {
+    uint32_t milli_requests = 0;
+    uint32_t kib = 0;
+  };
+  Lost TakeLost();
+  // Adds credit handed over from other OSTs as this epoch's bonus.
+  void AddCredit(uint64_t milli_requests, uint64_t kib);
+  // What each bucket earns per nanosecond, in credit units.
+  uint64_t RequestPerNs() const;
+  uint64_t BytePerNs() const;
   // Whether both buckets, refilled (and capped) to `now`, would be full.
   bool FullAt(TimePoint now) const;
   // Whether a request of `length` bytes may go on the credit as of `refilled`.

@@ -17,6 +17,12 @@
 // (generation check). Per-rule counters live in RuleState objects that
 // survive a Retune when the rule name does; a class holds its RuleState by
 // shared_ptr and copies the numbers it uses, so it never reads a freed rule.
+// Filesystem-wide limits (nrs_tbf_scope=fs, tbf_shares.h): each class
+// counts what arrived and what it served since the last report; at the end
+// of an epoch the active classes report their demand (arrived + queued),
+// and at the start of the next every class's buckets take their share of
+// the class's demand across the OSTs. With scope=ost, or until the first
+// epoch starts, every share is whole.
 // Retune assumes, as Policy::Retune allows, that the settings layer checked
 // the new rules with NewTbfPolicy: a rule testing a field outside the type
 // would see that field as 0 or "" in every class.
@@ -34,6 +40,7 @@
 #include "nrs/policy.h"
 #include "nrs/tbf_bucket.h"
 #include "nrs/tbf_rules.h"
+#include "nrs/tbf_shares.h"
 
 namespace sfs::nrs {
 namespace {
@@ -91,6 +98,17 @@ struct TbfClass {
   uint64_t order = 0;  // heap tie-break: earlier (re)scheduled class first
   size_t heap_index = kNotInHeap;
 
+  // Filesystem scope: the class's key on every OST, what happened since
+  // the last report, and the demand this OST reported for the epoch.
+  uint64_t share_key = 0;
+  uint64_t queued_bytes = 0;
+  uint32_t arrived = 0;
+  uint64_t arrived_bytes = 0;
+  uint32_t served = 0;
+  uint64_t served_bytes = 0;
+  uint32_t reported = 0;
+  uint32_t reported_kib = 0;
+
   // Idle LRU links, while queued == 0.
   TbfClass* lru_prev = nullptr;
   TbfClass* lru_next = nullptr;
@@ -102,6 +120,7 @@ class TbfPolicy final : public Policy {
  public:
   TbfPolicy(TbfFields type, const Tunables& tunables) : type_(type) {
     idle_limit_ = tunables.tbf_idle_class_limit;
+    scope_ = tunables.tbf_scope;
     SetRules(tunables);
   }
 
@@ -118,6 +137,9 @@ class TbfPolicy final : public Policy {
       c->head = request;
     }
     c->tail = request;
+    c->queued_bytes += request->info.length;
+    c->arrived = SaturatingAdd(c->arrived, 1);
+    c->arrived_bytes += request->info.length;
     queued_++;
     if (++c->queued == 1) Wake(c, now);
     return true;
@@ -136,6 +158,8 @@ class TbfPolicy final : public Policy {
 
     RuleState& rule = *c->rule;
     rule.served++;
+    c->served = SaturatingAdd(c->served, 1);
+    c->served_bytes += length;
     const TimePoint conformed = std::min(c->deadline, now);
     if (conformed > c->head_since) rule.throttled_ns += NanosBetween(c->head_since, conformed);
     return Pick::Of(PopHead(c, now));
@@ -157,6 +181,7 @@ class TbfPolicy final : public Policy {
     c->head = static_cast<Request*>(request->policy_data);
     if (c->head == nullptr) c->tail = nullptr;
     request->policy_data = nullptr;
+    c->queued_bytes -= request->info.length;
     queued_--;
     if (--c->queued == 0) {
       HeapErase(c);
@@ -175,6 +200,12 @@ class TbfPolicy final : public Policy {
   // the idle ones when next used; a lower idle class limit reclaims at once.
   void Retune(const Tunables& tunables, TimePoint now) override {
     idle_limit_ = tunables.tbf_idle_class_limit;
+    if (tunables.tbf_scope != scope_) {
+      scope_ = tunables.tbf_scope;
+      // Whole shares until the first epoch of the new scope says otherwise.
+      for (auto& [key, c] : classes_) SetShares(c.get(), kShareOne, kShareOne, now);
+      RebuildHeap();
+    }
     const auto& rules = tunables.tbf_rules ? tunables.tbf_rules : TbfRuleSet::Empty();
     if (rules != rules_ || tunables.tbf_default_rate != default_rate_) {
       SetRules(tunables);
@@ -182,9 +213,75 @@ class TbfPolicy final : public Policy {
         Rebind(c, now);
         Schedule(c);
       }
-      for (size_t i = heap_.size() / 2; i-- > 0;) SiftDown(i);
+      RebuildHeap();
     }
     Reclaim(now);
+  }
+
+  EpochKind EpochDataKind() const override {
+    return scope_ == TbfScope::kFs ? EpochKind::kTbfShares : EpochKind::kNone;
+  }
+
+  std::vector<uint8_t> ReportEpoch(TimePoint now) override {
+    std::vector<TbfShareEntry> entries;
+    for (auto& [key, owned] : classes_) {
+      TbfClass* c = owned.get();
+      const uint64_t demand_bytes = c->arrived_bytes + c->queued_bytes;
+      // Smoothed over epochs (half the weight on the latest), in 1/16 of a
+      // request or KiB: the next epoch's arrivals at an OST are better
+      // foreseen by an average than by the last epoch alone.
+      const uint64_t demand = uint64_t{c->arrived} + c->queued;
+      c->reported = Smooth(c->reported, demand);
+      c->reported_kib = Smooth(c->reported_kib, Kib(demand_bytes));
+      // Tokens lost to the cap up to now (a full bucket of an idle class).
+      c->buckets.Refill(now, /*cap=*/!(c->queued > 0 && c->buckets.limits.realtime));
+      const TbfBuckets::Lost lost = c->buckets.TakeLost();
+      if (c->reported != 0 || c->served != 0 || lost.milli_requests != 0 || lost.kib != 0) {
+        entries.push_back(TbfShareEntry{c->share_key, c->reported, c->reported_kib, c->served,
+                                        Kib(c->served_bytes), lost.milli_requests, lost.kib});
+      }
+      c->arrived = c->served = 0;
+      c->arrived_bytes = c->served_bytes = 0;
+    }
+    // Cut to the smallest keys, as every reduction does: a class cut here
+    // is missing from the reduction too, so it does not count as reported.
+    std::sort(entries.begin(), entries.end(),
+              [](const TbfShareEntry& a, const TbfShareEntry& b) { return a.key < b.key; });
+    if (entries.size() > kTbfShareEntries) {
+      entries.resize(kTbfShareEntries);
+      const uint64_t last_kept = entries.back().key;
+      for (auto& [key, c] : classes_) {
+        if (c->share_key > last_kept) c->reported = c->reported_kib = 0;
+      }
+    }
+    return EncodeTbfShares(1, std::move(entries));
+  }
+
+  void StartEpoch(Epoch epoch, std::span<const uint8_t> reduced, TimePoint now) override {
+    const TbfShares shares = DecodeTbfShares(reduced);
+    last_reporters_ = shares.reporters;
+    for (auto& [key, owned] : classes_) {
+      TbfClass* c = owned.get();
+      const TbfShareEntry* total = FindTbfShare(shares.entries, c->share_key);
+      if (total == nullptr) {
+        // Idle everywhere last epoch (or cut): an equal share until it reports.
+        const uint32_t equal = TbfShareOf(0, 0, shares.reporters);
+        SetShares(c, equal, equal, now);
+      } else {
+        const uint32_t request_share = TbfShareOf(c->reported, total->demand, shares.reporters);
+        const uint32_t byte_share =
+            TbfShareOf(c->reported_kib, total->demand_kib, shares.reporters);
+        SetShares(c, request_share, byte_share, now);
+        // This OST's share of what idle buckets lost, so the class as a
+        // whole gets its rate while some OST has work for it.
+        if (total->demand != 0 || total->demand_kib != 0) {
+          c->buckets.AddCredit(uint64_t{total->lost_milli} * request_share / kShareOne,
+                               uint64_t{total->lost_kib} * byte_share / kShareOne);
+          if (c->queued > 0) c->deadline = c->buckets.Deadline(c->head->info.length);
+        }
+      }
+    }
+    RebuildHeap();
   }
 
   std::string ClassOf(const Request& request) const override {
@@ -203,7 +300,8 @@ class TbfPolicy final : public Policy {
   }
 
   std::string Describe() const override {
-    std::string out = "type=" + TbfTypeName(type_) + " classes=" + std::to_string(classes_.size()) +
+    std::string out = "type=" + TbfTypeName(type_) + " scope=" + TbfScopeName(scope_) +
+                      " classes=" + std::to_string(classes_.size()) +
                       " queued=" + std::to_string(queued_);
     for (const auto& state : states_) {
       const TbfLimits& l = state->limits;
@@ -225,6 +323,28 @@ class TbfPolicy final : public Policy {
     if (type_ & kTbfOpcode) key.op = TbfOpcodeClass(info.op);
     if ((type_ & kTbfJobid) && info.jobid) key.jobid = *info.jobid;
     return key;
+  }
+
+  static uint32_t Smooth(uint32_t previous, uint64_t latest) {
+    return static_cast<uint32_t>(std::min<uint64_t>((previous + latest * 16 + 1) / 2, UINT32_MAX));
+  }
+
+  static uint32_t Kib(uint64_t bytes) {
+    return static_cast<uint32_t>(std::min<uint64_t>((bytes + 1023) / 1024, UINT32_MAX));
+  }
+
+  // New shares for `c` from `now` on; a backlogged class's deadline moves.
+  // REQUIRES: RebuildHeap afterwards.
+  void SetShares(TbfClass* c, uint32_t request_share, uint32_t byte_share, TimePoint now) {
+    if (c->buckets.request_share == request_share && c->buckets.byte_share == byte_share) return;
+    const bool backlogged = c->queued > 0;
+    c->buckets.Refill(now, /*cap=*/!(backlogged && c->buckets.limits.realtime));
+    c->buckets.SetShares(request_share, byte_share);
+    if (backlogged) c->deadline = c->buckets.Deadline(c->head->info.length);
+  }
+
+  void RebuildHeap() {
+    for (size_t i = heap_.size() / 2; i-- > 0;) SiftDown(i);
   }
 
   // Takes a new rule set: one RuleState per rule then the default, reusing
@@ -274,6 +394,11 @@ class TbfPolicy final : public Policy {
     c->rule->classes++;
     c->generation = generation_;
     c->buckets = TbfBuckets::Full(c->rule->limits, now);  // a new class starts full
+    c->share_key = TbfClassKeyHash(c->uid, c->gid, static_cast<uint8_t>(c->op), c->jobid);
+    if (scope_ == TbfScope::kFs && last_reporters_ > 1) {
+      // Unknown to the other OSTs until the next epoch: an equal share.
+      c->buckets.SetShares(kShareOne / last_reporters_, kShareOne / last_reporters_);
+    }
     classes_.emplace(c->key(), std::move(owned));         // the key borrows c->jobid
     return c;
   }
@@ -390,6 +515,8 @@ class TbfPolicy final : public Policy {
   uint64_t generation_ = 0;
 
   std::unordered_map<ClassKey, std::unique_ptr<TbfClass>, ClassKeyHash> classes_;
+  TbfScope scope_ = TbfScope::kOst;
+  uint32_t last_reporters_ = 0;  // OSTs in the latest reduction
   std::vector<TbfClass*> heap_;  // backlogged classes
   TbfClass* lru_head_ = nullptr;
   TbfClass* lru_tail_ = nullptr;

@@ -16,6 +16,12 @@ namespace sfs::nrs {
 enum class OrrSupported { kReads, kWrites, kReadsAndWrites };
 const char* OrrSupportedName(OrrSupported supported);
 
+// Where a TBF rule's rate= and bps= hold: on each OST alone (Lustre's
+// behaviour: a file striped over 4 OSTs gets 4x), or for the whole
+// filesystem, shared among the OSTs each epoch by demand (tbf_shares.h).
+enum class TbfScope { kOst, kFs };
+const char* TbfScopeName(TbfScope scope);  // "ost", "fs"
+
 // An ordered, immutable list of TBF rules (first match wins); defined in
 // tbf_rules.h. Swapped whole when a rule starts, changes or stops.
 class TbfRuleSet;
@@ -38,6 +44,7 @@ struct Tunables {
   uint64_t tbf_default_rate = 10000;
   std::shared_ptr<const TbfRuleSet> tbf_rules;
   size_t tbf_idle_class_limit = 4096;
+  TbfScope tbf_scope = TbfScope::kFs;
 
   // Delay (fault testing): nrs_delay_pct percent of requests wait a uniform
   // random time in [delay_min, delay_max].

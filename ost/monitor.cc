@@ -11,11 +11,16 @@ std::chrono::nanoseconds Monitor::IntervalFor(std::chrono::nanoseconds timeout) 
                                               std::chrono::seconds(1));
 }
 
-Monitor::Monitor(std::vector<Service*> services, std::chrono::nanoseconds interval)
-    : services_(std::move(services)), interval_(interval), work_(io_.get_executor()) {
+Monitor::Monitor(std::vector<Service*> services, std::chrono::nanoseconds interval,
+                 std::shared_ptr<nrs::EpochHub> hub)
+    : services_(std::move(services)),
+      interval_(interval),
+      hub_(std::move(hub)),
+      work_(io_.get_executor()) {
   boost::asio::post(io_, [this] {
     for (Service* service : services_) service->Tick(nrs::Clock::now());
     Arm();
+    if (hub_ != nullptr) ArmHub();
   });
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "ost-monitor");
@@ -26,6 +31,7 @@ Monitor::Monitor(std::vector<Service*> services, std::chrono::nanoseconds interv
 Monitor::~Monitor() {
   boost::asio::post(io_, [this] {
     timer_.cancel();
+    hub_timer_.cancel();
     work_.reset();
   });
   thread_.join();
@@ -37,6 +43,19 @@ void Monitor::Arm() {
     if (ec == boost::asio::error::operation_aborted || !work_.has_value()) return;
     for (Service* service : services_) service->Tick(nrs::Clock::now());
     Arm();
+  });
+}
+
+}  // namespace sfs::ost
+
+namespace sfs::ost {
+
+void Monitor::ArmHub() {
+  hub_timer_.expires_after(kHubTick);
+  hub_timer_.async_wait([this](const boost::system::error_code& ec) {
+    if (ec == boost::asio::error::operation_aborted || !work_.has_value()) return;
+    hub_->Tick(nrs::Clock::now());
+    ArmHub();
   });
 }
 

@@ -1,4 +1,6 @@
 // Keeps an eye on every OST: calls Service::Tick on each every `interval`,
+// and EpochHub::Tick on the filesystem's epoch hub every kHubTick (so a
+// participant that misses eh_timeout is evicted within 10 ms of it),
 // on a thread of its own that never touches an OST's disk, so it keeps
 // going whatever the OSTs do (ost/service.h: unresponsive OSTs, expiry of
 // requests queued on them, background space samples).
@@ -22,8 +24,11 @@ namespace sfs::ost {
 
 class Monitor {
  public:
+  static constexpr std::chrono::milliseconds kHubTick{10};
+
   // Borrows the services, which must outlive the monitor. Ticks once at once.
-  Monitor(std::vector<Service*> services, std::chrono::nanoseconds interval);
+  Monitor(std::vector<Service*> services, std::chrono::nanoseconds interval,
+          std::shared_ptr<nrs::EpochHub> hub = nullptr);
   // Stops the thread (a tick under way finishes first).
   ~Monitor();
   Monitor(const Monitor&) = delete;
@@ -36,11 +41,14 @@ class Monitor {
 
  private:
   void Arm();
+  void ArmHub();
 
   const std::vector<Service*> services_;
   const std::chrono::nanoseconds interval_;
   boost::asio::io_context io_;
-  boost::asio::steady_timer timer_{io_};  // used on the monitor's thread only
+  const std::shared_ptr<nrs::EpochHub> hub_;  // may be null
+  boost::asio::steady_timer timer_{io_};      // used on the monitor's thread only
+  boost::asio::steady_timer hub_timer_{io_};  // likewise
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
   std::thread thread_;
 };

@@ -5,6 +5,8 @@
 #include <pthread.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <condition_variable>
 #include <cassert>
 #include <optional>
@@ -46,7 +48,8 @@ class BusyScope {
 
 struct Service::Impl {
   Impl(uint32_t index, Backend* backend, ObjectCache* objects, std::chrono::nanoseconds timeout,
-       int threads, std::shared_ptr<std::atomic<int>> inline_budget)
+       int threads, std::shared_ptr<std::atomic<int>> inline_budget,
+       std::shared_ptr<nrs::EpochHub> epochs, std::chrono::nanoseconds epoch_length)
       : index(index),
         backend(backend),
         objects(objects),
@@ -57,7 +60,13 @@ struct Service::Impl {
         busy_since(inline_slot + 1),
         log(Logger("ost")),
         work(io.get_executor()),
-        timer(io) {}
+        timer(io),
+        epochs(epochs != nullptr ? std::move(epochs) : std::make_shared<nrs::LocalEpochHub>()),
+        epoch_length(epoch_length),
+        epoch_timer(io),
+        epoch_gate(std::make_shared<EpochGate>()) {
+    epoch_gate->impl = this;
+  }
 
   void ServeOne();
   // Gives every parked token that can have a request now its request, and
@@ -68,6 +77,12 @@ struct Service::Impl {
   // earlier time (or always, with `force`).
   void ArmLocked(nrs::TimePoint when, bool force);
   void Finish(IoRequest& request, const Outcome& outcome, Status* for_caller);
+
+  // Hands the policies' data to the hub for the next epoch, unless a call
+  // is pending, the OST is unresponsive or the service is stopping.
+  void AskNextEpoch();
+  // The hub's callback: starts `epoch` (or, on a refusal, rejoins later).
+  void StartEpoch(nrs::Epoch epoch, const std::shared_ptr<const nrs::EpochData>& reduced);
 
   const uint32_t index;
   // The age of the oldest task in service at `now` (0: none).
@@ -127,6 +142,20 @@ struct Service::Impl {
 
   // Per job id, what this OST served (Service::job_stats); its own lock, a leaf.
   jobstats::JobStats job_stats;
+
+  // Epochs. The hub may call back from any thread, even after ~Service
+  // began; callbacks go through the gate, which ~Service closes.
+  const std::shared_ptr<nrs::EpochHub> epochs;
+  std::chrono::nanoseconds epoch_length;  // GUARDED_BY(mu)
+  nrs::Epoch epoch = nrs::kFirstEpoch;   // GUARDED_BY(mu): 0 until joined, or after eviction
+  bool epoch_asked = false;              // GUARDED_BY(mu): a NextEpoch call is pending
+  bool epochs_stopped = false;           // GUARDED_BY(mu): shutdown began
+  boost::asio::steady_timer epoch_timer;  // GUARDED_BY(mu): every call on it
+  struct EpochGate {
+    std::mutex mu;         // taken before Impl::mu; guards impl
+    Impl* impl = nullptr;  // null once ~Service closed the gate
+  };
+  const std::shared_ptr<EpochGate> epoch_gate;
 
   std::atomic<bool> read_only{false};  // see Service::read_only()
   std::atomic<bool> stopping{false};  // only to catch Submit after ~Service began
@@ -312,6 +341,58 @@ std::chrono::nanoseconds Service::Impl::OldestBusy(nrs::TimePoint now) const {
   return std::max(std::chrono::nanoseconds(SteadyNanos(now) - oldest), std::chrono::nanoseconds(1));
 }
 
+void Service::Impl::AskNextEpoch() {
+  nrs::EpochData data;
+  nrs::Epoch current = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (epoch_asked || epochs_stopped || !responsive) return;
+    epoch_asked = true;
+    current = epoch;
+    data = nrs.ReportEpoch(nrs::Clock::now());
+  }
+  epochs->NextEpoch(index, current, std::move(data),
+                    [gate = epoch_gate](nrs::Epoch next,
+                                        std::shared_ptr<const nrs::EpochData> reduced) {
+                      std::lock_guard<std::mutex> lock(gate->mu);
+                      if (gate->impl != nullptr) gate->impl->StartEpoch(next, reduced);
+                    });
+}
+
+void Service::Impl::StartEpoch(nrs::Epoch next,
+                               const std::shared_ptr<const nrs::EpochData>& reduced) {
+  bool rejoin = false;
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    epoch_asked = false;
+    if (nrs::EpochError(next)) {
+      // Evicted (ETIMEDOUT) or any other refusal: join afresh, unless the
+      // OST is out of service; Tick rejoins it when it answers again.
+      if (epoch != nrs::kFirstEpoch || next != -ETIMEDOUT) {
+        log->info("ost {}: epoch handler answered {} ({}); rejoining", index, next,
+                  std::strerror(static_cast<int>(-next)));
+      }
+      epoch = nrs::kFirstEpoch;
+      rejoin = responsive && !epochs_stopped;
+    } else {
+      epoch = next;
+      nrs.StartEpoch(next, *reduced, nrs::Clock::now());
+      if (!epochs_stopped) {
+        epoch_timer.expires_after(epoch_length);
+        epoch_timer.async_wait([this](const boost::system::error_code& ec) {
+          if (ec != boost::asio::error::operation_aborted) AskNextEpoch();
+        });
+      }
+    }
+  }
+  if (rejoin) {
+    boost::asio::post(io, [this] { AskNextEpoch(); });
+  } else if (!nrs::EpochError(next)) {
+    // New shares may make a parked request ready before its old deadline.
+    boost::asio::post(io, [this] { WakeParked(); });
+  }
+}
+
 void Service::Impl::SampleLoop() {
   for (;;) {
     {
@@ -340,7 +421,8 @@ Service::Service(const ServiceOptions& options, std::unique_ptr<Backend> backend
       backend_(std::move(backend)),
       objects_(backend_.get(), options.open_objects),
       impl_(std::make_unique<Impl>(options.index, backend_.get(), &objects_, options.timeout,
-                                   std::max(1, options.threads), options.inline_budget)) {
+                                   std::max(1, options.threads), options.inline_budget,
+                                   options.epochs, options.epoch_length)) {
   int n = std::max(1, options.threads);
   impl_->service_threads = static_cast<size_t>(n);
   impl_->threads.reserve(n);
@@ -357,6 +439,8 @@ Service::Service(const ServiceOptions& options, std::unique_ptr<Backend> backend
     tls_busy = &impl->busy_since[static_cast<size_t>(n)];
     impl->SampleLoop();
   });
+  // lrs_init: join the epoch hub.
+  boost::asio::post(impl_->io, [impl = impl_.get()] { impl->AskNextEpoch(); });
 }
 
 Service::~Service() {
@@ -364,9 +448,27 @@ Service::~Service() {
   // lets run() return once every token (posted or parked on the timer) has
   // served; draining first means no request waits for a throttle.
   impl_->stopping.store(true);
+  nrs::Epoch last_epoch = 0;
+  {
+    // lrs_shutdown: no epoch timer may keep io.run() going.
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->epochs_stopped = true;
+    impl_->epoch_timer.cancel();
+  }
   Drain();
   impl_->work.reset();
   for (std::thread& t : impl_->threads) t.join();
+  // Everything queued has been served: leave the epochs (eh_last_epoch),
+  // then close the gate so no late callback reaches a dead Impl.
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    last_epoch = impl_->epoch;
+  }
+  impl_->epochs->LastEpoch(index_, last_epoch);
+  {
+    std::lock_guard<std::mutex> lock(impl_->epoch_gate->mu);
+    impl_->epoch_gate->impl = nullptr;
+  }
   {
     std::lock_guard<std::mutex> lock(impl_->space_mu);
     impl_->sampler_stop = true;
@@ -487,6 +589,18 @@ void Service::Drain() {
   boost::asio::post(impl_->io, [impl = impl_.get()] { impl->WakeParked(); });
 }
 
+void Service::SetEpochLength(std::chrono::nanoseconds length) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->epoch_length = length;
+}
+
+nrs::Epoch Service::epoch() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->epoch;
+}
+
+nrs::Standing Service::EpochStanding() const { return impl_->epochs->StandingOf(index_); }
+
 void Service::SetHighPriority(nrs::OpSet ops, uint32_t ratio) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->nrs.SetHighPriority(ops, ratio);
@@ -559,6 +673,13 @@ void Service::Tick(nrs::TimePoint now) {
                             .count());
     }
     if (impl_->on_health) impl_->on_health(index_, *changed);
+    // An OST out of service leaves the epochs at once, so the others'
+    // shares and groups are computed without it; it rejoins when it answers.
+    if (*changed) {
+      boost::asio::post(impl_->io, [impl = impl_.get()] { impl->AskNextEpoch(); });
+    } else {
+      impl_->epochs->Evict(index_);
+    }
   }
   if (!expired.empty()) {
     impl_->log->error("ost {} ({}): {} requests waited longer than ost_timeout on an unresponsive "

@@ -30,9 +30,20 @@
 // on a hung disk takes no service thread from the requests), so statfs and
 // automatic weights never wait on a disk; a missing or old sample says so.
 //
+// Epochs (seed 002): the OST's NRS is a local request scheduler that joins
+// an epoch hub (shared by the OSTs of a filesystem) when the service
+// starts. Every epoch_length a service thread asks the hub for the next
+// epoch, handing in the policies' data (nrs::Nrs::ReportEpoch); the hub's
+// callback starts the epoch with the reduction of every OST's data. A
+// frozen OST asks nothing (its threads are stuck), so the hub evicts it
+// after eh_timeout and the others go on; an OST seen unresponsive (Tick) is
+// evicted at once and rejoins (kFirstEpoch) when it answers again. At
+// shutdown it leaves the hub once what was queued has been served.
+//
 // Thread safety: all public methods are safe from any thread. Lock order:
-// Service::mu_ and the space sample's lock are leaves; observers and the
-// health listener are called with no lock held.
+// the epoch callback's gate, then Service::mu_; Service::mu_ and the space
+// sample's lock are leaves otherwise; observers, the health listener and
+// the epoch hub are called with no lock held.
 #pragma once
 
 #include <sys/uio.h>
@@ -49,6 +60,7 @@
 
 #include "common/status.h"
 #include "jobstats/job_stats.h"
+#include "nrs/epoch_hub.h"
 #include "nrs/nrs.h"
 #include "nrs/policy.h"
 #include "nrs/request.h"
@@ -129,6 +141,11 @@ struct ServiceOptions {
   // thread stuck on a hung disk is one FUSE worker fewer, so the counter
   // bounds how many a hung OST can take. Null: never on the caller's thread.
   std::shared_ptr<std::atomic<int>> inline_budget;
+  // The epoch hub this OST's scheduler joins, shared by the OSTs of one
+  // filesystem; null: a LocalEpochHub of its own (nothing to coordinate).
+  std::shared_ptr<nrs::EpochHub> epochs;
+  // How long an epoch runs before the scheduler asks for the next one.
+  std::chrono::nanoseconds epoch_length = std::chrono::milliseconds(50);
 };
 
 // Live per-OST counters beside the scheduler's per-policy ones.
@@ -198,6 +215,12 @@ class Service {
   // New tunables for the policies of one head (validated by the caller).
   void Retune(nrs::Head head, const nrs::Tunables& tunables);
   void SetHighPriority(nrs::OpSet ops, uint32_t ratio);
+  // Epochs from the next one on last this long (nrs_epoch_ms).
+  void SetEpochLength(std::chrono::nanoseconds length);
+  // The epoch this OST's scheduler runs (0: none yet, or evicted), and
+  // where it stands with its hub.
+  nrs::Epoch epoch() const;
+  nrs::Standing EpochStanding() const;
   // Shutdown: from now on requests are served as fast as the threads go,
   // ignoring every throttle (TBF, delay), so a stop never waits on a rate.
   void Drain();

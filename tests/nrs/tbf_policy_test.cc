@@ -518,7 +518,7 @@ TEST(TbfPolicyTest, DescribeListsRulesInMatchOrder) {
   tbf->Enqueue(requests.Make(1, Op::kWrite, 10), T0());
   EXPECT_EQ(
       tbf->Describe(),
-      "type=uid+opcode classes=3 queued=3\n"
+      "type=uid+opcode scope=fs classes=3 queued=3\n"
       "rule u uid={1000} rate=100 bps=0 depth=3 realtime=0 classes=2 throttled_ms=0 served=0\n"
       "rule w opcode={write} rate=5 bps=1024 depth=2 realtime=1 classes=1 throttled_ms=0 "
       "served=0\n"

@@ -1,0 +1,71 @@
+// The policy data the OSTs' schedulers hand to the epoch handler, and its
+// reduction (seed 002's eh_combine). Byte order is defined (little endian
+// everywhere), so a transport between machines would carry it as is and
+// needs no eh_swab.
+//
+// Layout, at most kMaxEpochData (4096) bytes:
+//   u32 participants         how many schedulers' data went into it
+//   then up to kMaxEpochSections sections, sorted by (kind, head):
+//     u8 kind, u8 head, u16 length, `length` bytes of the kind's payload
+// A section holds one policy's data for one NRS head; sections of the same
+// (kind, head) combine with the kind's own combine (tbf_shares.h for
+// kTbfShares), others pass through. When more sections than
+// kMaxEpochSections meet, the ones with the smallest (kind, head) are kept:
+// a rule on keys, never on sizes, so the reduction stays associative and
+// commutative. Bytes that do not parse count as an envelope with the
+// sections before the damage (a peer's data is not trusted).
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "nrs/epoch_handler.h"
+
+namespace sfs::nrs {
+
+enum class EpochKind : uint8_t {
+  kNone = 0,       // a policy that does not coordinate
+  kTbfShares = 1,  // TBF with nrs_tbf_scope=fs: per class demand and use
+  kGroups = 2,     // the epoch policy: per group waiting bytes and age
+};
+
+inline constexpr size_t kMaxEpochSections = 2;
+inline constexpr size_t kEpochEnvelopeHeader = 4;
+inline constexpr size_t kEpochSectionHeader = 4;
+// The largest payload one section may have, so two always fit.
+inline constexpr size_t kMaxEpochPayload =
+    (kMaxEpochData - kEpochEnvelopeHeader) / kMaxEpochSections - kEpochSectionHeader;
+
+struct EpochSection {
+  EpochKind kind = EpochKind::kNone;
+  uint8_t head = 0;
+  std::vector<uint8_t> payload;  // at most kMaxEpochPayload bytes
+};
+
+struct EpochEnvelope {
+  uint32_t participants = 0;
+  std::vector<EpochSection> sections;  // sorted by (kind, head), keys unique
+};
+
+// REQUIRES: sections sorted and unique by (kind, head), payloads within
+// kMaxEpochPayload, at most kMaxEpochSections of them.
+EpochData EncodeEpochData(const EpochEnvelope& envelope);
+EpochEnvelope DecodeEpochData(std::span<const uint8_t> data);
+// The EpochCombine of every stripefs policy: participants add up (capped at
+// 2^32-1), sections merge as described above.
+EpochData CombineEpochData(const EpochData& a, const EpochData& b);
+// The section of (kind, head), or null.
+const EpochSection* FindSection(const EpochEnvelope& envelope, EpochKind kind, uint8_t head);
+
+// Little-endian helpers for payloads. Get* REQUIRE enough bytes at `p`.
+void PutLe16(std::vector<uint8_t>* out, uint16_t v);
+void PutLe32(std::vector<uint8_t>* out, uint32_t v);
+void PutLe64(std::vector<uint8_t>* out, uint64_t v);
+uint16_t GetLe16(const uint8_t* p);
+uint32_t GetLe32(const uint8_t* p);
+uint64_t GetLe64(const uint8_t* p);
+// a + b, at most 2^32-1.
+uint32_t SaturatingAdd(uint32_t a, uint32_t b);
+
+}  // namespace sfs::nrs

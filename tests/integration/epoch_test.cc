@@ -1,0 +1,177 @@
+// Seed 002 on a real mount (issue 10): the OSTs' schedulers share one epoch
+// handler; a TBF rule then holds for the whole filesystem (nrs_tbf_scope=fs)
+// instead of once per OST; a frozen OST (unresponsive after ost_timeout) is
+// evicted from the epochs while the others go on, and rejoins when it
+// answers. (Eviction of a scheduler that misses nrs_eh_timeout is in the
+// unit tests: on a mount a stuck disk holds at most ost_threads requests in
+// service, one of them on a caller's thread, so a service thread stays free
+// to ask for epochs and the OST leaves through ost_timeout.)
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <thread>
+
+#include "file_util.h"
+#include "mounted_fs.h"
+
+namespace sfs::test {
+namespace {
+
+bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+int Set(const MountedFs& fs, const std::string& name, const std::string& value) {
+  const std::string full = "user.stripefs." + name;
+  return ErrnoOf(setxattr(fs.mnt().c_str(), full.c_str(), value.data(), value.size(), 0));
+}
+std::string Get(const MountedFs& fs, const std::string& name) {
+  return Xattr(fs.mnt(), "user.stripefs." + name);
+}
+
+// The epoch OST `ost` runs, from ost_status; -1 if not shown.
+long EpochOf(const MountedFs& fs, int ost) {
+  const std::string status = Get(fs, "ost_status");
+  const size_t line = status.find("ost" + std::to_string(ost) + " ");
+  if (line == std::string::npos) return -1;
+  const size_t at = status.find(" epoch=", line);
+  return at == std::string::npos ? -1 : std::atol(status.c_str() + at + 7);
+}
+
+// Creates `name` with the given OSTs and stripe size, writable by anyone.
+bool MakeFile(MountedFs& fs, const std::string& name, const std::string& osts,
+              const std::string& stripe_size) {
+  CommandResult r = Shell(fs.PublicBinary() + " setstripe -o " + osts + " -S " + stripe_size +
+                          " " + fs.Path(name) + " && chmod 666 " + fs.Path(name));
+  return r.exit_code == 0;
+}
+
+// Requests/s of `writes` O_DIRECT writes of 64 KiB (one OST request each,
+// going round the file's stripes) as nobody; -1 on failure.
+double WriteRateAsNobody(const MountedFs& fs, const std::string& name, int writes) {
+  const auto start = std::chrono::steady_clock::now();
+  CommandResult r = Shell("runuser -u nobody -- dd if=/dev/zero of=" + fs.Path(name) +
+                          " bs=64k count=" + std::to_string(writes) +
+                          " oflag=direct conv=notrunc status=none");
+  if (r.exit_code != 0) return -1;
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return writes / seconds;
+}
+
+TEST(EpochTest, ARuleHoldsForTheWholeFilesystemWithFsScope) {
+  MountedFs fs;  // 4 OSTs
+  ASSERT_TRUE(fs.mounted());
+  ASSERT_EQ(chmod(fs.mnt().c_str(), 0777), 0);
+  ASSERT_TRUE(MakeFile(fs, "wide", "0,1,2,3", "64K"));
+  EXPECT_EQ(Get(fs, "nrs_tbf_scope"), "fs");
+  EXPECT_EQ(Get(fs, "nrs_epoch_ms"), "50");
+  EXPECT_EQ(Get(fs, "nrs_eh_timeout"), "1");
+  ASSERT_EQ(Set(fs, "nrs_policies", "tbf uid"), 0);
+  ASSERT_EQ(Set(fs, "nrs_tbf_rule", "start slow uid={65534} rate=20"), 0);
+
+  // 60 writes going round 4 OSTs: at 20/s for the filesystem at least
+  // (60 - 4 x 3 of depth) / 20 = 2.4 s. Wide bounds: a shared CI machine.
+  const double fs_rate = WriteRateAsNobody(fs, "wide", 60);
+  ASSERT_GT(fs_rate, 0);
+  EXPECT_LT(fs_rate, 26.0) << "the rule did not hold across the stripes";
+  EXPECT_GT(fs_rate, 10.0);
+  // Per OST, as Lustre: each OST lets 20/s through.
+  ASSERT_EQ(Set(fs, "nrs_tbf_scope", "ost"), 0);
+  const double ost_rate = WriteRateAsNobody(fs, "wide", 120);
+  EXPECT_GT(ost_rate, 2 * fs_rate) << "ost scope " << ost_rate << " fs scope " << fs_rate;
+  EXPECT_TRUE(Contains(Get(fs, "nrs_policies"), "scope=ost")) << Get(fs, "nrs_policies");
+
+  // Every OST takes part in the epochs, and they advance.
+  const std::string status = Get(fs, "ost_status");
+  for (int ost = 0; ost < 4; ost++) {
+    EXPECT_GT(EpochOf(fs, ost), 0) << status;
+  }
+  EXPECT_FALSE(Contains(status, "eh=evicted")) << status;
+  const long before = EpochOf(fs, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_GT(EpochOf(fs, 0), before);
+
+  // Settings: checked, persisted, kept across a remount.
+  ASSERT_EQ(Set(fs, "nrs_epoch_ms", "20"), 0);
+  ASSERT_EQ(Set(fs, "nrs_eh_timeout", "500ms"), 0);
+  EXPECT_EQ(Set(fs, "nrs_epoch_ms", "0"), EINVAL);
+  EXPECT_EQ(Set(fs, "nrs_epoch_ms", "fast"), EINVAL);
+  EXPECT_EQ(Set(fs, "nrs_eh_timeout", "1ms"), EINVAL);
+  EXPECT_EQ(Set(fs, "nrs_tbf_scope", "cluster"), EINVAL);
+  EXPECT_TRUE(Contains(fs.Log(), "nrs_tbf_scope must be fs or ost")) << fs.Log();
+  ASSERT_TRUE(fs.Unmount());
+  ASSERT_TRUE(fs.Mount());
+  EXPECT_EQ(Get(fs, "nrs_tbf_scope"), "ost");
+  EXPECT_EQ(Get(fs, "nrs_epoch_ms"), "20");
+  EXPECT_EQ(Get(fs, "nrs_eh_timeout"), "500ms");
+}
+
+TEST(EpochTest, AFrozenOstLeavesTheEpochsAndTheOthersKeepTheirRate) {
+  constexpr int kHung = 3;
+  MountedFs::Options options;
+  options.osts = 4;
+  options.stripe_count = 1;
+  options.mount_options = {"ost_timeout=2", "ost_threads=1"};
+  options.before_mkfs = [](MountedFs& fs) { ASSERT_TRUE(fs.MountFreezable(kHung)); };
+  MountedFs fs(options);
+  ASSERT_TRUE(fs.mounted());
+  ASSERT_EQ(chmod(fs.mnt().c_str(), 0777), 0);
+  ASSERT_EQ(Set(fs, "nrs_eh_timeout", "300ms"), 0);
+  ASSERT_TRUE(MakeFile(fs, "victim", "3", "1M"));
+  ASSERT_TRUE(MakeFile(fs, "victim2", "3", "1M"));
+  ASSERT_TRUE(MakeFile(fs, "three", "0,1,2", "64K"));
+  const std::string data = RandomBytes(1 << 20, 5);
+  ASSERT_TRUE(WriteFile(fs.Path("victim"), data));
+  ASSERT_TRUE(WriteFile(fs.Path("victim2"), data));
+  ASSERT_EQ(Shell("echo 3 > /proc/sys/vm/drop_caches").exit_code, 0);
+
+  fs.Freeze();
+  // Two reads stuck on the frozen disk: one in service, one queued behind
+  // it (it fails with EIO after ost_timeout, so its result is not checked).
+  std::atomic<bool> read_ok{false}, read2_ok{false};
+  std::thread stuck([&] { read_ok = ReadFile(fs.Path("victim")) == data; });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  std::thread stuck2([&] { read2_ok = ReadFile(fs.Path("victim2")) == data; });
+  const std::string evicted = "ost" + std::to_string(kHung) + " ";
+  auto standing = [&] {
+    const std::string status = Get(fs, "ost_status");
+    const size_t line = status.find(evicted);
+    return line == std::string::npos ? std::string()
+                                     : status.substr(line, status.find('\n', line) - line);
+  };
+  EXPECT_TRUE(WaitFor([&] { return Contains(standing(), "eh=evicted"); }, 10000)) << standing();
+  EXPECT_TRUE(Contains(standing(), "state=unresponsive")) << standing();
+  EXPECT_TRUE(Contains(fs.Log(), "participant 3 evicted")) << fs.Log();
+  // The others' epochs go on without it.
+  const long before = EpochOf(fs, 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_GT(EpochOf(fs, 0), before + 2);
+
+  // A filesystem-wide rule over the remaining OSTs still holds its rate.
+  ASSERT_EQ(Set(fs, "nrs_policies", "tbf uid"), 0);
+  ASSERT_EQ(Set(fs, "nrs_tbf_rule", "start slow uid={65534} rate=20"), 0);
+  const double rate = WriteRateAsNobody(fs, "three", 60);
+  EXPECT_GT(rate, 10.0);
+  EXPECT_LT(rate, 26.0);
+
+  // Let go: the read ends with its data and the OST rejoins the epochs.
+  fs.Thaw();
+  stuck.join();
+  stuck2.join();
+  EXPECT_TRUE(read_ok.load());
+  EXPECT_TRUE(WaitFor([&] { return !Contains(standing(), "eh=evicted"); }, 10000)) << standing();
+  const long rejoined = EpochOf(fs, kHung);
+  EXPECT_TRUE(WaitFor([&] { return EpochOf(fs, kHung) > rejoined; }, 5000)) << standing();
+  EXPECT_EQ(EpochOf(fs, kHung) > 0, true);
+}
+
+}  // namespace
+}  // namespace sfs::test

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# Filesystem-wide TBF (issue 10, nrs_tbf_scope): one uid limited by one TBF
+# rule to R requests/s (4 KiB writes) or to B MiB/s (64 KiB writes), with
+# 8 fio processes writing O_DIRECT at random offsets (so every request
+# reaches an OST scheduler) into
+#   1 stripe   a file on one OST
+#   2 stripes  a file striped over 2 of the 4 OSTs
+#   4 stripes  a file striped over all 4
+#   skewed     4 processes on a 4-stripe file and 4 on a 1-stripe file on
+#              OST 0: OST 0 sees over twice the requests of the others
+# Each case runs with nrs_tbf_scope=fs (the rule holds for the filesystem)
+# and =ost (it holds on each OST, Lustre's behaviour), and prints the
+# measured rate, the configured one and their ratio, in one run. The 4 OSTs
+# are directories of one disk (no device limit: the rule is the only brake).
+#
+#   tools/bench/tbf_scope_bench.sh [--dir DIR] [--seconds S] [--rate R] [--mibs B]
+# Must run as root (mounts).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+bin=$PWD/build/tools/stripefs/stripefs
+dir=$PWD/build/tbf-scope-bench-work
+seconds=10
+rate=400
+mibs=20
+while [ $# -gt 0 ]; do
+  case $1 in
+    --dir) dir=$2; shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
+    --rate) rate=$2; shift 2 ;;
+    --mibs) mibs=$2; shift 2 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+[ -x "$bin" ] || { echo "build first: scripts/build.sh" >&2; exit 1; }
+command -v fio >/dev/null || { echo "fio missing: apt-get install fio" >&2; exit 1; }
+
+mnt=$dir/mnt
+cleanup() {
+  if grep -q " $mnt fuse.stripefs " /proc/mounts; then fusermount3 -u "$mnt" || fusermount3 -uz "$mnt"; fi
+}
+trap cleanup EXIT
+rm -rf "$dir"
+mkdir -p "$mnt"
+$bin mkfs --meta "$dir/meta" --ost "$dir/ost0" --ost "$dir/ost1" --ost "$dir/ost2" \
+  --ost "$dir/ost3" --stripe-count 1 --stripe-size 1M >/dev/null
+$bin mount "$dir/meta" "$mnt" -o log_level=warn
+set_param() { $bin set_param "$mnt" "$@" >/dev/null; }
+
+make_file() {  # $1 = name, $2 = OST list
+  $bin setstripe -o "$2" -S 1M "$mnt/$1"
+  dd if=/dev/zero of="$mnt/$1" bs=1M count=64 status=none
+}
+make_file s1 0
+make_file s2 1,2
+make_file s4 0,1,2,3
+make_file s1b 0
+
+# Requests/s and MiB/s summed over every process of one case.
+run_case() {  # $1 = case, $2 = block size
+  local jobs
+  case $1 in
+    1) jobs="--name=a --filename=$mnt/s1 --numjobs=8" ;;
+    2) jobs="--name=a --filename=$mnt/s2 --numjobs=8" ;;
+    4) jobs="--name=a --filename=$mnt/s4 --numjobs=8" ;;
+    skewed) jobs="--name=a --filename=$mnt/s4 --numjobs=4 --name=b --filename=$mnt/s1b --numjobs=4" ;;
+  esac
+  # shellcheck disable=SC2086
+  fio --size=64m --rw=randwrite --bs="$2" --direct=1 --ioengine=psync --time_based --ramp_time=2 \
+      --runtime="$seconds" --group_reporting --minimal $jobs |
+    awk -F';' '{ iops += $49; kib += $48 } END { printf "%.1f %.2f\n", iops, kib / 1024 }'
+}
+
+set_param nrs_policies="tbf uid"
+set_param nrs_tbf_rule="start bench uid={0} rate=$rate"
+echo "== Filesystem-wide TBF: one uid, 8 fio processes, 4 OSTs, ${seconds} s per case ($(date -u +%F))"
+printf "%-10s %-6s %-14s %14s %14s %7s\n" stripes scope limit configured measured ratio
+for limit in rate bps; do
+  if [ $limit = rate ]; then
+    set_param nrs_tbf_rule="change bench rate=$rate bps=0"
+    bs=4k
+  else
+    set_param nrs_tbf_rule="change bench rate=1000000000 bps=${mibs}M"
+    bs=64k
+  fi
+  for stripes in 1 2 4 skewed; do
+    for scope in fs ost; do
+      set_param nrs_tbf_scope=$scope
+      read -r iops mibs_seen < <(run_case $stripes $bs)
+      if [ $limit = rate ]; then
+        printf "%-10s %-6s %-14s %12s/s %12s/s %7.3f\n" "$stripes" $scope "rate=$rate" "$rate" \
+          "$iops" "$(awk -v m="$iops" -v c="$rate" 'BEGIN { print m / c }')"
+      else
+        printf "%-10s %-6s %-14s %8s MiB/s %8s MiB/s %7.3f\n" "$stripes" $scope "bps=${mibs}M" \
+          "$mibs" "$mibs_seen" "$(awk -v m="$mibs_seen" -v c="$mibs" 'BEGIN { print m / c }')"
+      fi
+    done
+  done
+done
