@@ -27,7 +27,6 @@ namespace sfs::nrs {
 enum class EpochKind : uint8_t {
   kNone = 0,       // a policy that does not coordinate
   kTbfShares = 1,  // TBF with nrs_tbf_scope=fs: per class demand and use
-  kGroups = 2,     // the epoch policy: per group waiting bytes and age
 };
 
 inline constexpr size_t kMaxEpochSections = 2;

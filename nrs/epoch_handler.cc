@@ -6,15 +6,6 @@
 
 namespace sfs::nrs {
 
-const char* EhStateName(EhState state) {
-  switch (state) {
-    case EhState::kIdle: return "idle";
-    case EhState::kWaiting: return "waiting";
-    case EhState::kClosing: return "closing";
-  }
-  return "?";
-}
-
 const char* StandingName(Standing standing) {
   switch (standing) {
     case Standing::kAbsent: return "absent";

@@ -67,7 +67,6 @@ using EpochCallback =
 using ParticipantId = uint32_t;
 
 enum class EhState { kIdle, kWaiting, kClosing };
-const char* EhStateName(EhState state);  // "idle", "waiting", "closing"
 
 // Where one participant stands.
 enum class Standing { kAbsent, kMember, kAsked, kEvicted };

@@ -72,9 +72,9 @@ void SharedEpochHub::Evict(ParticipantId who) {
   bool evicted = false;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    evicted = handler_.StandingOf(who) == Standing::kMember ||
-              handler_.StandingOf(who) == Standing::kAsked;
+    const uint64_t before = handler_.evictions();
     deliveries = handler_.Evict(who, Clock::now());
+    evicted = handler_.evictions() != before;
   }
   if (evicted) {
     Logger("nrs")->warn("epoch handler: participant {} evicted (out of service); the epochs go "
@@ -116,19 +116,9 @@ Epoch SharedEpochHub::epoch() const {
   return handler_.epoch();
 }
 
-EhState SharedEpochHub::state() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return handler_.state();
-}
-
 uint64_t SharedEpochHub::evictions() const {
   std::lock_guard<std::mutex> lock(mu_);
   return handler_.evictions();
-}
-
-std::chrono::nanoseconds SharedEpochHub::timeout() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return handler_.timeout();
 }
 
 }  // namespace sfs::nrs

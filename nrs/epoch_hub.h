@@ -64,11 +64,8 @@ class SharedEpochHub final : public EpochHub {
   Standing StandingOf(ParticipantId who) const override;
   void SetTimeout(std::chrono::nanoseconds timeout) override;
 
-  // For status reports.
   Epoch epoch() const;
-  EhState state() const;
   uint64_t evictions() const;
-  std::chrono::nanoseconds timeout() const;
 
  private:
   mutable std::mutex mu_;  // a leaf: never held while a callback runs

@@ -233,10 +233,15 @@ class TbfPolicy final : public Policy {
       const uint64_t demand = uint64_t{c->arrived} + c->queued;
       c->reported = Smooth(c->reported, demand);
       c->reported_kib = Smooth(c->reported_kib, Kib(demand_bytes));
-      // Tokens lost to the cap up to now (a full bucket of an idle class).
+      // Tokens lost to the cap up to now (a full bucket where the class had
+      // too little to send). Only classes with demand or service here take
+      // a place in the report: an idle class's full bucket loses tokens
+      // every epoch, and reporting those would crowd busy classes out of the
+      // kTbfShareEntries kept. What it lost is nobody's then (its share here
+      // drops to 0 once its smoothed demand has, so the loss stops too).
       c->buckets.Refill(now, /*cap=*/!(c->queued > 0 && c->buckets.limits.realtime));
       const TbfBuckets::Lost lost = c->buckets.TakeLost();
-      if (c->reported != 0 || c->served != 0 || lost.milli_requests != 0 || lost.kib != 0) {
+      if (c->reported != 0 || c->served != 0) {
         entries.push_back(TbfShareEntry{c->share_key, c->reported, c->reported_kib, c->served,
                                         Kib(c->served_bytes), lost.milli_requests, lost.kib});
       }
@@ -325,8 +330,10 @@ class TbfPolicy final : public Policy {
     return key;
   }
 
+  // Rounds down so an idle class's demand reaches 0 (8, 4, 2, 1, 0); any
+  // demand in the latest epoch keeps it at 8 or more.
   static uint32_t Smooth(uint32_t previous, uint64_t latest) {
-    return static_cast<uint32_t>(std::min<uint64_t>((previous + latest * 16 + 1) / 2, UINT32_MAX));
+    return static_cast<uint32_t>(std::min<uint64_t>((previous + latest * 16) / 2, UINT32_MAX));
   }
 
   static uint32_t Kib(uint64_t bytes) {

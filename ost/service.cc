@@ -367,13 +367,15 @@ void Service::Impl::StartEpoch(nrs::Epoch next,
     epoch_asked = false;
     if (nrs::EpochError(next)) {
       // Evicted (ETIMEDOUT) or any other refusal: join afresh, unless the
-      // OST is out of service; Tick rejoins it when it answers again.
-      if (epoch != nrs::kFirstEpoch || next != -ETIMEDOUT) {
-        log->info("ost {}: epoch handler answered {} ({}); rejoining", index, next,
-                  std::strerror(static_cast<int>(-next)));
+      // OST is out of service (Tick rejoins it when it answers again) or
+      // stopping (ESHUTDOWN: its own last_epoch).
+      rejoin = responsive && !epochs_stopped;
+      if (next != -ESHUTDOWN) {
+        log->info("ost {}: out of the epochs ({}); {}", index,
+                  std::strerror(static_cast<int>(-next)),
+                  rejoin ? "rejoining" : "rejoins when it answers again");
       }
       epoch = nrs::kFirstEpoch;
-      rejoin = responsive && !epochs_stopped;
     } else {
       epoch = next;
       nrs.StartEpoch(next, *reduced, nrs::Clock::now());

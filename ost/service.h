@@ -34,10 +34,12 @@
 // an epoch hub (shared by the OSTs of a filesystem) when the service
 // starts. Every epoch_length a service thread asks the hub for the next
 // epoch, handing in the policies' data (nrs::Nrs::ReportEpoch); the hub's
-// callback starts the epoch with the reduction of every OST's data. A
-// frozen OST asks nothing (its threads are stuck), so the hub evicts it
-// after eh_timeout and the others go on; an OST seen unresponsive (Tick) is
-// evicted at once and rejoins (kFirstEpoch) when it answers again. At
+// callback starts the epoch with the reduction of every OST's data. An OST
+// seen unresponsive (Tick) is evicted at once and rejoins (kFirstEpoch)
+// when it answers again; one whose service threads are all stuck cannot
+// ask, and the hub evicts it after eh_timeout (rare: at most `threads`
+// requests are in service, one possibly on a caller's thread, so a service
+// thread is usually free to ask). At
 // shutdown it leaves the hub once what was queued has been served.
 //
 // Thread safety: all public methods are safe from any thread. Lock order:

@@ -66,8 +66,8 @@ TEST_F(EpochHandlerTest, ALoneParticipantStartsEpochOneAtOnce) {
 
 TEST_F(EpochHandlerTest, TheEpochStartsWhenAllHaveAskedWithTheReducedData) {
   Run(Next(1, kFirstEpoch, 1));
-  Run(Next(2, kFirstEpoch, 2));  // joins: epoch 2 for both? only 2 asked
-  // 1 got epoch 1 alone; 2 joined with the next barrier, which 1 must ask for.
+  Run(Next(2, kFirstEpoch, 2));
+  // 1 got epoch 1 alone; 2 joins the next barrier, which 1 must ask for.
   EXPECT_EQ(rec_.epochs[1], std::vector<Epoch>{1});
   EXPECT_TRUE(rec_.epochs[2].empty());
   EXPECT_EQ(eh_.state(), EhState::kClosing);

@@ -56,9 +56,9 @@ class TbfScopeTest : public ::testing::Test {
     }
   }
 
-  void Submit(size_t ost, TimePoint now, uint64_t length = 4096) {
+  void Submit(size_t ost, TimePoint now, uint64_t length = 4096, uint32_t uid = 1) {
     auto r = std::make_unique<Request>();
-    r->info.uid = 1;
+    r->info.uid = uid;
     r->info.ost = static_cast<uint32_t>(ost);
     r->info.length = length;
     r->info.arrival = now;
@@ -118,13 +118,27 @@ class TbfScopeTest : public ::testing::Test {
 };
 
 TEST_F(TbfScopeTest, ARuleHoldsForTheWholeFilesystemWhateverTheStripes) {
-  Build("start r uid={1} rate=400", TbfScope::kFs);
   for (const auto& arrivals : std::vector<std::vector<int>>{
            {2, 0, 0, 0}, {2, 2, 0, 0}, {2, 2, 2, 2}, {6, 1, 1, 1}}) {
     Build("start r uid={1} rate=400", TbfScope::kFs);
     const double rate = OpenLoop(arrivals, std::chrono::seconds(20));
     EXPECT_NEAR(rate, 400, 400 * 0.01) << arrivals[0] << arrivals[1] << arrivals[2] << arrivals[3];
   }
+}
+
+TEST_F(TbfScopeTest, IdleClassesDoNotCrowdABusyOneOutOfTheEpochData) {
+  // 300 classes that sent one request each and went idle: only classes
+  // with demand or service take one of the 63 places in the epoch data, so
+  // the busy class keeps its share by demand (with a cut it would get an
+  // equal 1/4 per OST, and OST 0, which has all its requests, would hold
+  // it to a quarter of the rate). uid 1's class key is the 97th smallest of
+  // the 301, so a cut would drop it.
+  Build("start r uid={1} rate=400", TbfScope::kFs);
+  for (uint32_t uid = 2; uid < 302; uid++) {
+    for (size_t ost = 0; ost < kOsts; ost++) Submit(ost, T0(), 4096, uid);
+  }
+  ServeAll(T0());
+  EXPECT_NEAR(OpenLoop({2, 0, 0, 0}, std::chrono::seconds(20)), 400, 400 * 0.01);
 }
 
 TEST_F(TbfScopeTest, OstScopeGivesEachOstTheWholeRate) {
