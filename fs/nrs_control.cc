@@ -31,7 +31,7 @@ constexpr const char* kTunableNames[] = {
     "nrs_crrn_quantum",    "nrs_orr_quantum", "nrs_orr_supported", "nrs_tbf_default_rate",
     "nrs_tbf_class_limit", "nrs_delay_pct",   "nrs_delay_min",     "nrs_delay_max",
     "nrs_hp_ratio",        "nrs_hp_ops",      "nrs_tbf_scope",     "nrs_epoch_ms",
-    "nrs_eh_timeout"};
+    "nrs_epoch_max_ms",    "nrs_eh_timeout"};
 
 bool IsTunable(std::string_view name) {
   return std::find(std::begin(kTunableNames), std::end(kTunableNames), name) !=
@@ -104,6 +104,8 @@ std::map<std::string, std::string> NrsControl::Persisted(const State& state) con
   out["nrs_tbf_scope"] = nrs::TbfScopeName(t.tbf_scope);
   out["nrs_epoch_ms"] = std::to_string(
       std::chrono::duration_cast<std::chrono::milliseconds>(state.epoch_length).count());
+  out["nrs_epoch_max_ms"] = std::to_string(
+      std::chrono::duration_cast<std::chrono::milliseconds>(t.epoch_max).count());
   out["nrs_eh_timeout"] = FormatDuration(state.eh_timeout);
   return out;
 }
@@ -314,6 +316,10 @@ Status NrsControl::ParseTunable(std::string_view name, std::string_view value, S
     auto ms = ParseCount(n, value, 1, 10000);
     if (!ms.ok()) return ms.status();
     state->epoch_length = std::chrono::milliseconds(*ms);
+  } else if (name == "nrs_epoch_max_ms") {
+    auto ms = ParseCount(n, value, 1, 10000);
+    if (!ms.ok()) return ms.status();
+    t.epoch_max = std::chrono::milliseconds(*ms);
   } else if (name == "nrs_eh_timeout") {
     auto d = ParseDuration(n, value);
     if (!d.ok()) return d.status();

@@ -17,6 +17,8 @@
 //   nrs_tbf_scope         fs (default: rate= and bps= hold for the whole
 //                         filesystem) or ost (each OST alone, as Lustre)
 //   nrs_epoch_ms          how long an epoch runs (seed 002), 1..10000, 50
+//   nrs_epoch_max_ms      how long the epoch policy serves its chosen group
+//                         first at most, 1..10000, 100
 //   nrs_eh_timeout        a scheduler that has not asked for the next epoch
 //                         this long after the first one did is evicted
 //                         (duration, plain numbers are seconds), 1s

@@ -4,6 +4,7 @@
 #include <limits>
 #include <tuple>
 
+#include "nrs/epoch_groups.h"
 #include "nrs/tbf_shares.h"
 
 namespace sfs::nrs {
@@ -17,6 +18,7 @@ std::vector<uint8_t> CombinePayloads(EpochKind kind, std::span<const uint8_t> a,
                                      std::span<const uint8_t> b) {
   switch (kind) {
     case EpochKind::kTbfShares: return CombineTbfShares(a, b);
+    case EpochKind::kEpochGroups: return CombineEpochGroups(a, b);
     default: break;
   }
   // A kind this build does not know: keep one of the two, the same one

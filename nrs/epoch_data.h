@@ -16,8 +16,10 @@
 // sections before the damage (a peer's data is not trusted).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "nrs/epoch_handler.h"
@@ -26,7 +28,8 @@ namespace sfs::nrs {
 
 enum class EpochKind : uint8_t {
   kNone = 0,       // a policy that does not coordinate
-  kTbfShares = 1,  // TBF with nrs_tbf_scope=fs: per class demand and use
+  kTbfShares = 1,   // TBF with nrs_tbf_scope=fs: per class demand and use
+  kEpochGroups = 2,  // the epoch policy: per group waiting bytes and age
 };
 
 inline constexpr size_t kMaxEpochSections = 2;
@@ -66,5 +69,45 @@ uint32_t GetLe32(const uint8_t* p);
 uint64_t GetLe64(const uint8_t* p);
 // a + b, at most 2^32-1.
 uint32_t SaturatingAdd(uint32_t a, uint32_t b);
+
+// The keyed-entry rule of every payload kind: sorts `entries` by .key,
+// merges entries of equal keys with `merge(kept, other)` and keeps the
+// `limit` smallest keys (a cut by key, never by value, so a combine built
+// on it stays associative and commutative).
+template <class Entry, class Merge>
+std::vector<Entry> MergeByKey(std::vector<Entry> entries, size_t limit, Merge merge) {
+  std::sort(entries.begin(), entries.end(),
+            [](const Entry& a, const Entry& b) { return a.key < b.key; });
+  std::vector<Entry> merged;
+  for (const Entry& e : entries) {
+    if (!merged.empty() && merged.back().key == e.key) {
+      merge(merged.back(), e);
+      continue;
+    }
+    if (merged.size() == limit) break;
+    merged.push_back(e);
+  }
+  return merged;
+}
+
+// 64-bit FNV-1a, fed bytes in a defined order: the keys every OST (and a
+// later peer machine) computes alike for a class or a group.
+class Fnv1a64 {
+ public:
+  void Mix(uint8_t byte) {
+    value_ ^= byte;
+    value_ *= 0x100000001b3ull;
+  }
+  void Mix(std::string_view bytes) {
+    for (char c : bytes) Mix(static_cast<uint8_t>(c));
+  }
+  void MixLe32(uint32_t v) {
+    for (int i = 0; i < 4; i++) Mix(static_cast<uint8_t>(v >> (8 * i)));
+  }
+  uint64_t value() const { return value_; }
+
+ private:
+  uint64_t value_ = 0xcbf29ce484222325ull;
+};
 
 }  // namespace sfs::nrs

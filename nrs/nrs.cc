@@ -116,6 +116,15 @@ EpochData Nrs::ReportEpoch(TimePoint now) {
   return EncodeEpochData(envelope);
 }
 
+std::chrono::nanoseconds Nrs::EpochLength(std::chrono::nanoseconds fallback) const {
+  const auto regular = regular_.EpochLength();
+  const auto high = high_.EpochLength();
+  if (regular.has_value() && high.has_value()) return std::min(*regular, *high);
+  if (regular.has_value()) return *regular;
+  if (high.has_value()) return *high;
+  return fallback;
+}
+
 void Nrs::StartEpoch(Epoch epoch, const EpochData& reduced, TimePoint now) {
   const EpochEnvelope envelope = DecodeEpochData(reduced);
   for (Head which : {Head::kRegular, Head::kHighPriority}) {

@@ -63,6 +63,13 @@ class Nrs {
   // next epoch with the reduction of every OST's data.
   EpochData ReportEpoch(TimePoint now);
   void StartEpoch(Epoch epoch, const EpochData& reduced, TimePoint now);
+  // Either head's primary is through with the epoch early (Policy::EpochDone).
+  bool EpochDone(TimePoint now) const {
+    return regular_.EpochDone(now) || high_.EpochDone(now);
+  }
+  // The shorter of the heads' primaries' epoch lengths, or `fallback`
+  // (nrs_epoch_ms) when neither has one of its own.
+  std::chrono::nanoseconds EpochLength(std::chrono::nanoseconds fallback) const;
 
   Scheduler& head(Head which) { return which == Head::kRegular ? regular_ : high_; }
   const Scheduler& head(Head which) const { return which == Head::kRegular ? regular_ : high_; }

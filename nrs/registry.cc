@@ -63,6 +63,7 @@ PolicyRegistry BuiltinPolicies() {
   registry.Register("orr", NewOrrPolicy);
   registry.Register("delay", NewDelayPolicy);
   registry.Register("tbf", NewTbfPolicy);
+  registry.Register("epoch", NewEpochPolicy);
   return registry;
 }
 

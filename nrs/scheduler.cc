@@ -232,6 +232,15 @@ void Scheduler::StartEpoch(Epoch epoch, std::span<const uint8_t> reduced, TimePo
   if (EpochDataKind() != EpochKind::kNone) primary_->policy->StartEpoch(epoch, reduced, now);
 }
 
+bool Scheduler::EpochDone(TimePoint now) const {
+  return primary_ != nullptr && primary_->policy->EpochDone(now);
+}
+
+std::optional<std::chrono::nanoseconds> Scheduler::EpochLength() const {
+  if (primary_ == nullptr) return std::nullopt;
+  return primary_->policy->EpochLength();
+}
+
 std::string Scheduler::PrimaryName() const {
   if (primary_ == nullptr) return std::string(fallback_->policy->Name());
   return std::string(primary_->policy->Name());

@@ -100,6 +100,10 @@ class Scheduler {
   EpochKind EpochDataKind() const;
   std::vector<uint8_t> ReportEpoch(TimePoint now);
   void StartEpoch(Epoch epoch, std::span<const uint8_t> reduced, TimePoint now);
+  // The primary's Policy::EpochDone and Policy::EpochLength (false and
+  // nullopt without one).
+  bool EpochDone(TimePoint now) const;
+  std::optional<std::chrono::nanoseconds> EpochLength() const;
 
   // Name of the primary policy, or "fifo" when only the fallback runs.
   std::string PrimaryName() const;

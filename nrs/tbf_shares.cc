@@ -5,23 +5,15 @@
 namespace sfs::nrs {
 
 std::vector<uint8_t> EncodeTbfShares(uint32_t reporters, std::vector<TbfShareEntry> entries) {
-  std::sort(entries.begin(), entries.end(),
-            [](const TbfShareEntry& a, const TbfShareEntry& b) { return a.key < b.key; });
-  std::vector<TbfShareEntry> merged;
-  for (const TbfShareEntry& e : entries) {
-    if (!merged.empty() && merged.back().key == e.key) {
-      TbfShareEntry& m = merged.back();
-      m.demand = SaturatingAdd(m.demand, e.demand);
-      m.demand_kib = SaturatingAdd(m.demand_kib, e.demand_kib);
-      m.served = SaturatingAdd(m.served, e.served);
-      m.served_kib = SaturatingAdd(m.served_kib, e.served_kib);
-      m.lost_milli = SaturatingAdd(m.lost_milli, e.lost_milli);
-      m.lost_kib = SaturatingAdd(m.lost_kib, e.lost_kib);
-      continue;
-    }
-    if (merged.size() == kTbfShareEntries) break;
-    merged.push_back(e);
-  }
+  const std::vector<TbfShareEntry> merged =
+      MergeByKey(std::move(entries), kTbfShareEntries, [](TbfShareEntry& m, const TbfShareEntry& e) {
+        m.demand = SaturatingAdd(m.demand, e.demand);
+        m.demand_kib = SaturatingAdd(m.demand_kib, e.demand_kib);
+        m.served = SaturatingAdd(m.served, e.served);
+        m.served_kib = SaturatingAdd(m.served_kib, e.served_kib);
+        m.lost_milli = SaturatingAdd(m.lost_milli, e.lost_milli);
+        m.lost_kib = SaturatingAdd(m.lost_kib, e.lost_kib);
+      });
   std::vector<uint8_t> out;
   out.reserve(4 + merged.size() * kTbfShareEntryBytes);
   PutLe32(&out, reporters);
@@ -75,16 +67,12 @@ uint32_t TbfShareOf(uint64_t mine, uint64_t total, uint32_t reporters) {
 }
 
 uint64_t TbfClassKeyHash(uint32_t uid, uint32_t gid, uint8_t op, std::string_view jobid) {
-  uint64_t h = 0xcbf29ce484222325ull;
-  auto mix = [&h](uint8_t byte) {
-    h ^= byte;
-    h *= 0x100000001b3ull;
-  };
-  for (int i = 0; i < 4; i++) mix(static_cast<uint8_t>(uid >> (8 * i)));
-  for (int i = 0; i < 4; i++) mix(static_cast<uint8_t>(gid >> (8 * i)));
-  mix(op);
-  for (char c : jobid) mix(static_cast<uint8_t>(c));
-  return h;
+  Fnv1a64 hash;
+  hash.MixLe32(uid);
+  hash.MixLe32(gid);
+  hash.Mix(op);
+  hash.Mix(jobid);
+  return hash.value();
 }
 
 }  // namespace sfs::nrs

@@ -46,6 +46,10 @@ struct Tunables {
   size_t tbf_idle_class_limit = 4096;
   TbfScope tbf_scope = TbfScope::kFs;
 
+  // Epoch: how long every OST serves the chosen group first before asking
+  // for the next epoch anyway (nrs_epoch_max_ms).
+  std::chrono::nanoseconds epoch_max = std::chrono::milliseconds(100);
+
   // Delay (fault testing): nrs_delay_pct percent of requests wait a uniform
   // random time in [delay_min, delay_max].
   uint32_t delay_pct = 100;

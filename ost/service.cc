@@ -81,6 +81,15 @@ struct Service::Impl {
   // Hands the policies' data to the hub for the next epoch, unless a call
   // is pending, the OST is unresponsive or the service is stopping.
   void AskNextEpoch();
+  // The policy is through with its epoch early (nrs::Nrs::EpochDone): ask
+  // for the next one now (or once nrs::kMinEpochSpan has passed) rather
+  // than when the epoch's length has. REQUIRES: mu held.
+  void AskEarlyIfDoneLocked(nrs::TimePoint now);
+  // The epoch timer: at `when`, OnEpochTimer. REQUIRES: mu held.
+  void ArmEpochTimerLocked(nrs::TimePoint when);
+  // Asks for the next epoch if this one's length has passed or the policy
+  // is through with it; otherwise waits for the rest of its length.
+  void OnEpochTimer();
   // The hub's callback: starts `epoch` (or, on a refusal, rejoins later).
   void StartEpoch(nrs::Epoch epoch, const std::shared_ptr<const nrs::EpochData>& reduced);
 
@@ -149,6 +158,8 @@ struct Service::Impl {
   std::chrono::nanoseconds epoch_length;  // GUARDED_BY(mu)
   nrs::Epoch epoch = nrs::kFirstEpoch;   // GUARDED_BY(mu): 0 until joined, or after eviction
   bool epoch_asked = false;              // GUARDED_BY(mu): a NextEpoch call is pending
+  bool early_ask_armed = false;          // GUARDED_BY(mu): an early ask is on its way
+  nrs::TimePoint epoch_started{};        // GUARDED_BY(mu)
   bool epochs_stopped = false;           // GUARDED_BY(mu): shutdown began
   boost::asio::steady_timer epoch_timer;  // GUARDED_BY(mu): every call on it
   struct EpochGate {
@@ -215,7 +226,9 @@ void Service::Impl::ServeOne() {
       deferred_tokens++;
       return;
     }
-    pick = nrs.Dequeue(nrs::Clock::now(), draining.load());
+    const nrs::TimePoint now = nrs::Clock::now();
+    pick = nrs.Dequeue(now, draining.load());
+    if (pick.request != nullptr) AskEarlyIfDoneLocked(now);
     if (pick.request == nullptr) {
       if (pick.not_before.has_value()) {
         parked++;
@@ -248,8 +261,10 @@ void Service::Impl::WakeParked() {
     std::lock_guard<std::mutex> lock(mu);
     armed_for.reset();
     while (parked > 0) {
-      nrs::Pick pick = nrs.Dequeue(nrs::Clock::now(), draining.load());
+      const nrs::TimePoint now = nrs::Clock::now();
+      nrs::Pick pick = nrs.Dequeue(now, draining.load());
       if (pick.request != nullptr) {
+        AskEarlyIfDoneLocked(now);
         parked--;
         ready.emplace_back(static_cast<IoRequest*>(pick.request));
       } else if (pick.not_before.has_value()) {
@@ -341,11 +356,49 @@ std::chrono::nanoseconds Service::Impl::OldestBusy(nrs::TimePoint now) const {
   return std::max(std::chrono::nanoseconds(SteadyNanos(now) - oldest), std::chrono::nanoseconds(1));
 }
 
+void Service::Impl::AskEarlyIfDoneLocked(nrs::TimePoint now) {
+  if (epoch_asked || early_ask_armed || epochs_stopped || !responsive) return;
+  if (!nrs.EpochDone(now)) return;
+  early_ask_armed = true;
+  const nrs::TimePoint earliest = epoch_started + nrs::kMinEpochSpan;
+  if (now >= earliest) {
+    boost::asio::post(io, [this] { AskNextEpoch(); });
+  } else {
+    ArmEpochTimerLocked(earliest);
+  }
+}
+
+void Service::Impl::ArmEpochTimerLocked(nrs::TimePoint when) {
+  // Re-arming cancels the previous wait; its handler sees operation_aborted.
+  epoch_timer.expires_at(when);
+  epoch_timer.async_wait([this](const boost::system::error_code& ec) {
+    if (ec != boost::asio::error::operation_aborted) OnEpochTimer();
+  });
+}
+
+void Service::Impl::OnEpochTimer() {
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (epoch_asked || epochs_stopped) return;
+    const nrs::TimePoint now = nrs::Clock::now();
+    const nrs::TimePoint end = epoch_started + nrs.EpochLength(epoch_length);
+    if (now < end && !nrs.EpochDone(now)) {
+      // Brought forward for an early end that no longer holds (the group
+      // got new requests here): the epoch runs on.
+      early_ask_armed = false;
+      ArmEpochTimerLocked(end);
+      return;
+    }
+  }
+  AskNextEpoch();
+}
+
 void Service::Impl::AskNextEpoch() {
   nrs::EpochData data;
   nrs::Epoch current = 0;
   {
     std::lock_guard<std::mutex> lock(mu);
+    early_ask_armed = false;
     if (epoch_asked || epochs_stopped || !responsive) return;
     epoch_asked = true;
     current = epoch;
@@ -378,12 +431,12 @@ void Service::Impl::StartEpoch(nrs::Epoch next,
       epoch = nrs::kFirstEpoch;
     } else {
       epoch = next;
-      nrs.StartEpoch(next, *reduced, nrs::Clock::now());
+      const nrs::TimePoint now = nrs::Clock::now();
+      nrs.StartEpoch(next, *reduced, now);
+      epoch_started = now;
       if (!epochs_stopped) {
-        epoch_timer.expires_after(epoch_length);
-        epoch_timer.async_wait([this](const boost::system::error_code& ec) {
-          if (ec != boost::asio::error::operation_aborted) AskNextEpoch();
-        });
+        ArmEpochTimerLocked(now + nrs.EpochLength(epoch_length));
+        AskEarlyIfDoneLocked(now);
       }
     }
   }
@@ -501,7 +554,9 @@ void Service::Submit(std::unique_ptr<IoRequest> request) {
   Stamp(*request);
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
-    impl_->nrs.Enqueue(request.release(), nrs::Clock::now());
+    const nrs::TimePoint now = nrs::Clock::now();
+    impl_->nrs.Enqueue(request.release(), now);
+    impl_->AskEarlyIfDoneLocked(now);
   }
   boost::asio::post(impl_->io, [impl = impl_.get()] { impl->ServeOne(); });
 }
@@ -531,6 +586,7 @@ void Service::SubmitOrRun(std::unique_ptr<IoRequest> request,
       assert(pick.request == nullptr || pick.request == mine);
       run_here = pick.request == mine;
       if (run_here) impl_->inline_running++;
+      impl_->AskEarlyIfDoneLocked(now);
       // Waiting: it stays queued, and gets its token below. Service
       // threads dequeue only under this lock, so none can see it before
       // its buffers are the caller's own.

@@ -175,3 +175,96 @@ TEST(EpochTest, AFrozenOstLeavesTheEpochsAndTheOthersKeepTheirRate) {
 
 }  // namespace
 }  // namespace sfs::test
+
+namespace sfs::test {
+namespace {
+
+// The epoch policy (issue 10 item 2) on a mount: two jobs reading striped
+// files concurrently are grouped by job id and the chosen group is served
+// first; nrs_epoch_max_ms is checked and persisted; and switching between
+// epoch, tbf in both scopes and fifo while dd writes and reads loses
+// nothing.
+TEST(EpochTest, EpochPolicyAndSwitchesUnderDdLoseNothing) {
+  MountedFs fs;  // 4 OSTs, 4 stripes of 1 MiB
+  ASSERT_TRUE(fs.mounted());
+  const std::string source = fs.root() + "/source";
+  ASSERT_TRUE(WriteFile(source, RandomBytes(32 << 20, 11)));
+  ASSERT_TRUE(MakeFile(fs, "a", "0,1,2,3", "64K"));
+  ASSERT_TRUE(MakeFile(fs, "b", "1,2,3,0", "64K"));
+  ASSERT_EQ(Shell("cp " + source + " " + fs.Path("a") + " && cp " + source + " " + fs.Path("b"))
+                .exit_code,
+            0);
+
+  EXPECT_EQ(Get(fs, "nrs_epoch_max_ms"), "100");
+  ASSERT_EQ(Set(fs, "nrs_policies", "epoch jobid"), 0);
+  // Two jobs read at once, O_DIRECT: their requests meet in the OSTs'
+  // queues, and every OST serves the chosen job's first.
+  auto reader = [&](const std::string& job, const std::string& file) {
+    return "SLURM_JOB_ID=" + job + " dd if=" + fs.Path(file) +
+           " iflag=direct bs=256k status=none | cmp - " + source;
+  };
+  CommandResult both = Shell(reader("ja", "a") + " & p=$!; " + reader("jb", "b") +
+                             "; b=$?; wait $p; a=$?; exit $((a | b))");
+  EXPECT_EQ(both.exit_code, 0) << both.output;
+  const std::string described = Get(fs, "nrs_policies");
+  EXPECT_TRUE(Contains(described, "group=jobid")) << described;
+  EXPECT_TRUE(Contains(described, "epoch_max_ms=100")) << described;
+  // Some requests were served because their group was the chosen one.
+  size_t chosen_total = 0;
+  for (size_t at = described.find("served_chosen="); at != std::string::npos;
+       at = described.find("served_chosen=", at + 1)) {
+    chosen_total += std::strtoull(described.c_str() + at + 14, nullptr, 10);
+  }
+  EXPECT_GT(chosen_total, 0u) << described;
+  const std::string stats = Get(fs, "nrs_stats");
+  EXPECT_TRUE(Contains(stats, "jobid=ja")) << stats;
+  EXPECT_TRUE(Contains(stats, "jobid=jb")) << stats;
+
+  // nrs_epoch_max_ms: checked, persisted.
+  ASSERT_EQ(Set(fs, "nrs_epoch_max_ms", "30"), 0);
+  EXPECT_EQ(Set(fs, "nrs_epoch_max_ms", "0"), EINVAL);
+  EXPECT_EQ(Set(fs, "nrs_epoch_max_ms", "soon"), EINVAL);
+  EXPECT_EQ(Set(fs, "nrs_policies", "epoch gid"), EINVAL);
+  EXPECT_TRUE(Contains(fs.Log(), "groups requests by 'jobid' or 'uid'")) << fs.Log();
+  EXPECT_TRUE(Contains(Get(fs, "nrs_policies"), "epoch_max_ms=30"));
+
+  // Switches while dd writes and reads.
+  std::atomic<bool> done{false};
+  CommandResult io;
+  std::thread worker([&] {
+    io = Shell("SLURM_JOB_ID=w dd if=" + source + " of=" + fs.Path("copy") +
+               " bs=256k oflag=direct status=none && SLURM_JOB_ID=r dd if=" + fs.Path("a") +
+               " of=" + fs.Path("copy2") + " bs=128k iflag=direct status=none && sync");
+    done = true;
+  });
+  struct Switch {
+    const char* policies;
+    const char* scope;
+  };
+  const Switch switches[] = {{"epoch", "fs"},   {"tbf uid", "fs"}, {"epoch uid", "fs"},
+                             {"tbf uid", "ost"}, {"fifo", "ost"},  {"epoch jobid", "ost"},
+                             {"tbf jobid", "fs"}, {"fifo", "fs"}};
+  int n = 0;
+  // EXPECT, not ASSERT: the worker thread must be joined whatever happens.
+  while (!done.load() || n < 8) {
+    const Switch& s = switches[n % 8];
+    EXPECT_EQ(Set(fs, "nrs_tbf_scope", s.scope), 0);
+    EXPECT_EQ(Set(fs, "nrs_policies", s.policies), 0) << s.policies;
+    n++;
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  }
+  worker.join();
+  ASSERT_EQ(io.exit_code, 0) << io.output;
+  EXPECT_EQ(Shell("cmp " + source + " " + fs.Path("copy")).exit_code, 0);
+  EXPECT_EQ(Shell("cmp " + source + " " + fs.Path("copy2")).exit_code, 0);
+  const std::string after = Get(fs, "nrs_policies");
+  EXPECT_FALSE(Contains(after, "state: stopping")) << after;
+
+  ASSERT_TRUE(fs.Unmount());
+  ASSERT_TRUE(fs.Mount());
+  EXPECT_EQ(Get(fs, "nrs_epoch_max_ms"), "30");
+  EXPECT_EQ(Shell("cmp " + source + " " + fs.Path("copy")).exit_code, 0);
+}
+
+}  // namespace
+}  // namespace sfs::test

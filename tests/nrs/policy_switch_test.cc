@@ -264,9 +264,10 @@ TEST(PolicySwitchTest, SwitchingAmongEveryShippedPolicyLosesNothing) {
   auto rules = TbfRuleSet::Empty()->Apply("start slow uid={1 2} rate=200000 depth=2");
   ASSERT_TRUE(rules.ok());
   tunables.tbf_rules = *rules;
-  const char *specs[] = {"crrn", "orr", "tbf uid", "delay", "crrn uid", "tbf", "fifo", ""};
+  const char *specs[] = {"crrn", "orr", "tbf uid", "delay", "epoch", "crrn uid", "tbf", "fifo", "epoch uid", ""};
+  constexpr int kSpecs = sizeof(specs) / sizeof(specs[0]);
   RunSwitchesUnderLoad([&](int n) -> std::unique_ptr<Policy> {
-    const std::string spec = specs[n % 8];
+    const std::string spec = specs[n % kSpecs];
     if (spec.empty()) return nullptr;
     auto policy = registry.Create(spec, tunables);
     EXPECT_TRUE(policy.ok()) << spec;

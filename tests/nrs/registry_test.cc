@@ -12,7 +12,7 @@ namespace {
 TEST(RegistryTest, BuiltinsCreateFifo) {
   PolicyRegistry registry = BuiltinPolicies();
   EXPECT_TRUE(registry.Has("fifo"));
-  EXPECT_EQ(registry.Names(), (std::vector<std::string>{"crrn", "delay", "fifo", "orr", "tbf"}));
+  EXPECT_EQ(registry.Names(), (std::vector<std::string>{"crrn", "delay", "epoch", "fifo", "orr", "tbf"}));
   auto policy = registry.Create("fifo", Tunables{});
   ASSERT_TRUE(policy.ok()) << policy.status().message();
   EXPECT_EQ((*policy)->Name(), "fifo");

@@ -8,6 +8,8 @@
 #include <set>
 #include <thread>
 
+#include "nrs/epoch_data.h"
+#include "nrs/epoch_hub.h"
 #include "nrs/policy.h"
 #include "ost/service.h"
 #include "tests/ost/recorder.h"
@@ -363,6 +365,68 @@ TEST(ServicePolicyTest, HighPriorityHeadServesSyncBeforeQueuedWrites) {
   EXPECT_EQ(rec.Results().front().tag, 99u);
   EXPECT_EQ(service.PolicyStatus(nrs::Head::kHighPriority, {})[0].stats.completed, 1u);
   EXPECT_EQ(service.HeadStats(nrs::Head::kRegular).dequeued, 10u);
+}
+
+// Seed 002's early end: with the epoch policy an OST asks for the next
+// epoch as soon as its chosen group has nothing queued (or something waits
+// and nothing is chosen), not when the epoch's length has passed. Epochs
+// here last 10 s, so epochs that advance within the wait below can only
+// have ended early.
+TEST(ServicePolicyTest, TheEpochPolicyEndsEpochsEarlyWhenItsGroupIsServed) {
+  auto hub = std::make_shared<nrs::SharedEpochHub>(nrs::CombineEpochData, std::chrono::seconds(30));
+  nrs::Tunables tunables;
+  tunables.epoch_max = std::chrono::seconds(10);
+  std::vector<std::unique_ptr<Service>> osts;
+  for (uint32_t i = 0; i < 2; i++) {
+    ServiceOptions options;
+    options.index = i;
+    options.threads = 1;
+    options.epochs = hub;
+    options.epoch_length = std::chrono::seconds(10);
+    osts.push_back(std::make_unique<Service>(options, NewMemBackend()));
+    osts.back()->StartPolicy(std::move(nrs::NewEpochPolicy("jobid", tunables)).value());
+  }
+  constexpr int kRounds = 20;
+  constexpr size_t kLen = 4096;
+  std::vector<std::string> bufs(kRounds * 4, std::string(kLen, 'e'));
+  const auto jobs = std::vector<std::shared_ptr<const std::string>>{
+      std::make_shared<const std::string>("a"), std::make_shared<const std::string>("b")};
+  Recorder rec;
+  uint64_t tag = 0;
+  const auto start = std::chrono::steady_clock::now();
+  for (int round = 0; round < kRounds; round++) {
+    // Each job writes one piece on each OST, as a 2-stripe write does.
+    for (uint32_t ost = 0; ost < 2; ost++) {
+      for (const auto& job : jobs) {
+        auto io = MakeIo(Op::kWrite, osts[ost]->Object(ost + 1), tag * kLen, &bufs[tag], &rec, tag);
+        io->info.jobid = job;
+        osts[ost]->Submit(std::move(io));
+        tag++;
+      }
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  ASSERT_TRUE(rec.WaitFor(bufs.size()));
+  const auto busy_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                           std::chrono::steady_clock::now() - start)
+                           .count();
+  for (const auto& d : rec.Results()) EXPECT_EQ(d.err, 0);
+  // Both OSTs joined (the second one's join completes only with an epoch
+  // the first one ended) and went through several epochs; a bounded wait,
+  // far below the 10 s an epoch would otherwise last.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (std::chrono::steady_clock::now() < deadline &&
+         (osts[0]->epoch() < 3 || osts[1]->epoch() < 3)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_GE(osts[0]->epoch(), 3);
+  EXPECT_GE(osts[1]->epoch(), 3);
+  EXPECT_EQ(osts[0]->epoch(), osts[1]->epoch());
+  EXPECT_EQ(hub->epoch(), osts[0]->epoch());
+  // Early ends never come sooner than kMinEpochSpan (1 ms) apart, and only
+  // while something was queued: at most one per millisecond of the run
+  // (+ the joins and the end of the last one).
+  EXPECT_LE(hub->epoch(), busy_ms + 3);
 }
 
 }  // namespace

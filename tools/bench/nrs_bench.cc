@@ -5,6 +5,18 @@
 // TBF runs at 10^9 requests/s per class, so a token is always there when a
 // request is asked for: this measures the data structures, not the limits.
 //
+// Epoch overhead (seed 002, issue 10): BM_Fleet_* run four OSTs' whole NRS
+// (nrs::Nrs) with requests spread over them, as a mount does; "Local" never
+// coordinates (LocalEpochHub), "Shared" puts the filesystem's
+// SharedEpochHub in the path: each OST asks for the next epoch when its
+// policy is through (EpochDone, checked after every enqueue and dequeue, as
+// ost::Service does, but not before kMinEpochSpan) or its epoch length has
+// passed, reporting its policy
+// data; the reduction and StartEpoch run when the last OST asks. The clock
+// advances 1 us per request (a million requests/s, more than the FUSE path
+// carries), so 50 ms epochs end every 50,000 requests, and the epoch
+// policy's early ends as often as its chosen group runs out.
+//
 //   build/tools/bench/nrs_bench [--benchmark_filter=Tbf]
 #include <memory>
 #include <string>
@@ -12,6 +24,9 @@
 
 #include <benchmark/benchmark.h>
 
+#include "nrs/epoch_data.h"
+#include "nrs/epoch_hub.h"
+#include "nrs/nrs.h"
 #include "nrs/policy.h"
 #include "nrs/registry.h"
 #include "nrs/scheduler.h"
@@ -122,6 +137,112 @@ void WholeHead(benchmark::State& state, const std::string& spec) {
   state.SetItemsProcessed(state.iterations() * kBatch);
 }
 
+// Four OSTs' NRS and their epochs, driven as ost::Service drives them.
+class Fleet {
+ public:
+  static constexpr size_t kOsts = 4;
+  static constexpr auto kEpochLength = std::chrono::milliseconds(50);
+
+  Fleet(const std::string& spec, bool shared) {
+    if (shared) {
+      hub_ = std::make_shared<SharedEpochHub>(CombineEpochData, std::chrono::seconds(1));
+    } else {
+      hub_ = std::make_shared<LocalEpochHub>();
+    }
+    for (size_t i = 0; i < kOsts; i++) {
+      osts_.push_back(std::make_unique<Ost>());
+      if (spec != "fifo") osts_[i]->nrs.head(Head::kRegular).StartPrimary(Make(spec));
+    }
+    for (size_t i = 0; i < kOsts; i++) Ask(i);  // join
+    // The first OST's epoch 1 started alone; the others' joins complete
+    // with its next epoch; after one more all four are in step, as they
+    // are on a mount long before the first request.
+    now_ += kEpochLength;
+    Ask(0);
+    now_ += kEpochLength;
+    for (size_t i = 0; i < kOsts; i++) Ask(i);
+  }
+  ~Fleet() {
+    for (size_t i = 0; i < kOsts; i++) hub_->LastEpoch(static_cast<ParticipantId>(i), osts_[i]->epoch);
+  }
+
+  void Enqueue(size_t ost, Request* r) {
+    osts_[ost]->nrs.Enqueue(r, now_);
+    AskIfDue(ost);
+  }
+  Request* Dequeue(size_t ost) {
+    now_ += std::chrono::microseconds(1);
+    Request* r = osts_[ost]->nrs.Dequeue(now_).request;
+    AskIfDue(ost);
+    return r;
+  }
+  void Complete(size_t ost, Request* r) { osts_[ost]->nrs.Complete(r, now_); }
+  uint64_t epochs() const { return epochs_; }
+
+ private:
+  struct Ost {
+    Nrs nrs;
+    Epoch epoch = kFirstEpoch;
+    bool asked = false;
+    TimePoint started{};
+  };
+
+  void AskIfDue(size_t i) {
+    Ost& ost = *osts_[i];
+    if (ost.asked) return;
+    const auto ran = now_ - ost.started;
+    const bool done_early = ran >= kMinEpochSpan && ost.nrs.EpochDone(now_);
+    if (!done_early && ran < ost.nrs.EpochLength(kEpochLength)) return;
+    Ask(i);
+  }
+  void Ask(size_t i) {
+    Ost& ost = *osts_[i];
+    ost.asked = true;
+    hub_->NextEpoch(static_cast<ParticipantId>(i), ost.epoch, ost.nrs.ReportEpoch(now_),
+                    [this, i](Epoch next, std::shared_ptr<const EpochData> reduced) {
+                      Ost& o = *osts_[i];
+                      o.asked = false;
+                      if (EpochError(next)) return;
+                      o.epoch = next;
+                      o.started = now_;
+                      o.nrs.StartEpoch(next, *reduced, now_);
+                      if (i == 0) epochs_++;
+                    });
+  }
+
+  std::shared_ptr<EpochHub> hub_;
+  std::vector<std::unique_ptr<Ost>> osts_;
+  TimePoint now_{};
+  uint64_t epochs_ = 0;
+};
+
+void FleetBench(benchmark::State& state, const std::string& spec, bool shared) {
+  Workload w(static_cast<size_t>(state.range(0)));
+  Fleet fleet(spec, shared);
+  std::vector<Request*> out(kBatch);
+  for (auto _ : state) {
+    w.NextBatch();
+    // Request i goes to OST i % 4, and each OST serves what it holds.
+    for (size_t i = 0; i < kBatch; i++) fleet.Enqueue(i % Fleet::kOsts, w.requests[i].get());
+    for (size_t i = 0; i < kBatch; i++) {
+      out[i] = fleet.Dequeue(i % Fleet::kOsts);
+      if (out[i] == nullptr) {
+        state.SkipWithError("an OST held a request back");
+        return;
+      }
+    }
+    for (size_t i = 0; i < kBatch; i++) fleet.Complete(i % Fleet::kOsts, out[i]);
+  }
+  state.SetItemsProcessed(state.iterations() * kBatch);
+  state.counters["epochs"] = static_cast<double>(fleet.epochs());
+}
+
+#define SFS_FLEET_BENCH(name, spec)                                                  \
+  void BM_Fleet_##name##_Local(benchmark::State& s) { FleetBench(s, spec, false); } \
+  void BM_Fleet_##name##_Shared(benchmark::State& s) { FleetBench(s, spec, true); } \
+  BENCHMARK(BM_Fleet_##name##_Local)->Arg(1)->Arg(100)->Arg(10000);                 \
+  BENCHMARK(BM_Fleet_##name##_Shared)->Arg(1)->Arg(100)->Arg(10000)
+
 #define SFS_NRS_BENCH(name, spec)                                        \
   void BM_##name##_Policy(benchmark::State& s) { PolicyAlone(s, spec); } \
   void BM_##name##_Head(benchmark::State& s) { WholeHead(s, spec); }     \
@@ -135,6 +256,12 @@ SFS_NRS_BENCH(Orr, "orr");
 SFS_NRS_BENCH(TbfUid, "tbf uid");
 SFS_NRS_BENCH(TbfJobid, "tbf jobid");
 SFS_NRS_BENCH(TbfAll, "tbf");
+SFS_NRS_BENCH(EpochJobid, "epoch");
+
+SFS_FLEET_BENCH(Fifo, "fifo");
+SFS_FLEET_BENCH(CrrnJobid, "crrn");
+SFS_FLEET_BENCH(TbfUid, "tbf uid");  // nrs_tbf_scope=fs: coordinates
+SFS_FLEET_BENCH(EpochJobid, "epoch");
 
 }  // namespace
 }  // namespace sfs::nrs

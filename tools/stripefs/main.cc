@@ -54,7 +54,7 @@ constexpr const char* kHelp =
     "      nrs_policies ost<N>.nrs_policies nrs_tbf_rule nrs_stats nrs_crrn_quantum\n"
     "      nrs_crrn_weight\n"
     "      nrs_orr_quantum nrs_orr_supported nrs_tbf_default_rate nrs_tbf_class_limit\n"
-    "      nrs_tbf_scope nrs_epoch_ms nrs_eh_timeout\n"
+    "      nrs_tbf_scope nrs_epoch_ms nrs_epoch_max_ms nrs_eh_timeout\n"
     "      nrs_hp_ratio nrs_hp_ops nrs_delay_pct nrs_delay_min nrs_delay_max\n"
     "      rtds_weight rtds_relative rtds_auto rtds_auto_factors pool.<name>\n"
     "      pool_rule.<name> pools pool_rules ost<N>.active job_stats (write 'clear')\n"

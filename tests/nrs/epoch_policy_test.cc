@@ -1,0 +1,387 @@
+// The epoch policy (seed 002's coordinated epochs): its policy data and
+// reduction, the group choice and its no-starvation bound, one OST's
+// serving order, and four simulated OSTs coordinated through the reduction
+// as the epoch hub does on a mount. The clock is injected: no threads, no
+// sleeps.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "nrs/epoch_data.h"
+#include "nrs/epoch_groups.h"
+#include "nrs/policy.h"
+#include "test_requests.h"
+
+namespace sfs::nrs {
+namespace {
+
+using std::chrono::milliseconds;
+using testing::T0;
+
+// ---- Policy data and its reduction ----
+
+TEST(EpochGroupsTest, ByteOrderIsLittleEndianWhateverTheMachine) {
+  const std::vector<uint8_t> bytes =
+      EncodeEpochGroups(2, {EpochGroupEntry{0x0102030405060708ull, 0x1112131415161718ull,
+                                            0x21222324, 0x31323334}});
+  const std::vector<uint8_t> want = {0x02, 0, 0, 0,                                     // reporters
+                                     0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  // key
+                                     0x18, 0x17, 0x16, 0x15, 0x14, 0x13, 0x12, 0x11,  // bytes
+                                     0x24, 0x23, 0x22, 0x21,                          // requests
+                                     0x34, 0x33, 0x32, 0x31};                         // waited
+  EXPECT_EQ(bytes, want);
+  const EpochGroups back = DecodeEpochGroups(bytes);
+  EXPECT_EQ(back.reporters, 2u);
+  ASSERT_EQ(back.entries.size(), 1u);
+  EXPECT_EQ(back.entries[0].waited_us, 0x31323334u);
+}
+
+std::vector<uint8_t> RandomReport(std::mt19937_64& rng, size_t groups, uint64_t key_space) {
+  std::vector<EpochGroupEntry> entries;
+  for (size_t i = 0; i < groups; i++) {
+    // Large values now and then, so sums saturate.
+    const uint64_t bytes = rng() % 8 == 0 ? UINT64_MAX - rng() % 1000 : rng() % (1u << 30);
+    const uint32_t requests = rng() % 8 == 0 ? UINT32_MAX - rng() % 10 : rng() % 1000;
+    entries.push_back(EpochGroupEntry{rng() % key_space, bytes, requests,
+                                      static_cast<uint32_t>(rng())});
+  }
+  return EncodeEpochGroups(1, std::move(entries));
+}
+
+TEST(EpochGroupsTest, CombineIsAssociativeAndCommutativeOnRandomInputs) {
+  std::mt19937_64 rng(20261123);
+  for (int round = 0; round < 300; round++) {
+    const size_t groups = round % 2 == 0 ? 20 : 150;  // over kEpochGroupEntries: cut
+    const uint64_t key_space = round % 3 == 0 ? 40 : 100000;
+    const auto a = RandomReport(rng, groups, key_space);
+    const auto b = RandomReport(rng, groups, key_space);
+    const auto c = RandomReport(rng, groups, key_space);
+    const auto ab_c = CombineEpochGroups(CombineEpochGroups(a, b), c);
+    ASSERT_EQ(ab_c, CombineEpochGroups(a, CombineEpochGroups(b, c))) << "round " << round;
+    ASSERT_EQ(ab_c, CombineEpochGroups(CombineEpochGroups(c, a), b)) << "round " << round;
+    ASSERT_EQ(CombineEpochGroups(a, b), CombineEpochGroups(b, a)) << "round " << round;
+    ASSERT_LE(ab_c.size(), kMaxEpochPayload);
+    EXPECT_EQ(DecodeEpochGroups(ab_c).reporters, 3u);
+    // The envelope's combine dispatches to it.
+    EpochEnvelope ea{1, {EpochSection{EpochKind::kEpochGroups, 0, a}}};
+    EpochEnvelope eb{1, {EpochSection{EpochKind::kEpochGroups, 0, b}}};
+    const EpochEnvelope both =
+        DecodeEpochData(CombineEpochData(EncodeEpochData(ea), EncodeEpochData(eb)));
+    ASSERT_EQ(both.sections.size(), 1u);
+    EXPECT_EQ(both.sections[0].payload, CombineEpochGroups(a, b));
+  }
+}
+
+TEST(EpochGroupsTest, TheReductionSumsBytesAndRequestsAndKeepsTheLongestWait) {
+  std::vector<EpochGroupEntry> one, two;
+  for (uint64_t key = 1; key <= kEpochGroupEntries + 10; key++) {
+    one.push_back(EpochGroupEntry{key, 100, 1, 50});
+    two.push_back(EpochGroupEntry{key + 5, 1000, 2, 20});
+  }
+  const EpochGroups both =
+      DecodeEpochGroups(CombineEpochGroups(EncodeEpochGroups(1, one), EncodeEpochGroups(1, two)));
+  EXPECT_EQ(both.reporters, 2u);
+  ASSERT_EQ(both.entries.size(), kEpochGroupEntries);
+  EXPECT_EQ(both.entries.front(), (EpochGroupEntry{1, 100, 1, 50}));
+  EXPECT_EQ(both.entries[5], (EpochGroupEntry{6, 1100, 3, 50}));
+  EXPECT_EQ(both.entries.back().key, kEpochGroupEntries);  // the smallest keys stay
+  EXPECT_LE(4 + kEpochGroupEntries * kEpochGroupEntryBytes, kMaxEpochPayload);
+  // Sums saturate instead of wrapping.
+  const EpochGroups big = DecodeEpochGroups(
+      EncodeEpochGroups(1, {EpochGroupEntry{7, UINT64_MAX - 1, UINT32_MAX - 1, 1},
+                            EpochGroupEntry{7, 5, 5, 2}}));
+  ASSERT_EQ(big.entries.size(), 1u);
+  EXPECT_EQ(big.entries[0], (EpochGroupEntry{7, UINT64_MAX, UINT32_MAX, 2}));
+}
+
+TEST(EpochGroupsTest, AnyBytesDecodeWithoutHarm) {
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 2000; round++) {
+    std::vector<uint8_t> junk(rng() % 120);
+    for (auto& byte : junk) byte = static_cast<uint8_t>(rng());
+    const EpochGroups groups = DecodeEpochGroups(junk);
+    EXPECT_LE(groups.entries.size(), junk.size() / kEpochGroupEntryBytes);
+    for (size_t i = 1; i < groups.entries.size(); i++) {
+      EXPECT_LT(groups.entries[i - 1].key, groups.entries[i].key);
+    }
+    ChooseEpochGroup(groups, round);  // any data gives some choice, never a crash
+  }
+}
+
+TEST(EpochGroupsTest, GroupKeysAreTheSameOnEveryMachine) {
+  // FNV-1a 64 of "j" "job.1" and of "u" + 1000 little endian: fixed values,
+  // so a peer on another machine computes the same keys.
+  EXPECT_EQ(EpochGroupKeyOfJobid("job.1"), 0xa1a0b9c6a34b391dull);
+  EXPECT_EQ(EpochGroupKeyOfUid(1000), 0x2497c1f382e3a999ull);
+  EXPECT_NE(EpochGroupKeyOfJobid(""), EpochGroupKeyOfUid(0));
+  EXPECT_NE(EpochGroupKeyOfJobid("a"), EpochGroupKeyOfJobid("b"));
+}
+
+// ---- The choice ----
+
+TEST(EpochGroupsTest, TheGroupWithTheMostWaitingBytesIsChosenTiesByWaitThenKey) {
+  EpochGroups groups{2, {EpochGroupEntry{1, 100, 1, 900}, EpochGroupEntry{2, 300, 3, 10},
+                         EpochGroupEntry{3, 300, 1, 20}, EpochGroupEntry{4, 5000, 0, 0}}};
+  // Key 4 has bytes but no request (cannot happen from a real OST): skipped.
+  EXPECT_EQ(ChooseEpochGroup(groups, 1), 3u);  // 300 bytes each, 3 waited longer
+  groups.entries[1].waited_us = 20;
+  EXPECT_EQ(ChooseEpochGroup(groups, 1), 2u);  // full tie: the smaller key
+  // Aging epochs choose by wait.
+  EXPECT_EQ(ChooseEpochGroup(groups, kEpochAgingPeriod), 1u);
+  EXPECT_EQ(ChooseEpochGroup(groups, 3 * kEpochAgingPeriod), 1u);
+  EXPECT_EQ(ChooseEpochGroup(EpochGroups{}, 1), std::nullopt);
+  EXPECT_EQ(ChooseEpochGroup(EpochGroups{1, {EpochGroupEntry{9, 0, 0, 0}}}, 1), std::nullopt);
+  // A zero-byte request (fsync) still makes its group choosable.
+  EXPECT_EQ(ChooseEpochGroup(EpochGroups{1, {EpochGroupEntry{9, 0, 1, 0}}}, 1), 9u);
+}
+
+// ---- One OST ----
+
+std::unique_ptr<Request> Req(const std::string& jobid, uint64_t length, uint64_t id,
+                             uint32_t uid = 0) {
+  static std::map<std::string, std::shared_ptr<const std::string>> jobids;
+  auto& shared = jobids[jobid];
+  if (shared == nullptr) shared = std::make_shared<const std::string>(jobid);
+  auto r = std::make_unique<Request>();
+  r->info.jobid = shared;
+  r->info.uid = uid;
+  r->info.length = length;
+  r->info.object_id = id;
+  r->info.arrival = T0();
+  return r;
+}
+
+std::vector<uint8_t> Reduce(const std::vector<Policy*>& osts, TimePoint now) {
+  std::vector<uint8_t> reduced;
+  for (size_t i = 0; i < osts.size(); i++) {
+    const auto mine = osts[i]->ReportEpoch(now);
+    reduced = i == 0 ? mine : CombineEpochGroups(reduced, mine);
+  }
+  return reduced;
+}
+
+TEST(EpochPolicyTest, ArgumentsAndTunables) {
+  Tunables tunables;
+  EXPECT_TRUE(NewEpochPolicy("", tunables).ok());
+  EXPECT_TRUE(NewEpochPolicy("jobid", tunables).ok());
+  EXPECT_TRUE(NewEpochPolicy("uid", tunables).ok());
+  EXPECT_EQ(NewEpochPolicy("gid", tunables).status().err(), EINVAL);
+  tunables.epoch_max = std::chrono::nanoseconds(0);
+  EXPECT_EQ(NewEpochPolicy("", tunables).status().err(), EINVAL);
+
+  tunables.epoch_max = milliseconds(30);
+  auto policy = std::move(NewEpochPolicy("uid", tunables)).value();
+  EXPECT_EQ(policy->Name(), "epoch");
+  EXPECT_EQ(policy->EpochDataKind(), EpochKind::kEpochGroups);
+  EXPECT_EQ(policy->EpochLength(), milliseconds(30));
+  tunables.epoch_max = milliseconds(70);
+  policy->Retune(tunables, T0());
+  EXPECT_EQ(policy->EpochLength(), milliseconds(70));
+  auto r = Req("x", 1, 1, 1234);
+  EXPECT_EQ(policy->ClassOf(*r), "uid=1234");
+  EXPECT_NE(policy->Describe().find("group=uid"), std::string::npos);
+}
+
+TEST(EpochPolicyTest, TheChosenGroupIsServedFirstThenTheOthersInArrivalOrder) {
+  auto policy = std::move(NewEpochPolicy("jobid", Tunables{})).value();
+  // Nothing chosen and nothing queued: the epoch runs its length.
+  EXPECT_FALSE(policy->EpochDone(T0()));
+  std::vector<std::unique_ptr<Request>> owned;
+  auto add = [&](const std::string& job, uint64_t length, TimePoint at) {
+    owned.push_back(Req(job, length, owned.size()));
+    policy->Enqueue(owned.back().get(), at);
+  };
+  add("a", 4096, T0());
+  // Something waits and nothing is chosen: ask now, so it can be chosen.
+  EXPECT_TRUE(policy->EpochDone(T0()));
+  add("b", 1 << 20, T0() + milliseconds(1));
+  add("a", 4096, T0() + milliseconds(2));
+  add("c", 8192, T0() + milliseconds(3));
+  add("b", 1 << 20, T0() + milliseconds(4));
+  EXPECT_EQ(policy->Queued(), 5u);
+
+  const TimePoint now = T0() + milliseconds(10);
+  const EpochGroups report = DecodeEpochGroups(policy->ReportEpoch(now));
+  ASSERT_EQ(report.entries.size(), 3u);
+  for (const EpochGroupEntry& e : report.entries) {
+    if (e.key == EpochGroupKeyOfJobid("b")) EXPECT_EQ(e, (EpochGroupEntry{e.key, 2 << 20, 2, 9000}));
+    if (e.key == EpochGroupKeyOfJobid("a")) EXPECT_EQ(e, (EpochGroupEntry{e.key, 8192, 2, 10000}));
+  }
+  policy->StartEpoch(1, policy->ReportEpoch(now), now);  // "b": most bytes
+  EXPECT_NE(policy->Describe().find("chosen=jobid=b"), std::string::npos) << policy->Describe();
+  EXPECT_FALSE(policy->EpochDone(now));
+  std::vector<uint64_t> order;
+  for (int i = 0; i < 2; i++) order.push_back(policy->Dequeue(now).request->info.object_id);
+  // "b" has nothing left here: the OST is through with this epoch.
+  EXPECT_TRUE(policy->EpochDone(now));
+  while (Request* r = policy->Dequeue(now).request) order.push_back(r->info.object_id);
+  EXPECT_EQ(order, (std::vector<uint64_t>{1, 4, 0, 2, 3}));
+  EXPECT_EQ(policy->Queued(), 0u);
+  EXPECT_EQ(policy->Dequeue(now).request, nullptr);
+}
+
+TEST(EpochPolicyTest, AGroupChosenElsewhereLetsThisOstServeInArrivalOrder) {
+  auto here = std::move(NewEpochPolicy("jobid", Tunables{})).value();
+  auto there = std::move(NewEpochPolicy("jobid", Tunables{})).value();
+  std::vector<std::unique_ptr<Request>> owned;
+  for (int i = 0; i < 3; i++) {
+    owned.push_back(Req("big", 1 << 20, 100 + i));
+    there->Enqueue(owned.back().get(), T0());
+  }
+  owned.push_back(Req("small", 4096, 1));
+  here->Enqueue(owned.back().get(), T0());
+  owned.push_back(Req("small2", 4096, 2));
+  here->Enqueue(owned.back().get(), T0());
+  const auto reduced = Reduce({here.get(), there.get()}, T0());
+  here->StartEpoch(1, reduced, T0());
+  there->StartEpoch(1, reduced, T0());
+  // "big" is chosen; it has nothing here, so this OST asks for the next
+  // epoch at once and meanwhile serves what it has (no idle bandwidth).
+  EXPECT_TRUE(here->EpochDone(T0()));
+  EXPECT_FALSE(there->EpochDone(T0()));
+  EXPECT_NE(here->Describe().find("chosen=elsewhere"), std::string::npos);
+  EXPECT_EQ(here->Dequeue(T0()).request->info.object_id, 1u);
+  EXPECT_EQ(here->Dequeue(T0()).request->info.object_id, 2u);
+  while (there->Dequeue(T0()).request != nullptr) {
+  }
+}
+
+// ---- Four OSTs ----
+
+// Four simulated OSTs, each serving one request per step; an epoch ends
+// when every OST is through with it (EpochDone) or after `max_steps`, as
+// the hub does when every OST has asked.
+class EpochSimulation {
+ public:
+  EpochSimulation(size_t osts, int max_steps) : max_steps_(max_steps) {
+    for (size_t i = 0; i < osts; i++) {
+      osts_.push_back(std::move(NewEpochPolicy("jobid", Tunables{})).value());
+    }
+  }
+  ~EpochSimulation() {
+    for (auto& ost : osts_) {
+      while (Request* r = ost->TakeAny()) delete r;
+    }
+  }
+
+  void Submit(size_t ost, const std::string& job, uint64_t length, uint64_t id) {
+    osts_[ost]->Enqueue(Req(job, length, id).release(), now_);
+  }
+
+  // One step: ends the epoch if due, then every OST serves one request.
+  // Returns the ids served, per OST (UINT64_MAX: idle).
+  std::vector<uint64_t> Step() {
+    bool all_done = true;
+    for (auto& ost : osts_) all_done = all_done && ost->EpochDone(now_);
+    if (epoch_ == 0 || all_done || steps_in_epoch_ >= max_steps_) {
+      std::vector<Policy*> raw;
+      for (auto& ost : osts_) raw.push_back(ost.get());
+      const auto reduced = Reduce(raw, now_);
+      epoch_++;
+      chosen_.push_back(ChooseEpochGroup(DecodeEpochGroups(reduced), epoch_));
+      for (auto& ost : osts_) ost->StartEpoch(epoch_, reduced, now_);
+      steps_in_epoch_ = 0;
+    }
+    std::vector<uint64_t> served;
+    for (auto& ost : osts_) {
+      Request* r = ost->Dequeue(now_).request;
+      served.push_back(r != nullptr ? r->info.object_id : UINT64_MAX);
+      delete r;
+    }
+    steps_in_epoch_++;
+    now_ += milliseconds(1);
+    return served;
+  }
+
+  Epoch epoch() const { return epoch_; }
+  // The group chosen in epoch e is chosen()[e - 1].
+  const std::vector<std::optional<uint64_t>>& chosen() const { return chosen_; }
+  size_t Queued(size_t ost) const { return osts_[ost]->Queued(); }
+
+ private:
+  std::vector<std::unique_ptr<Policy>> osts_;
+  int max_steps_;
+  int steps_in_epoch_ = 0;
+  Epoch epoch_ = 0;
+  TimePoint now_ = T0();
+  std::vector<std::optional<uint64_t>> chosen_;
+};
+
+TEST(EpochPolicyTest, EveryOstServesTheSameJobsStripesAtTheSameTime) {
+  // Four jobs each read one 4-stripe block; each OST got the parts in a
+  // different order (the submitting threads raced). Under the epoch policy
+  // every job's four parts are served in the same step on every OST, so
+  // each read completes as soon as its own parts are done.
+  EpochSimulation sim(4, 100);
+  const std::vector<std::vector<int>> arrival_order = {
+      {0, 1, 2, 3}, {3, 2, 1, 0}, {1, 3, 0, 2}, {2, 0, 3, 1}};
+  for (size_t ost = 0; ost < 4; ost++) {
+    for (int job : arrival_order[ost]) {
+      // Job j's parts are slightly bigger than job j+1's, so the choice
+      // order is fixed: 0, 1, 2, 3.
+      sim.Submit(ost, "job" + std::to_string(job), (1 << 20) - job, job);
+    }
+  }
+  for (int step = 0; step < 4; step++) {
+    const std::vector<uint64_t> served = sim.Step();
+    EXPECT_EQ(served, std::vector<uint64_t>(4, step)) << "step " << step;
+  }
+  // One epoch per job: each OST ran out of the chosen group after one part.
+  EXPECT_EQ(sim.epoch(), 4);
+}
+
+TEST(EpochPolicyTest, EveryGroupWithDemandIsChosenWithinTheBound) {
+  // "heavy" keeps 8 large requests queued on every OST for ever, so it has
+  // the most waiting bytes in every epoch and never runs out (each epoch
+  // lasts its full 10 steps). Three light jobs each queue one small
+  // request on one OST. Choosing by bytes alone would never serve them:
+  // heavy always has something queued everywhere, and a light request is
+  // served only when its group is chosen. The aging epochs bound their
+  // wait: a request with k older requests waiting anywhere is chosen within
+  // kEpochAgingPeriod x (k + 1) epochs.
+  EpochSimulation sim(4, 10);
+  uint64_t next_heavy = 1000;
+  auto refill = [&] {
+    for (size_t ost = 0; ost < 4; ost++) {
+      while (sim.Queued(ost) < 8) {
+        sim.Submit(ost, "heavy", 1 << 20, next_heavy++);
+      }
+    }
+  };
+  refill();
+  const std::vector<std::string> light = {"light1", "light2", "light3"};
+  std::map<uint64_t, Epoch> served_in;
+  for (int step = 0; step < 600; step++) {
+    if (step == 5 || step == 6 || step == 7) {
+      const int i = step - 5;
+      sim.Submit(static_cast<size_t>(i), light[i], 4096, i + 1);
+    }
+    for (uint64_t id : sim.Step()) {
+      if (id >= 1 && id <= 3 && served_in.count(id) == 0) served_in[id] = sim.epoch();
+    }
+    refill();
+  }
+  ASSERT_EQ(served_in.size(), 3u) << "a light job starved";
+  // At step 5 heavy's oldest requests (queued at steps 0..4) are older, but
+  // they are served within one epoch; after that each light request is
+  // among the 3 oldest anywhere: k <= 2.
+  const Epoch arrived = 1;
+  for (const auto& [id, epoch] : served_in) {
+    EXPECT_LE(epoch - arrived, kEpochAgingPeriod * 3 + 1) << "light" << id;
+  }
+  // And the other epochs still went to the group with the most bytes.
+  const uint64_t heavy = EpochGroupKeyOfJobid("heavy");
+  for (size_t e = 1; e <= sim.chosen().size(); e++) {
+    if (static_cast<Epoch>(e) % kEpochAgingPeriod != 0) {
+      EXPECT_EQ(sim.chosen()[e - 1], heavy) << "epoch " << e;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace sfs::nrs
