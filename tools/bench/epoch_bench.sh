@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Coordinated epochs on a real mount (issue 10 item 2): 4 jobs (SLURM_JOB_ID
 # j1..j4), each reading its own file striped over 4 OSTs (1 MiB stripes) in
-# 4 MiB O_DIRECT reads, on 4 loop devices whose reads are limited to --bps
+# 4 MiB (--bs) O_DIRECT reads, on 4 loop devices whose reads are limited to --bps
 # bytes/s each (cgroup v1 blkio; the set-up of bench.sh --devices), with one
 # service thread per OST so the scheduler's order is the order the disk
 # sees. A 4 MiB read is 4 requests, one per OST, and completes when the last
@@ -11,12 +11,13 @@
 #
 #   tools/bench/epoch_bench.sh [--dir DIR] [--seconds S] [--bps BYTES]
 #                              [--file-mib N] [--depths "1 4"] [--reps N]
+#                              [--bs SIZE] [--rate BYTES]
 # Must run as root (loop devices, mounts, cgroups, drops caches).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin=$PWD/build/tools/stripefs/stripefs
 dir=$PWD/build/epoch-bench-work
-seconds=12 bps=25000000 file_mib=512 depths="1 4" reps=2
+seconds=12 bps=25000000 file_mib=512 depths="1 4" reps=2 bs=4m rate=
 while [ $# -gt 0 ]; do
   case $1 in
     --dir) dir=$2; shift 2 ;;
@@ -25,6 +26,8 @@ while [ $# -gt 0 ]; do
     --file-mib) file_mib=$2; shift 2 ;;
     --depths) depths=$2; shift 2 ;;
     --reps) reps=$2; shift 2 ;;
+    --bs) bs=$2; shift 2 ;;
+    --rate) rate=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -60,6 +63,9 @@ mkdir "$cgroup"
 for i in 0 1 2 3; do
   truncate -s $((file_mib * 2 + 256))M "$dir/disk$i.img"
   l=$(losetup --find --show "$dir/disk$i.img"); loops+=("$l")
+  # No read-ahead: every read the OST makes costs its bytes at the limit,
+  # none is served early from pages read ahead for it.
+  blockdev --setra 0 "$l"
   mkfs.ext4 -q -F "$l"
   mkdir -p "$dir/dev$i"; mount "$l" "$dir/dev$i"; mounts+=("$dir/dev$i")
   echo "$(lsblk -dno MAJ:MIN "$l" | tr -d ' ') $bps" > "$cgroup/blkio.throttle.read_bps_device"
@@ -74,6 +80,12 @@ for j in 1 2 3 4; do
 done
 sync
 
+# --rate: each thread reads at most this many bytes/s, at Poisson times
+# (fio rate_process=poisson), so reads arrive on their own schedule instead
+# of one as soon as the last is done.
+pacing=""
+[ -n "$rate" ] && pacing="--rate=$rate --rate_process=poisson"
+
 # One fio per job, all at once; prints "p50_ms p99_ms MiB/s" per job.
 run_jobs() {  # $1 = reads in flight per job
   local j pids=()
@@ -81,8 +93,9 @@ run_jobs() {  # $1 = reads in flight per job
     # psync: a read's clat is its whole time (libaio on FUSE blocks in
     # io_submit, which fio counts as slat); $1 threads per job, each on its
     # own part of the file, reported together.
-    SLURM_JOB_ID=j$j fio --name=j$j --filename="$mnt/f$j" --rw=read --bs=4m --direct=1 \
-      --ioengine=psync --numjobs="$1" --offset_increment=$((file_mib / $1))m \
+    # shellcheck disable=SC2086
+    SLURM_JOB_ID=j$j fio --name=j$j --filename="$mnt/f$j" --rw=read --bs="$bs" --direct=1 \
+      --ioengine=psync --numjobs="$1" --offset_increment=$((file_mib / $1))m $pacing \
       --group_reporting --time_based --runtime="$seconds" --minimal >"$dir/fio.$j" &
     pids+=($!)
   done
@@ -100,7 +113,7 @@ run_jobs() {  # $1 = reads in flight per job
   done
 }
 
-echo "stripefs coordinated epochs: 4 jobs x one 4-stripe file, 4 MiB O_DIRECT reads,"
+echo "stripefs coordinated epochs: 4 jobs x one 4-stripe file, $bs O_DIRECT reads${rate:+ paced at $rate/s per thread},"
 echo "  4 loop devices at $bps B/s of reads each, ost_threads=1, ${seconds}s per run; $(date -u +%F)"
 printf "%-12s %6s %4s %-34s %9s %9s %9s\n" policy depth rep "per job p50/p99 ms" "mean p50" "mean p99" "MiB/s"
 for depth in $depths; do

@@ -11,10 +11,15 @@
 # Each case runs with nrs_tbf_scope=fs (the rule holds for the filesystem)
 # and =ost (it holds on each OST, Lustre's behaviour), and prints the
 # measured rate, the configured one and their ratio, in one run. The 4 OSTs
-# are directories of one disk (no device limit: the rule is the only brake).
+# are directories of one disk (no device limit: the rule is the only brake),
+# but OST 3's is a small ext4 loop device of its own: the last case freezes
+# it (fsfreeze) with a write stuck in it, waits until the OST is
+# unresponsive (ost_timeout=2) and evicted from the epochs, and measures the
+# rule on a file striped over the other three with fs scope (issue 10
+# item 3: the shares are computed without the evicted OST).
 #
 #   tools/bench/tbf_scope_bench.sh [--dir DIR] [--seconds S] [--rate R] [--mibs B]
-# Must run as root (mounts).
+# Must run as root (mounts, loop device, fsfreeze).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin=$PWD/build/tools/stripefs/stripefs
@@ -35,15 +40,29 @@ done
 command -v fio >/dev/null || { echo "fio missing: apt-get install fio" >&2; exit 1; }
 
 mnt=$dir/mnt
+loop="" stuck=""
 cleanup() {
+  set +e
+  fsfreeze -u "$dir/dev3" 2>/dev/null
+  [ -n "$stuck" ] && wait "$stuck" 2>/dev/null
   if grep -q " $mnt fuse.stripefs " /proc/mounts; then fusermount3 -u "$mnt" || fusermount3 -uz "$mnt"; fi
+  # The daemon may still be closing its OSTs after fusermount returns.
+  for _ in $(seq 50); do
+    grep -q " $dir/dev3 " /proc/mounts || break
+    umount "$dir/dev3" 2>/dev/null || sleep 0.1
+  done
+  [ -n "$loop" ] && losetup -d "$loop"
 }
 trap cleanup EXIT
 rm -rf "$dir"
-mkdir -p "$mnt"
+mkdir -p "$mnt" "$dir/dev3"
+truncate -s 256M "$dir/dev3.img"
+loop=$(losetup --find --show "$dir/dev3.img")
+mkfs.ext4 -q -F "$loop"
+mount "$loop" "$dir/dev3"
 $bin mkfs --meta "$dir/meta" --ost "$dir/ost0" --ost "$dir/ost1" --ost "$dir/ost2" \
-  --ost "$dir/ost3" --stripe-count 1 --stripe-size 1M >/dev/null
-$bin mount "$dir/meta" "$mnt" -o log_level=warn
+  --ost "$dir/dev3/ost" --stripe-count 1 --stripe-size 1M >/dev/null
+$bin mount "$dir/meta" "$mnt" -o log_level=warn,ost_timeout=2
 set_param() { $bin set_param "$mnt" "$@" >/dev/null; }
 
 make_file() {  # $1 = name, $2 = OST list
@@ -54,6 +73,8 @@ make_file s1 0
 make_file s2 1,2
 make_file s4 0,1,2,3
 make_file s1b 0
+make_file s3 0,1,2
+make_file v3 3
 
 # Requests/s and MiB/s summed over every process of one case.
 run_case() {  # $1 = case, $2 = block size
@@ -63,6 +84,7 @@ run_case() {  # $1 = case, $2 = block size
     2) jobs="--name=a --filename=$mnt/s2 --numjobs=8" ;;
     4) jobs="--name=a --filename=$mnt/s4 --numjobs=8" ;;
     skewed) jobs="--name=a --filename=$mnt/s4 --numjobs=4 --name=b --filename=$mnt/s1b --numjobs=4" ;;
+    3) jobs="--name=a --filename=$mnt/s3 --numjobs=8" ;;
   esac
   # shellcheck disable=SC2086
   fio --size=64m --rw=randwrite --bs="$2" --direct=1 --ioengine=psync --time_based --ramp_time=2 \
@@ -96,3 +118,27 @@ for limit in rate bps; do
     done
   done
 done
+
+# ---- OST 3 frozen: it leaves the epochs, the rule holds over the others ----
+fsfreeze -f "$dir/dev3"
+dd if=/dev/zero of="$mnt/v3" bs=64k count=1 oflag=direct conv=notrunc status=none &
+stuck=$!
+evicted=0
+for _ in $(seq 150); do
+  if $bin get_param "$mnt" ost_status | grep -E "^ost3 " | grep -q "eh=evicted"; then evicted=1; break; fi
+  sleep 0.1
+done
+[ "$evicted" = 1 ] || { echo "OST 3 was not evicted:"; $bin get_param "$mnt" ost_status; exit 1; }
+echo "== OST 3 frozen (fsfreeze, a write stuck in it): $($bin get_param "$mnt" ost_status | grep -E '^ost3 ' | tr -s ' ')"
+set_param nrs_tbf_scope=fs
+set_param nrs_tbf_rule="change bench rate=$rate bps=0"
+read -r iops _ < <(run_case 3 4k)
+printf "%-10s %-6s %-14s %12s/s %12s/s %7.3f\n" "3 of 4" fs "rate=$rate" "$rate" "$iops" \
+  "$(awk -v m="$iops" -v c="$rate" 'BEGIN { print m / c }')"
+set_param nrs_tbf_rule="change bench rate=1000000000 bps=${mibs}M"
+read -r _ mibs_seen < <(run_case 3 64k)
+printf "%-10s %-6s %-14s %8s MiB/s %8s MiB/s %7.3f\n" "3 of 4" fs "bps=${mibs}M" "$mibs" \
+  "$mibs_seen" "$(awk -v m="$mibs_seen" -v c="$mibs" 'BEGIN { print m / c }')"
+fsfreeze -u "$dir/dev3"
+wait "$stuck" || true
+stuck=""
