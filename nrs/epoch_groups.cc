@@ -6,9 +6,19 @@
 
 namespace sfs::nrs {
 
-std::vector<uint8_t> EncodeEpochGroups(uint32_t reporters, std::vector<EpochGroupEntry> entries) {
-  const std::vector<EpochGroupEntry> merged = MergeByKey(
-      std::move(entries), kEpochGroupEntries, [](EpochGroupEntry& m, const EpochGroupEntry& e) {
+namespace {
+
+// Where `key` falls in the window that starts at `window` (wrapping).
+uint64_t RankOf(uint64_t key, uint64_t window) { return key - window; }
+
+}  // namespace
+
+std::vector<uint8_t> EncodeEpochGroups(const EpochGroups& groups) {
+  // MergeByKey keeps the smallest keys: hand it ranks, then restore keys.
+  std::vector<EpochGroupEntry> ranked = groups.entries;
+  for (EpochGroupEntry& e : ranked) e.key = RankOf(e.key, groups.window);
+  std::vector<EpochGroupEntry> merged = MergeByKey(
+      std::move(ranked), kEpochGroupEntries, [](EpochGroupEntry& m, const EpochGroupEntry& e) {
         m.bytes = e.bytes > std::numeric_limits<uint64_t>::max() - m.bytes
                       ? std::numeric_limits<uint64_t>::max()
                       : m.bytes + e.bytes;
@@ -16,10 +26,12 @@ std::vector<uint8_t> EncodeEpochGroups(uint32_t reporters, std::vector<EpochGrou
         m.waited_us = std::max(m.waited_us, e.waited_us);
       });
   std::vector<uint8_t> out;
-  out.reserve(4 + merged.size() * kEpochGroupEntryBytes);
-  PutLe32(&out, reporters);
+  out.reserve(kEpochGroupsHeaderBytes + merged.size() * kEpochGroupEntryBytes);
+  PutLe32(&out, groups.reporters);
+  PutLe64(&out, static_cast<uint64_t>(groups.epoch));
+  PutLe64(&out, groups.window);
   for (const EpochGroupEntry& e : merged) {
-    PutLe64(&out, e.key);
+    PutLe64(&out, e.key + groups.window);
     PutLe64(&out, e.bytes);
     PutLe32(&out, e.requests);
     PutLe32(&out, e.waited_us);
@@ -29,14 +41,19 @@ std::vector<uint8_t> EncodeEpochGroups(uint32_t reporters, std::vector<EpochGrou
 
 EpochGroups DecodeEpochGroups(std::span<const uint8_t> payload) {
   EpochGroups groups;
-  if (payload.size() < 4) return groups;
+  if (payload.size() < kEpochGroupsHeaderBytes) return groups;
   groups.reporters = GetLe32(payload.data());
-  for (size_t at = 4; at + kEpochGroupEntryBytes <= payload.size() &&
-                      groups.entries.size() < kEpochGroupEntries;
+  groups.epoch = static_cast<Epoch>(GetLe64(payload.data() + 4));
+  groups.window = GetLe64(payload.data() + 12);
+  for (size_t at = kEpochGroupsHeaderBytes; at + kEpochGroupEntryBytes <= payload.size() &&
+                                            groups.entries.size() < kEpochGroupEntries;
        at += kEpochGroupEntryBytes) {
     const uint8_t* p = payload.data() + at;
     EpochGroupEntry e{GetLe64(p), GetLe64(p + 8), GetLe32(p + 16), GetLe32(p + 20)};
-    if (!groups.entries.empty() && groups.entries.back().key >= e.key) break;
+    if (!groups.entries.empty() &&
+        RankOf(groups.entries.back().key, groups.window) >= RankOf(e.key, groups.window)) {
+      break;
+    }
     groups.entries.push_back(e);
   }
   return groups;
@@ -45,8 +62,21 @@ EpochGroups DecodeEpochGroups(std::span<const uint8_t> payload) {
 std::vector<uint8_t> CombineEpochGroups(std::span<const uint8_t> a, std::span<const uint8_t> b) {
   EpochGroups x = DecodeEpochGroups(a);
   EpochGroups y = DecodeEpochGroups(b);
-  x.entries.insert(x.entries.end(), y.entries.begin(), y.entries.end());
-  return EncodeEpochGroups(SaturatingAdd(x.reporters, y.reporters), std::move(x.entries));
+  // Only the data of the latest (epoch, window) counts: the others' are
+  // stale (a rejoining OST's), and mixing windows would cut by two orders.
+  const uint32_t reporters = SaturatingAdd(x.reporters, y.reporters);
+  const auto tag_x = std::make_pair(static_cast<uint64_t>(x.epoch), x.window);
+  const auto tag_y = std::make_pair(static_cast<uint64_t>(y.epoch), y.window);
+  if (tag_x < tag_y) std::swap(x, y);
+  if (tag_x == tag_y) x.entries.insert(x.entries.end(), y.entries.begin(), y.entries.end());
+  x.reporters = reporters;
+  return EncodeEpochGroups(x);
+}
+
+uint64_t NextEpochGroupWindow(const EpochGroups& reduced, Epoch epoch) {
+  const bool aging = epoch > 0 && epoch % kEpochAgingPeriod == 0;
+  if (!aging || reduced.entries.size() < kEpochGroupEntries) return reduced.window;
+  return reduced.entries.back().key + 1;
 }
 
 std::optional<uint64_t> ChooseEpochGroup(const EpochGroups& groups, Epoch epoch) {

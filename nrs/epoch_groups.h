@@ -7,15 +7,25 @@
 // (ChooseEpochGroup), and serves that group first.
 //
 // Payload of an EpochKind::kEpochGroups section: u32 reporters (how many
-// OSTs' epoch policy reported; sums), then entries of 24 bytes sorted by
-// group key, at most kEpochGroupEntries (84, so a section fits
-// kMaxEpochPayload): u64 key, u64 waiting bytes (sums, saturating), u32
-// waiting requests (sums, saturating), u32 microseconds the oldest request
-// has waited (the maximum; saturates at about 71 minutes), little endian.
-// When more groups wait than fit, the ones with the smallest keys are kept,
-// at each OST and in every reduction (a rule on keys, so the reduction
-// stays associative and commutative); a group cut from the data is never
-// chosen but is still served whenever the chosen group has nothing queued.
+// OSTs' epoch policy reported; sums), u64 epoch (the one the data was
+// reported in), u64 window (a group key), then entries of 24 bytes, at most
+// kEpochGroupEntries (84, so a section fits kMaxEpochPayload): u64 key,
+// u64 waiting bytes (sums, saturating), u32 waiting requests (sums,
+// saturating), u32 microseconds the oldest request has waited (the
+// maximum; saturates at about 71 minutes), little endian. Entries are
+// sorted by their place in the window, (key - window) mod 2^64, and when
+// more groups wait than fit, the first kEpochGroupEntries from the window
+// on are kept, at each OST and in every reduction: a rule on keys, so the
+// reduction stays associative and commutative.
+//
+// The window moves on: after an aging epoch whose reduction was full,
+// every OST starts the next window just past its last key
+// (NextEpochGroupWindow), so with G groups waiting every one is in the
+// data at least once every ceil(G / 84) aging epochs. The reduction keeps
+// only the inputs of the latest (epoch, window), summing the others'
+// reporters: data reported in an older epoch (an OST that is rejoining,
+// or whose policy just started) is stale, and two windows would cut by two
+// orders.
 #pragma once
 
 #include <cstdint>
@@ -37,19 +47,28 @@ struct EpochGroupEntry {
 };
 
 inline constexpr size_t kEpochGroupEntryBytes = 24;
-inline constexpr size_t kEpochGroupEntries = (kMaxEpochPayload - 4) / kEpochGroupEntryBytes;
+inline constexpr size_t kEpochGroupsHeaderBytes = 20;
+inline constexpr size_t kEpochGroupEntries =
+    (kMaxEpochPayload - kEpochGroupsHeaderBytes) / kEpochGroupEntryBytes;
 
 struct EpochGroups {
   uint32_t reporters = 0;
-  std::vector<EpochGroupEntry> entries;  // sorted by key, keys unique
+  Epoch epoch = kFirstEpoch;
+  uint64_t window = 0;
+  std::vector<EpochGroupEntry> entries;  // sorted by place in the window, keys unique
 };
 
-// Sorts by key, merges equal keys, keeps the kEpochGroupEntries smallest.
-std::vector<uint8_t> EncodeEpochGroups(uint32_t reporters, std::vector<EpochGroupEntry> entries);
-// Bytes that are not whole entries are ignored; entries out of key order
-// end the list.
+// Sorts `entries` by place in the window, merges equal keys, keeps the
+// first kEpochGroupEntries.
+std::vector<uint8_t> EncodeEpochGroups(const EpochGroups& groups);
+// Bytes that are not whole entries are ignored; entries out of window
+// order end the list.
 EpochGroups DecodeEpochGroups(std::span<const uint8_t> payload);
 std::vector<uint8_t> CombineEpochGroups(std::span<const uint8_t> a, std::span<const uint8_t> b);
+// The window of the data every OST reports in the epoch after `epoch`,
+// from the reduction that started `epoch`: past the last key kept when
+// `epoch` is an aging epoch and the reduction was full, else the same.
+uint64_t NextEpochGroupWindow(const EpochGroups& reduced, Epoch epoch);
 
 // Every kEpochAgingPeriod-th epoch chooses by wait instead of by bytes, so
 // a group with little data is not starved by one that always has more.
@@ -62,7 +81,9 @@ inline constexpr int64_t kEpochAgingPeriod = 4;
 // request that is the oldest waiting anywhere has its group chosen within
 // kEpochAgingPeriod epochs, and the chosen group's oldest request is served
 // first on its OST, so a request with k requests older than it waiting
-// anywhere is chosen within kEpochAgingPeriod x (k + 1) epochs.
+// anywhere is chosen within kEpochAgingPeriod x (k + 1) epochs while at
+// most kEpochGroupEntries groups wait; with G groups, within
+// kEpochAgingPeriod x ceil(G / kEpochGroupEntries) x (k + 1) (the window).
 std::optional<uint64_t> ChooseEpochGroup(const EpochGroups& groups, Epoch epoch);
 
 // The group key every OST computes alike (FNV-1a, little endian): by job id

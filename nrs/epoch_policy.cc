@@ -10,6 +10,13 @@
 //
 // Work per request is O(log groups): per-group FIFOs plus an ordered index
 // of each group's oldest request; a report is O(kEpochGroupEntries).
+//
+// Epoch and window: a report carries the epoch this OST is in and the
+// window every OST derived from the last reduction; the reduction drops
+// data of an older epoch (an OST rejoining, or just switched to this
+// policy, reports for epoch 0 or an old one: its groups count again from
+// the next epoch).
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <deque>
@@ -18,7 +25,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <algorithm>
 #include <vector>
 
 #include "nrs/epoch_groups.h"
@@ -94,25 +100,38 @@ class EpochPolicy final : public Policy {
   EpochKind EpochDataKind() const override { return EpochKind::kEpochGroups; }
 
   std::vector<uint8_t> ReportEpoch(TimePoint now) override {
-    // Only the smallest keys survive any reduction (epoch_groups.h), and
-    // groups_ is ordered by key: the report costs O(kEpochGroupEntries)
-    // however many groups wait here.
-    std::vector<EpochGroupEntry> entries;
-    entries.reserve(std::min(groups_.size(), kEpochGroupEntries));
-    for (const auto& [key, group] : groups_) {
-      if (entries.size() == kEpochGroupEntries) break;
+    // Only the first kEpochGroupEntries groups from the window on survive
+    // any reduction (epoch_groups.h), and groups_ is ordered by key: the
+    // report walks from the window, wrapping, and costs
+    // O(kEpochGroupEntries) however many groups wait here.
+    EpochGroups report{1, epoch_, window_, {}};
+    report.entries.reserve(std::min(groups_.size(), kEpochGroupEntries));
+    auto add = [&](const std::pair<const uint64_t, Group>& item) {
+      const Group& group = item.second;
       const auto waited = std::chrono::duration_cast<std::chrono::microseconds>(
           now - group.queue.front().enqueued);
-      entries.push_back(EpochGroupEntry{
-          key, group.bytes, static_cast<uint32_t>(std::min<size_t>(group.queue.size(), UINT32_MAX)),
+      report.entries.push_back(EpochGroupEntry{
+          item.first, group.bytes,
+          static_cast<uint32_t>(std::min<size_t>(group.queue.size(), UINT32_MAX)),
           static_cast<uint32_t>(std::clamp<int64_t>(waited.count(), 0, UINT32_MAX))});
+    };
+    for (auto it = groups_.lower_bound(window_);
+         it != groups_.end() && report.entries.size() < kEpochGroupEntries; ++it) {
+      add(*it);
     }
-    return EncodeEpochGroups(1, std::move(entries));
+    for (auto it = groups_.begin();
+         it != groups_.end() && it->first < window_ && report.entries.size() < kEpochGroupEntries;
+         ++it) {
+      add(*it);
+    }
+    return EncodeEpochGroups(report);
   }
 
   void StartEpoch(Epoch epoch, std::span<const uint8_t> reduced, TimePoint now) override {
     epoch_ = epoch;
-    chosen_ = ChooseEpochGroup(DecodeEpochGroups(reduced), epoch);
+    const EpochGroups groups = DecodeEpochGroups(reduced);
+    chosen_ = ChooseEpochGroup(groups, epoch);
+    window_ = NextEpochGroupWindow(groups, epoch);
   }
 
   bool EpochDone(TimePoint now) const override {
@@ -161,6 +180,7 @@ class EpochPolicy final : public Policy {
   std::map<uint64_t, uint64_t> fronts_;
   Epoch epoch_ = kFirstEpoch;
   std::optional<uint64_t> chosen_;  // the group key the last epoch chose
+  uint64_t window_ = 0;  // where the groups this OST reports start (epoch_groups.h)
   uint64_t served_chosen_ = 0;
 };
 

@@ -26,10 +26,13 @@ using testing::T0;
 // ---- Policy data and its reduction ----
 
 TEST(EpochGroupsTest, ByteOrderIsLittleEndianWhateverTheMachine) {
-  const std::vector<uint8_t> bytes =
-      EncodeEpochGroups(2, {EpochGroupEntry{0x0102030405060708ull, 0x1112131415161718ull,
-                                            0x21222324, 0x31323334}});
+  const std::vector<uint8_t> bytes = EncodeEpochGroups(
+      EpochGroups{2, 0x0a0b0c0d0e0f1011, 0x4142434445464748,
+                  {EpochGroupEntry{0x0102030405060708ull, 0x1112131415161718ull, 0x21222324,
+                                   0x31323334}}});
   const std::vector<uint8_t> want = {0x02, 0, 0, 0,                                     // reporters
+                                     0x11, 0x10, 0x0f, 0x0e, 0x0d, 0x0c, 0x0b, 0x0a,  // epoch
+                                     0x48, 0x47, 0x46, 0x45, 0x44, 0x43, 0x42, 0x41,  // window
                                      0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01,  // key
                                      0x18, 0x17, 0x16, 0x15, 0x14, 0x13, 0x12, 0x11,  // bytes
                                      0x24, 0x23, 0x22, 0x21,                          // requests
@@ -37,11 +40,17 @@ TEST(EpochGroupsTest, ByteOrderIsLittleEndianWhateverTheMachine) {
   EXPECT_EQ(bytes, want);
   const EpochGroups back = DecodeEpochGroups(bytes);
   EXPECT_EQ(back.reporters, 2u);
+  EXPECT_EQ(back.epoch, 0x0a0b0c0d0e0f1011);
+  EXPECT_EQ(back.window, 0x4142434445464748u);
   ASSERT_EQ(back.entries.size(), 1u);
   EXPECT_EQ(back.entries[0].waited_us, 0x31323334u);
 }
 
 std::vector<uint8_t> RandomReport(std::mt19937_64& rng, size_t groups, uint64_t key_space) {
+  // Tags from a small set, so inputs of the same and of other (epoch,
+  // window) meet.
+  const Epoch epoch = static_cast<Epoch>(rng() % 3);
+  const uint64_t window = rng() % 2 == 0 ? 0 : key_space / 2;
   std::vector<EpochGroupEntry> entries;
   for (size_t i = 0; i < groups; i++) {
     // Large values now and then, so sums saturate.
@@ -50,7 +59,7 @@ std::vector<uint8_t> RandomReport(std::mt19937_64& rng, size_t groups, uint64_t 
     entries.push_back(EpochGroupEntry{rng() % key_space, bytes, requests,
                                       static_cast<uint32_t>(rng())});
   }
-  return EncodeEpochGroups(1, std::move(entries));
+  return EncodeEpochGroups(EpochGroups{1, epoch, window, std::move(entries)});
 }
 
 TEST(EpochGroupsTest, CombineIsAssociativeAndCommutativeOnRandomInputs) {
@@ -83,31 +92,56 @@ TEST(EpochGroupsTest, TheReductionSumsBytesAndRequestsAndKeepsTheLongestWait) {
     one.push_back(EpochGroupEntry{key, 100, 1, 50});
     two.push_back(EpochGroupEntry{key + 5, 1000, 2, 20});
   }
-  const EpochGroups both =
-      DecodeEpochGroups(CombineEpochGroups(EncodeEpochGroups(1, one), EncodeEpochGroups(1, two)));
+  auto report = [](Epoch epoch, uint64_t window, std::vector<EpochGroupEntry> entries) {
+    return EncodeEpochGroups(EpochGroups{1, epoch, window, std::move(entries)});
+  };
+  const EpochGroups both = DecodeEpochGroups(CombineEpochGroups(report(3, 0, one), report(3, 0, two)));
   EXPECT_EQ(both.reporters, 2u);
+  EXPECT_EQ(both.epoch, 3);
   ASSERT_EQ(both.entries.size(), kEpochGroupEntries);
   EXPECT_EQ(both.entries.front(), (EpochGroupEntry{1, 100, 1, 50}));
   EXPECT_EQ(both.entries[5], (EpochGroupEntry{6, 1100, 3, 50}));
-  EXPECT_EQ(both.entries.back().key, kEpochGroupEntries);  // the smallest keys stay
-  EXPECT_LE(4 + kEpochGroupEntries * kEpochGroupEntryBytes, kMaxEpochPayload);
+  EXPECT_EQ(both.entries.back().key, kEpochGroupEntries);  // the first keys from the window
+  EXPECT_LE(kEpochGroupsHeaderBytes + kEpochGroupEntries * kEpochGroupEntryBytes, kMaxEpochPayload);
+  // From a window at key 50 on, wrapping round: 50, 51, ... then 1, 2, ...
+  const EpochGroups windowed =
+      DecodeEpochGroups(CombineEpochGroups(report(3, 50, one), report(3, 50, two)));
+  ASSERT_EQ(windowed.entries.size(), kEpochGroupEntries);
+  EXPECT_EQ(windowed.entries.front().key, 50u);
+  EXPECT_EQ(windowed.entries[kEpochGroupEntries + 10 + 5 - 50 + 1].key, 1u);
+  // Data of an older epoch is stale: its groups are dropped, its reporter
+  // still counts.
+  const EpochGroups fresh = DecodeEpochGroups(CombineEpochGroups(report(3, 0, one), report(2, 0, two)));
+  EXPECT_EQ(fresh.reporters, 2u);
+  EXPECT_EQ(fresh.entries[5], (EpochGroupEntry{6, 100, 1, 50}));
   // Sums saturate instead of wrapping.
-  const EpochGroups big = DecodeEpochGroups(
-      EncodeEpochGroups(1, {EpochGroupEntry{7, UINT64_MAX - 1, UINT32_MAX - 1, 1},
-                            EpochGroupEntry{7, 5, 5, 2}}));
+  const EpochGroups big = DecodeEpochGroups(report(
+      1, 0, {EpochGroupEntry{7, UINT64_MAX - 1, UINT32_MAX - 1, 1}, EpochGroupEntry{7, 5, 5, 2}}));
   ASSERT_EQ(big.entries.size(), 1u);
   EXPECT_EQ(big.entries[0], (EpochGroupEntry{7, UINT64_MAX, UINT32_MAX, 2}));
+}
+
+TEST(EpochGroupsTest, TheWindowMovesPastTheLastKeyAfterAFullAgingEpoch) {
+  EpochGroups full{4, 8, 0, {}};
+  for (uint64_t key = 10; key < 10 + kEpochGroupEntries; key++) {
+    full.entries.push_back(EpochGroupEntry{key, 1, 1, 1});
+  }
+  EXPECT_EQ(NextEpochGroupWindow(full, kEpochAgingPeriod), 10 + kEpochGroupEntries);
+  EXPECT_EQ(NextEpochGroupWindow(full, kEpochAgingPeriod + 1), 0u);  // not an aging epoch
+  full.entries.pop_back();
+  EXPECT_EQ(NextEpochGroupWindow(full, kEpochAgingPeriod), 0u);  // everything fitted
 }
 
 TEST(EpochGroupsTest, AnyBytesDecodeWithoutHarm) {
   std::mt19937_64 rng(7);
   for (int round = 0; round < 2000; round++) {
-    std::vector<uint8_t> junk(rng() % 120);
+    std::vector<uint8_t> junk(rng() % 140);
     for (auto& byte : junk) byte = static_cast<uint8_t>(rng());
     const EpochGroups groups = DecodeEpochGroups(junk);
     EXPECT_LE(groups.entries.size(), junk.size() / kEpochGroupEntryBytes);
+    // Whatever came in, what is kept is in window order, keys unique.
     for (size_t i = 1; i < groups.entries.size(); i++) {
-      EXPECT_LT(groups.entries[i - 1].key, groups.entries[i].key);
+      EXPECT_LT(groups.entries[i - 1].key - groups.window, groups.entries[i].key - groups.window);
     }
     ChooseEpochGroup(groups, round);  // any data gives some choice, never a crash
   }
@@ -125,8 +159,8 @@ TEST(EpochGroupsTest, GroupKeysAreTheSameOnEveryMachine) {
 // ---- The choice ----
 
 TEST(EpochGroupsTest, TheGroupWithTheMostWaitingBytesIsChosenTiesByWaitThenKey) {
-  EpochGroups groups{2, {EpochGroupEntry{1, 100, 1, 900}, EpochGroupEntry{2, 300, 3, 10},
-                         EpochGroupEntry{3, 300, 1, 20}, EpochGroupEntry{4, 5000, 0, 0}}};
+  EpochGroups groups{2, 1, 0, {EpochGroupEntry{1, 100, 1, 900}, EpochGroupEntry{2, 300, 3, 10},
+                               EpochGroupEntry{3, 300, 1, 20}, EpochGroupEntry{4, 5000, 0, 0}}};
   // Key 4 has bytes but no request (cannot happen from a real OST): skipped.
   EXPECT_EQ(ChooseEpochGroup(groups, 1), 3u);  // 300 bytes each, 3 waited longer
   groups.entries[1].waited_us = 20;
@@ -135,9 +169,9 @@ TEST(EpochGroupsTest, TheGroupWithTheMostWaitingBytesIsChosenTiesByWaitThenKey) 
   EXPECT_EQ(ChooseEpochGroup(groups, kEpochAgingPeriod), 1u);
   EXPECT_EQ(ChooseEpochGroup(groups, 3 * kEpochAgingPeriod), 1u);
   EXPECT_EQ(ChooseEpochGroup(EpochGroups{}, 1), std::nullopt);
-  EXPECT_EQ(ChooseEpochGroup(EpochGroups{1, {EpochGroupEntry{9, 0, 0, 0}}}, 1), std::nullopt);
+  EXPECT_EQ(ChooseEpochGroup(EpochGroups{1, 1, 0, {EpochGroupEntry{9, 0, 0, 0}}}, 1), std::nullopt);
   // A zero-byte request (fsync) still makes its group choosable.
-  EXPECT_EQ(ChooseEpochGroup(EpochGroups{1, {EpochGroupEntry{9, 0, 1, 0}}}, 1), 9u);
+  EXPECT_EQ(ChooseEpochGroup(EpochGroups{1, 1, 0, {EpochGroupEntry{9, 0, 1, 0}}}, 1), 9u);
 }
 
 // ---- One OST ----
@@ -381,6 +415,51 @@ TEST(EpochPolicyTest, EveryGroupWithDemandIsChosenWithinTheBound) {
       EXPECT_EQ(sim.chosen()[e - 1], heavy) << "epoch " << e;
     }
   }
+}
+
+TEST(EpochPolicyTest, MoreGroupsThanTheDataHoldsAreAllChosenInTurn) {
+  // 200 light jobs, each reading one 4-stripe block at a time (a part on
+  // every OST) and the next one as soon as it is done, and the never-ending
+  // heavy job: more groups than the 84 an epoch's data holds. Cut by key
+  // alone, the jobs beyond the 84 smallest keys would never be in the data,
+  // never chosen; the chosen ones have a part on every OST, so no OST would
+  // serve the others' parts as filler: they would starve. The window moves
+  // on after each full aging epoch, so each job is in the data once every
+  // ceil(201 / 84) = 3 aging epochs.
+  constexpr int kLight = 200;
+  EpochSimulation sim(4, 10);
+  uint64_t next_heavy = 1'000'000;
+  auto refill = [&] {
+    for (size_t ost = 0; ost < 4; ost++) {
+      while (sim.Queued(ost) < 8 + kLight) sim.Submit(ost, "heavy", 1 << 20, next_heavy++);
+    }
+  };
+  // Part p of job j's block is request id j * 4 + p + 1 (ids below 1000).
+  std::vector<int> parts_left(kLight, 0);
+  auto read_block = [&](int job) {
+    parts_left[job] = 4;
+    for (size_t ost = 0; ost < 4; ost++) {
+      sim.Submit(ost, "l" + std::to_string(job), 4096, static_cast<uint64_t>(job) * 4 + ost + 1);
+    }
+  };
+  for (int job = 0; job < kLight; job++) read_block(job);
+  refill();
+  std::map<int, Epoch> first_block_done;
+  for (int step = 0; step < 60000 && first_block_done.size() < kLight; step++) {
+    for (uint64_t id : sim.Step()) {
+      if (id == 0 || id > 4 * kLight) continue;
+      const int job = static_cast<int>((id - 1) / 4);
+      if (--parts_left[job] == 0) {
+        first_block_done.emplace(job, sim.epoch());
+        read_block(job);
+      }
+    }
+    refill();
+  }
+  ASSERT_EQ(first_block_done.size(), static_cast<size_t>(kLight)) << "light jobs starved";
+  // The bound of epoch_groups.h: k <= kLight - 1 older requests.
+  const Epoch bound = kEpochAgingPeriod * 3 * kLight;
+  for (const auto& [job, epoch] : first_block_done) EXPECT_LE(epoch, bound) << "l" << job;
 }
 
 }  // namespace
