@@ -13,12 +13,11 @@ uint64_t RankOf(uint64_t key, uint64_t window) { return key - window; }
 
 }  // namespace
 
-std::vector<uint8_t> EncodeEpochGroups(const EpochGroups& groups) {
+std::vector<uint8_t> EncodeEpochGroups(EpochGroups groups) {
   // MergeByKey keeps the smallest keys: hand it ranks, then restore keys.
-  std::vector<EpochGroupEntry> ranked = groups.entries;
-  for (EpochGroupEntry& e : ranked) e.key = RankOf(e.key, groups.window);
+  for (EpochGroupEntry& e : groups.entries) e.key = RankOf(e.key, groups.window);
   std::vector<EpochGroupEntry> merged = MergeByKey(
-      std::move(ranked), kEpochGroupEntries, [](EpochGroupEntry& m, const EpochGroupEntry& e) {
+      std::move(groups.entries), kEpochGroupEntries, [](EpochGroupEntry& m, const EpochGroupEntry& e) {
         m.bytes = e.bytes > std::numeric_limits<uint64_t>::max() - m.bytes
                       ? std::numeric_limits<uint64_t>::max()
                       : m.bytes + e.bytes;
@@ -70,17 +69,18 @@ std::vector<uint8_t> CombineEpochGroups(std::span<const uint8_t> a, std::span<co
   if (tag_x < tag_y) std::swap(x, y);
   if (tag_x == tag_y) x.entries.insert(x.entries.end(), y.entries.begin(), y.entries.end());
   x.reporters = reporters;
-  return EncodeEpochGroups(x);
+  return EncodeEpochGroups(std::move(x));
 }
 
+bool IsAgingEpoch(Epoch epoch) { return epoch > 0 && epoch % kEpochAgingPeriod == 0; }
+
 uint64_t NextEpochGroupWindow(const EpochGroups& reduced, Epoch epoch) {
-  const bool aging = epoch > 0 && epoch % kEpochAgingPeriod == 0;
-  if (!aging || reduced.entries.size() < kEpochGroupEntries) return reduced.window;
+  if (!IsAgingEpoch(epoch) || reduced.entries.size() < kEpochGroupEntries) return reduced.window;
   return reduced.entries.back().key + 1;
 }
 
 std::optional<uint64_t> ChooseEpochGroup(const EpochGroups& groups, Epoch epoch) {
-  const bool aging = epoch > 0 && epoch % kEpochAgingPeriod == 0;
+  const bool aging = IsAgingEpoch(epoch);
   // "Better" sorts later; the key is negated so the smaller key wins ties.
   auto rank = [aging](const EpochGroupEntry& e) {
     const uint64_t inverse_key = std::numeric_limits<uint64_t>::max() - e.key;

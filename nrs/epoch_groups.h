@@ -60,7 +60,7 @@ struct EpochGroups {
 
 // Sorts `entries` by place in the window, merges equal keys, keeps the
 // first kEpochGroupEntries.
-std::vector<uint8_t> EncodeEpochGroups(const EpochGroups& groups);
+std::vector<uint8_t> EncodeEpochGroups(EpochGroups groups);
 // Bytes that are not whole entries are ignored; entries out of window
 // order end the list.
 EpochGroups DecodeEpochGroups(std::span<const uint8_t> payload);
@@ -73,6 +73,8 @@ uint64_t NextEpochGroupWindow(const EpochGroups& reduced, Epoch epoch);
 // Every kEpochAgingPeriod-th epoch chooses by wait instead of by bytes, so
 // a group with little data is not starved by one that always has more.
 inline constexpr int64_t kEpochAgingPeriod = 4;
+// Whether `epoch` chooses by wait (a positive multiple of the period).
+bool IsAgingEpoch(Epoch epoch);
 
 // The group every OST serves first in `epoch`, or none when no group waits.
 // Usually the one with the most waiting bytes, ties by the longest wait,

@@ -70,12 +70,13 @@ class EpochPolicy final : public Policy {
 
   Pick Dequeue(TimePoint now) override {
     if (queued_ == 0) return Pick::Empty();
-    uint64_t key = fronts_.begin()->second;  // the oldest request of any group
-    if (chosen_.has_value() && groups_.count(*chosen_) != 0) {
-      key = *chosen_;
+    auto group = chosen_.has_value() ? groups_.find(*chosen_) : groups_.end();
+    if (group != groups_.end()) {
       served_chosen_++;
+    } else {
+      group = groups_.find(fronts_.begin()->second);  // the oldest request of any group
     }
-    return Pick::Of(PopFront(key));
+    return Pick::Of(PopFront(group));
   }
 
   size_t Queued() const override { return queued_; }
@@ -124,7 +125,7 @@ class EpochPolicy final : public Policy {
          ++it) {
       add(*it);
     }
-    return EncodeEpochGroups(report);
+    return EncodeEpochGroups(std::move(report));
   }
 
   void StartEpoch(Epoch epoch, std::span<const uint8_t> reduced, TimePoint now) override {
@@ -155,8 +156,10 @@ class EpochPolicy final : public Policy {
     uint64_t bytes = 0;         // sum of info.length queued
   };
 
-  Request* PopFront(uint64_t key) {
-    auto it = groups_.find(key);
+  using Groups = std::map<uint64_t, Group>;
+
+  // REQUIRES: `it` is a group of groups_.
+  Request* PopFront(typename Groups::iterator it) {
     Group& group = it->second;
     const Entry front = group.queue.front();
     group.queue.pop_front();
@@ -166,7 +169,7 @@ class EpochPolicy final : public Policy {
     if (group.queue.empty()) {
       groups_.erase(it);
     } else {
-      fronts_.emplace(group.queue.front().serial, key);
+      fronts_.emplace(group.queue.front().serial, it->first);
     }
     return front.request;
   }
@@ -175,7 +178,7 @@ class EpochPolicy final : public Policy {
   uint64_t next_serial_ = 0;
   size_t queued_ = 0;
   // Groups with requests queued here, ordered by group key.
-  std::map<uint64_t, Group> groups_;
+  Groups groups_;
   // Serial of each group's oldest queued request -> group key.
   std::map<uint64_t, uint64_t> fronts_;
   Epoch epoch_ = kFirstEpoch;

@@ -32,8 +32,11 @@
 //
 // Epochs (seed 002): the OST's NRS is a local request scheduler that joins
 // an epoch hub (shared by the OSTs of a filesystem) when the service
-// starts. Every epoch_length a service thread asks the hub for the next
-// epoch, handing in the policies' data (nrs::Nrs::ReportEpoch); the hub's
+// starts. When the epoch's length has passed (epoch_length, or the
+// policy's own nrs::Policy::EpochLength), or earlier once the policy is
+// through with it (nrs::Policy::EpochDone, not before nrs::kMinEpochSpan),
+// a service thread asks the hub for the next epoch, handing in the
+// policies' data (nrs::Nrs::ReportEpoch); the hub's
 // callback starts the epoch with the reduction of every OST's data. An OST
 // seen unresponsive (Tick) is evicted at once and rejoins (kFirstEpoch)
 // when it answers again; one whose service threads are all stuck cannot
@@ -146,7 +149,8 @@ struct ServiceOptions {
   // The epoch hub this OST's scheduler joins, shared by the OSTs of one
   // filesystem; null: a LocalEpochHub of its own (nothing to coordinate).
   std::shared_ptr<nrs::EpochHub> epochs;
-  // How long an epoch runs before the scheduler asks for the next one.
+  // How long an epoch runs before the scheduler asks for the next one, for
+  // policies without a length of their own (nrs_epoch_ms).
   std::chrono::nanoseconds epoch_length = std::chrono::milliseconds(50);
 };
 

@@ -242,10 +242,18 @@ TEST(EpochPolicyTest, TheChosenGroupIsServedFirstThenTheOthersInArrivalOrder) {
   const TimePoint now = T0() + milliseconds(10);
   const EpochGroups report = DecodeEpochGroups(policy->ReportEpoch(now));
   ASSERT_EQ(report.entries.size(), 3u);
-  for (const EpochGroupEntry& e : report.entries) {
-    if (e.key == EpochGroupKeyOfJobid("b")) EXPECT_EQ(e, (EpochGroupEntry{e.key, 2 << 20, 2, 9000}));
-    if (e.key == EpochGroupKeyOfJobid("a")) EXPECT_EQ(e, (EpochGroupEntry{e.key, 8192, 2, 10000}));
-  }
+  auto entry_of = [&](const std::string& job) -> EpochGroupEntry {
+    for (const EpochGroupEntry& e : report.entries) {
+      if (e.key == EpochGroupKeyOfJobid(job)) return e;
+    }
+    ADD_FAILURE() << "no entry for " << job;
+    return {};
+  };
+  const uint64_t a = EpochGroupKeyOfJobid("a"), b = EpochGroupKeyOfJobid("b");
+  const uint64_t c = EpochGroupKeyOfJobid("c");
+  EXPECT_EQ(entry_of("a"), (EpochGroupEntry{a, 8192, 2, 10000}));
+  EXPECT_EQ(entry_of("b"), (EpochGroupEntry{b, 2 << 20, 2, 9000}));
+  EXPECT_EQ(entry_of("c"), (EpochGroupEntry{c, 8192, 1, 7000}));
   policy->StartEpoch(1, policy->ReportEpoch(now), now);  // "b": most bytes
   EXPECT_NE(policy->Describe().find("chosen=jobid=b"), std::string::npos) << policy->Describe();
   EXPECT_FALSE(policy->EpochDone(now));
