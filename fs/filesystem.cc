@@ -62,6 +62,9 @@ Result<uint64_t> SettingNumber(meta::MetaStore& meta, const std::string& name) {
   }
 }
 
+constexpr const char* kMdtNrsOff =
+    "the metadata service's request scheduling is off (mounted with mdt_nrs=off)";
+
 }  // namespace
 
 Filesystem::MountLock::~MountLock() {
@@ -88,6 +91,10 @@ Filesystem::~Filesystem() {
   // their own thread), so they go first.
   placement_control_.reset();
   nrs_control_.reset();
+  mdt_nrs_control_.reset();
+  // Serves what it still holds (nothing after Quiesce) while the OSTs and
+  // the store are there.
+  mdt_.reset();
   // Services drain their queues (including destroys) before meta_ closes.
   osts_.clear();
   Status synced = meta_ ? meta_->Sync() : Status::Ok();
@@ -112,6 +119,9 @@ bool Filesystem::Quiesce() {
   // or a delay policy; requests queued on an unresponsive OST fail at once
   // (ost::Service::Tick). Services take no new space samples from here on.
   for (auto& late : late_osts_) late->Abandon();
+  // Metadata requests a policy holds are served now (and counted in
+  // in_flight_ until they are).
+  if (mdt_ != nullptr) mdt_->Drain();
   for (auto& service : osts_) service->Drain();
   // Whether what is left in flight can only be calls stuck on an OST that
   // stopped answering, which may never return: nothing queued anywhere, no
@@ -277,9 +287,21 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
                                                                  std::chrono::seconds(1)));
   std::vector<ost::Service*> services;
   for (auto& service : fs->osts_) services.push_back(service.get());
-  fs->nrs_control_ =
-      std::make_unique<NrsControl>(fs->meta_.get(), services, &fs->registry_, fs->epochs_.get());
+  fs->nrs_control_ = std::make_unique<NrsControl>(
+      NrsControl::Scope::kOsts, fs->meta_.get(),
+      std::vector<nrs::Target*>(services.begin(), services.end()), &fs->registry_,
+      fs->epochs_.get());
   if (Status loaded = fs->nrs_control_->Load(); !loaded.ok()) return loaded;
+  if (config.mdt_nrs) {
+    mdt::ServiceOptions mdt_options;
+    mdt_options.max_active = config.mdt_active;
+    mdt_options.epoch_length = NrsControl::kDefaultEpochLength;
+    fs->mdt_ = std::make_unique<mdt::Service>(mdt_options);
+    fs->mdt_nrs_control_ = std::make_unique<NrsControl>(
+        NrsControl::Scope::kMdt, fs->meta_.get(), std::vector<nrs::Target*>{fs->mdt_.get()},
+        &fs->registry_, /*epochs=*/nullptr);
+    if (Status loaded = fs->mdt_nrs_control_->Load(); !loaded.ok()) return loaded;
+  }
   fs->placement_control_ = std::make_unique<PlacementControl>(fs->meta_.get(), services);
   if (Status loaded = fs->placement_control_->Load(); !loaded.ok()) return loaded;
   // An OST that stops answering gets no new files until it answers again.
@@ -578,8 +600,8 @@ bool Filesystem::IsSettingName(const std::string& name) {
   return name == kJobidVarKey || name == kJobidNameKey || name == kOstStatusName ||
          name == kOstDfName || name == kJobStatsName || name == kJobCleanupKey ||
          name == kMetricsAddressName ||
-         NrsControl::Handles(name) ||
-         PlacementControl::Handles(name);
+         NrsControl::Handles(NrsControl::Scope::kOsts, name) ||
+         NrsControl::Handles(NrsControl::Scope::kMdt, name) || PlacementControl::Handles(name);
 }
 
 Status Filesystem::RemoveSetting(const std::string& name) {
@@ -604,7 +626,11 @@ Result<std::string> Filesystem::GetSetting(const std::string& name) {
     return metrics_address_;
   }
   if (name == kJobCleanupKey) return std::to_string(meta_job_stats_.cleanup_interval().count());
-  if (NrsControl::Handles(name)) return nrs_control_->Get(name);
+  if (NrsControl::Handles(NrsControl::Scope::kOsts, name)) return nrs_control_->Get(name);
+  if (NrsControl::Handles(NrsControl::Scope::kMdt, name)) {
+    if (mdt_nrs_control_ == nullptr) return Status::Error(ENODATA, kMdtNrsOff);
+    return mdt_nrs_control_->Get(name);
+  }
   if (PlacementControl::Handles(name)) return placement_control_->Get(name);
   return Status::Error(ENODATA, "no setting " + name);
 }
@@ -683,7 +709,11 @@ std::vector<std::optional<ost::SpaceInfo>> Filesystem::SpaceSamples() const {
 }
 
 Status Filesystem::SetSetting(const std::string& name, const std::string& raw) {
-  if (NrsControl::Handles(name)) return nrs_control_->Set(name, raw);
+  if (NrsControl::Handles(NrsControl::Scope::kOsts, name)) return nrs_control_->Set(name, raw);
+  if (NrsControl::Handles(NrsControl::Scope::kMdt, name)) {
+    if (mdt_nrs_control_ == nullptr) return Status::Error(EINVAL, kMdtNrsOff);
+    return mdt_nrs_control_->Set(name, raw);
+  }
   if (PlacementControl::Handles(name)) return placement_control_->Set(name, raw);
   // setfattr -v and `echo x >` style values may carry a newline.
   std::string value = raw;

@@ -35,6 +35,7 @@
 #include "layout/layout.h"
 #include "layout/layout_spec.h"
 #include "layout/placement.h"
+#include "mdt/service.h"
 #include "meta/meta_store.h"
 #include "nrs/epoch_hub.h"
 #include "nrs/registry.h"
@@ -133,6 +134,13 @@ class Filesystem {
     // mount's worker count (4, fs/mount.cc), so OSTs that hang can never
     // take every worker.
     int inline_ios = 2;
+    // Metadata operations pass the metadata service's NRS heads
+    // (mdt/service.h); false (mount option mdt_nrs=off): they run
+    // unscheduled and the mdt.* settings are refused.
+    bool mdt_nrs = true;
+    // Metadata requests in service at once (mdt::ServiceOptions::max_active):
+    // the mount's FUSE workers.
+    size_t mdt_active = 4;
   };
   // Opens the store, checks every OST label, starts the OST services and
   // reclaims orphans left by a crash. ENOENT/EIO with a clear message when an
@@ -144,6 +152,8 @@ class Filesystem {
   meta::MetaStore& meta() { return *meta_; }
   size_t ost_count() const { return osts_.size(); }
   ost::Service& ost(uint32_t index) { return *osts_[index]; }
+  // The metadata service, or null when mounted with mdt_nrs=off.
+  mdt::Service* mdt() { return mdt_.get(); }
   const nrs::PolicyRegistry& registry() const { return registry_; }
   JobIds& jobids() { return jobids_; }
   InitAmendment& init_amendment() { return init_amendment_; }
@@ -290,7 +300,11 @@ class Filesystem {
   // OSTs that had not answered at mount, attached when they do.
   std::vector<std::shared_ptr<ost::LateAttach>> late_osts_;
   std::unique_ptr<ost::Monitor> monitor_;  // ticks osts_; destroyed before them
+  // After osts_ and meta_, so it dies first: a request it still serves at
+  // shutdown uses both. Null with mdt_nrs=off.
+  std::unique_ptr<mdt::Service> mdt_;
   std::unique_ptr<NrsControl> nrs_control_;              // borrows meta_ and osts_
+  std::unique_ptr<NrsControl> mdt_nrs_control_;          // borrows meta_ and mdt_; may be null
   std::unique_ptr<PlacementControl> placement_control_;  // borrows meta_ and osts_
   JobIds jobids_;
   // Its cleanup interval is the one every OST's JobStats has too

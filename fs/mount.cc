@@ -188,6 +188,8 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
   config.ost_threads = options.ost_threads;
   config.attr_timeout = options.attr_timeout;
   config.writeback = options.writeback;
+  config.mdt_nrs = options.mdt_nrs;
+  config.mdt_active = kFuseWorkers;
   config.direct_writes = options.direct_writes;
   config.ost_timeout = std::max(std::chrono::nanoseconds(std::chrono::milliseconds(1)),
                                 std::chrono::nanoseconds(static_cast<int64_t>(

@@ -75,7 +75,7 @@ Result<bool> ApplyOwn(std::string_view item, std::string_view key, std::string_v
                       bool has_value, MountOptions* options) {
   const bool ours = key == "log_level" || key == "log_file" || key == "admin_uid" ||
                     key == "ost_threads" || key == "attr_timeout" || key == "ost_timeout" ||
-                    key == "cache" || key == "max_read" || key == "metrics";
+                    key == "cache" || key == "max_read" || key == "metrics" || key == "mdt_nrs";
   if (!ours) return false;
   if (!has_value || value.empty()) return Bad(item, "needs a value (" + std::string(key) + "=...)");
   uint64_t number = 0;
@@ -112,6 +112,9 @@ Result<bool> ApplyOwn(std::string_view item, std::string_view key, std::string_v
       return Bad(item, "metrics is ADDRESS:PORT with an IP address (e.g. 127.0.0.1:9100 or "
                        "[::1]:9100) and a port from 0 (any free one) to 65535");
     }
+  } else if (key == "mdt_nrs") {
+    if (value != "on" && value != "off") return Bad(item, "mdt_nrs is on or off");
+    options->mdt_nrs = value == "on";
   } else if (key == "cache") {
     if (value != "writearound" && value != "writethrough" && value != "writeback") {
       return Bad(item, "cache is writearound, writethrough or writeback");

@@ -18,14 +18,7 @@ namespace {
 // The OST index of "ost<N>.nrs_policies", or -1 when `name` is not one.
 int64_t OstOfName(std::string_view name) { return OstOfSettingName(name, ".nrs_policies"); }
 
-std::string PolicyKey(size_t head, size_t ost) {
-  return fmt::format("ost{}.nrs_policies.{}", ost, nrs::HeadName(kHeadOf[head]));
-}
 constexpr const char* kWeightKey = "nrs_crrn_weight";
-
-std::string RulesKey(size_t head) {
-  return fmt::format("nrs_tbf_rule.{}", nrs::HeadName(kHeadOf[head]));
-}
 
 constexpr const char* kTunableNames[] = {
     "nrs_crrn_quantum",    "nrs_orr_quantum", "nrs_orr_supported", "nrs_tbf_default_rate",
@@ -33,26 +26,61 @@ constexpr const char* kTunableNames[] = {
     "nrs_hp_ratio",        "nrs_hp_ops",      "nrs_tbf_scope",     "nrs_epoch_ms",
     "nrs_epoch_max_ms",    "nrs_eh_timeout"};
 
-bool IsTunable(std::string_view name) {
+// Tunables that mean something only with several schedulers: a rate shared
+// with the other OSTs, the epoch handler's timeout.
+bool OnlyForOsts(std::string_view name) {
+  return name == "nrs_tbf_scope" || name == "nrs_eh_timeout";
+}
+
+bool IsTunable(NrsControl::Scope scope, std::string_view name) {
+  if (scope == NrsControl::Scope::kMdt && OnlyForOsts(name)) return false;
   return std::find(std::begin(kTunableNames), std::end(kTunableNames), name) !=
          std::end(kTunableNames);
 }
 
 }  // namespace
 
-NrsControl::NrsControl(meta::MetaStore* meta, std::vector<ost::Service*> osts,
+NrsControl::NrsControl(Scope scope, meta::MetaStore* meta, std::vector<nrs::Target*> targets,
                        const nrs::PolicyRegistry* registry, nrs::EpochHub* epochs)
-    : meta_(meta), osts_(std::move(osts)), registry_(registry), epochs_(epochs) {
+    : scope_(scope),
+      meta_(meta),
+      targets_(std::move(targets)),
+      registry_(registry),
+      epochs_(epochs) {
   for (size_t head = 0; head < kHeads; head++) {
-    state_.specs[head].assign(osts_.size(), "fifo");
+    state_.specs[head].assign(targets_.size(), "fifo");
     state_.rules[head] = nrs::TbfRuleSet::Empty();
   }
   state_.weights = nrs::CrrnWeights::Empty();
 }
 
-bool NrsControl::Handles(std::string_view name) {
-  return name == "nrs_policies" || name == "nrs_tbf_rule" || name == kWeightKey || name == "nrs_stats" ||
-         IsTunable(name) || OstOfName(name) >= 0;
+bool NrsControl::Handles(Scope scope, std::string_view name) {
+  if (scope == Scope::kMdt) {
+    if (name.substr(0, kMdtPrefix.size()) != kMdtPrefix) return false;
+    name.remove_prefix(kMdtPrefix.size());
+  }
+  return name == "nrs_policies" || name == "nrs_tbf_rule" || name == kWeightKey ||
+         name == "nrs_stats" || IsTunable(scope, name) ||
+         (scope == Scope::kOsts && OstOfName(name) >= 0);
+}
+
+std::string_view NrsControl::Unprefixed(std::string_view name) const {
+  if (scope_ == Scope::kMdt && name.substr(0, kMdtPrefix.size()) == kMdtPrefix) {
+    name.remove_prefix(kMdtPrefix.size());
+  }
+  return name;
+}
+
+std::string NrsControl::TargetLabel(size_t target) const {
+  return scope_ == Scope::kMdt ? "mdt" : fmt::format("ost{}", target);
+}
+
+std::string NrsControl::PolicyKey(size_t head, size_t target) const {
+  return fmt::format("{}.nrs_policies.{}", TargetLabel(target), nrs::HeadName(kHeadOf[head]));
+}
+
+std::string NrsControl::Key(std::string_view name) const {
+  return scope_ == Scope::kMdt ? std::string(kMdtPrefix) + std::string(name) : std::string(name);
 }
 
 nrs::Tunables NrsControl::TunablesFor(const State& state, size_t head) const {
@@ -70,13 +98,18 @@ Status NrsControl::Check(const State& next) const {
     for (const std::string& spec : next.specs[head]) {
       if (std::find(tried.begin(), tried.end(), spec) != tried.end()) continue;
       tried.push_back(spec);
+      if (scope_ == Scope::kMdt && (spec == "orr" || spec.rfind("orr ", 0) == 0)) {
+        return Status::Error(EINVAL, "mdt.nrs_policies: orr orders data requests by object "
+                                     "offset; the metadata service has none");
+      }
       auto policy = registry_->Create(spec, tunables);
       if (!policy.ok()) return policy.status();
     }
   }
   if (next.tunables.delay_min > next.tunables.delay_max) {
-    return Status::Error(EINVAL, fmt::format("nrs_delay_min ({}) is above nrs_delay_max ({})",
+    return Status::Error(EINVAL, fmt::format("{} ({}) is above {} ({})", Key("nrs_delay_min"),
                                              FormatDuration(next.tunables.delay_min),
+                                             Key("nrs_delay_max"),
                                              FormatDuration(next.tunables.delay_max)));
   }
   return Status::Ok();
@@ -85,28 +118,32 @@ Status NrsControl::Check(const State& next) const {
 std::map<std::string, std::string> NrsControl::Persisted(const State& state) const {
   std::map<std::string, std::string> out;
   for (size_t head = 0; head < kHeads; head++) {
-    for (size_t ost = 0; ost < osts_.size(); ost++)
-      out[PolicyKey(head, ost)] = state.specs[head][ost];
-    out[RulesKey(head)] = state.rules[head]->Serialize();
+    for (size_t target = 0; target < targets_.size(); target++)
+      out[PolicyKey(head, target)] = state.specs[head][target];
+    out[Key(fmt::format("nrs_tbf_rule.{}", nrs::HeadName(kHeadOf[head])))] =
+        state.rules[head]->Serialize();
   }
-  out[kWeightKey] = state.weights->Serialize();
+  out[Key(kWeightKey)] = state.weights->Serialize();
   const nrs::Tunables& t = state.tunables;
-  out["nrs_crrn_quantum"] = std::to_string(t.crrn_quantum);
-  out["nrs_orr_quantum"] = std::to_string(t.orr_quantum);
-  out["nrs_orr_supported"] = nrs::OrrSupportedName(t.orr_supported);
-  out["nrs_tbf_default_rate"] = std::to_string(t.tbf_default_rate);
-  out["nrs_tbf_class_limit"] = std::to_string(t.tbf_idle_class_limit);
-  out["nrs_delay_pct"] = std::to_string(t.delay_pct);
-  out["nrs_delay_min"] = FormatDuration(t.delay_min);
-  out["nrs_delay_max"] = FormatDuration(t.delay_max);
-  out["nrs_hp_ratio"] = std::to_string(state.hp_ratio);
-  out["nrs_hp_ops"] = nrs::OpSetName(state.hp_ops);
-  out["nrs_tbf_scope"] = nrs::TbfScopeName(t.tbf_scope);
-  out["nrs_epoch_ms"] = std::to_string(
-      std::chrono::duration_cast<std::chrono::milliseconds>(state.epoch_length).count());
-  out["nrs_epoch_max_ms"] = std::to_string(
-      std::chrono::duration_cast<std::chrono::milliseconds>(t.epoch_max).count());
-  out["nrs_eh_timeout"] = FormatDuration(state.eh_timeout);
+  auto put = [&](std::string_view name, std::string value) {
+    if (IsTunable(scope_, name)) out[Key(name)] = std::move(value);
+  };
+  put("nrs_crrn_quantum", std::to_string(t.crrn_quantum));
+  put("nrs_orr_quantum", std::to_string(t.orr_quantum));
+  put("nrs_orr_supported", nrs::OrrSupportedName(t.orr_supported));
+  put("nrs_tbf_default_rate", std::to_string(t.tbf_default_rate));
+  put("nrs_tbf_class_limit", std::to_string(t.tbf_idle_class_limit));
+  put("nrs_delay_pct", std::to_string(t.delay_pct));
+  put("nrs_delay_min", FormatDuration(t.delay_min));
+  put("nrs_delay_max", FormatDuration(t.delay_max));
+  put("nrs_hp_ratio", std::to_string(state.hp_ratio));
+  put("nrs_hp_ops", nrs::OpSetName(state.hp_ops));
+  put("nrs_tbf_scope", nrs::TbfScopeName(t.tbf_scope));
+  put("nrs_epoch_ms", std::to_string(
+      std::chrono::duration_cast<std::chrono::milliseconds>(state.epoch_length).count()));
+  put("nrs_epoch_max_ms", std::to_string(
+      std::chrono::duration_cast<std::chrono::milliseconds>(t.epoch_max).count()));
+  put("nrs_eh_timeout", FormatDuration(state.eh_timeout));
   return out;
 }
 
@@ -121,15 +158,15 @@ Status NrsControl::Commit(State next) {
 
 void NrsControl::Publish(const State& previous, const State& next) {
   if (epochs_ != nullptr) epochs_->SetTimeout(next.eh_timeout);
-  for (size_t ost = 0; ost < osts_.size(); ost++) {
-    ost::Service& service = *osts_[ost];
+  for (size_t target = 0; target < targets_.size(); target++) {
+    nrs::Target& service = *targets_[target];
     service.SetHighPriority(next.hp_ops, next.hp_ratio);
     service.SetEpochLength(next.epoch_length);
     for (size_t head = 0; head < kHeads; head++) {
       const nrs::Head which = kHeadOf[head];
       const nrs::Tunables tunables = TunablesFor(next, head);
-      const std::string& spec = next.specs[head][ost];
-      if (spec == previous.specs[head][ost]) {
+      const std::string& spec = next.specs[head][target];
+      if (spec == previous.specs[head][target]) {
         service.Retune(which, tunables);
         continue;
       }
@@ -140,8 +177,9 @@ void NrsControl::Publish(const State& previous, const State& next) {
       auto policy = registry_->Create(spec, tunables);
       if (!policy.ok()) {
         // Check() built this very spec a moment ago, so this is a bug.
-        Logger("nrs")->error("ost {} {}: starting '{}' failed after validation: {}", ost,
-                             nrs::HeadName(which), spec, policy.status().ToString());
+        Logger("nrs")->error("{} {}: starting '{}' failed after validation: {}",
+                             TargetLabel(target), nrs::HeadName(which), spec,
+                             policy.status().ToString());
         continue;
       }
       service.StartPolicy(which, std::move(policy).value());
@@ -161,45 +199,49 @@ Status NrsControl::Load() {
     return it == stored->end() ? nullptr : &it->second;
   };
   for (const char* name : kTunableNames) {
-    const std::string* value = value_of(name);
+    if (!IsTunable(scope_, name)) continue;
+    const std::string* value = value_of(Key(name));
     if (value == nullptr) continue;
     State trial = next;
     Status applied = ParseTunable(name, *value, &trial);
     if (applied.ok()) {
       next = std::move(trial);
     } else {
-      log->error("stored setting {}='{}' is invalid, using the default: {}", name, *value,
+      log->error("stored setting {}='{}' is invalid, using the default: {}", Key(name), *value,
                  applied.ToString());
     }
   }
-  if (const std::string* text = value_of(kWeightKey)) {
+  if (const std::string* text = value_of(Key(kWeightKey))) {
     auto weights = nrs::CrrnWeights::Deserialize(*text);
     if (weights.ok()) {
       next.weights = *weights;
     } else {
-      log->error("stored CRR-N weight rules are invalid, starting without them: {}",
-                 weights.status().ToString());
+      log->error("stored CRR-N weight rules ({}) are invalid, starting without them: {}",
+                 Key(kWeightKey), weights.status().ToString());
     }
   }
   for (size_t head = 0; head < kHeads; head++) {
-    if (const std::string* text = value_of(RulesKey(head))) {
+    if (const std::string* text =
+            value_of(Key(fmt::format("nrs_tbf_rule.{}", nrs::HeadName(kHeadOf[head]))))) {
       auto rules = nrs::TbfRuleSet::Deserialize(*text);
       if (rules.ok()) {
         next.rules[head] = *rules;
       } else {
-        log->error("stored TBF rules of the {} head are invalid, starting without them: {}",
-                   nrs::HeadName(kHeadOf[head]), rules.status().ToString());
+        log->error("stored TBF rules of the {} {} head are invalid, starting without them: {}",
+                   scope_ == Scope::kMdt ? "metadata" : "OSTs'", nrs::HeadName(kHeadOf[head]),
+                   rules.status().ToString());
       }
     }
-    for (size_t ost = 0; ost < osts_.size(); ost++) {
-      const std::string* spec = value_of(PolicyKey(head, ost));
+    for (size_t target = 0; target < targets_.size(); target++) {
+      const std::string* spec = value_of(PolicyKey(head, target));
       if (spec == nullptr) continue;
       auto policy = registry_->Create(*spec, TunablesFor(next, head));
       if (policy.ok()) {
-        next.specs[head][ost] = nrs::PolicyRegistry::Canonical(*spec);
+        next.specs[head][target] = nrs::PolicyRegistry::Canonical(*spec);
       } else {
-        log->error("stored policy '{}' of OST {} ({} head) cannot start, using fifo: {}", *spec,
-                   ost, nrs::HeadName(kHeadOf[head]), policy.status().ToString());
+        log->error("stored policy '{}' of {} ({} head) cannot start, using fifo: {}", *spec,
+                   TargetLabel(target), nrs::HeadName(kHeadOf[head]),
+                   policy.status().ToString());
       }
     }
   }
@@ -208,39 +250,43 @@ Status NrsControl::Load() {
   return Status::Ok();
 }
 
-Status NrsControl::Set(std::string_view name, std::string_view value) {
+Status NrsControl::Set(std::string_view full_name, std::string_view value) {
   std::lock_guard<std::mutex> lock(mu_);
-  if (name == "nrs_policies" || OstOfName(name) >= 0) return SetPolicies(name, value);
+  const std::string_view name = Unprefixed(full_name);
+  if (name == "nrs_policies" || (scope_ == Scope::kOsts && OstOfName(name) >= 0)) {
+    return SetPolicies(name, value);
+  }
   if (name == "nrs_tbf_rule") return SetRule(value);
   if (name == kWeightKey) return SetWeight(value);
-  if (IsTunable(name)) {
+  if (IsTunable(scope_, name)) {
     State next = state_;
     SFS_RETURN_IF_ERROR(ParseTunable(name, value, &next));
     const nrs::OpSet data = nrs::OpBit(nrs::Op::kRead) | nrs::OpBit(nrs::Op::kWrite);
-    const bool data_hp = (next.hp_ops & data) != 0 && (state_.hp_ops & data) == 0;
+    const bool data_hp =
+        scope_ == Scope::kOsts && (next.hp_ops & data) != 0 && (state_.hp_ops & data) == 0;
     SFS_RETURN_IF_ERROR(Commit(std::move(next)));
     // Allowed, but worth a line: it turns the ratio into a priority for data.
     if (data_hp) Logger("nrs")->info("nrs_hp_ops now includes data ops: {}", value);
     return Status::Ok();
   }
-  if (name == "nrs_stats") return Status::Error(EINVAL, "nrs_stats is read-only");
-  return Status::Error(EINVAL, "unknown NRS setting " + std::string(name));
+  if (name == "nrs_stats") return Status::Error(EINVAL, Key(name) + " is read-only");
+  return Status::Error(EINVAL, "unknown NRS setting " + std::string(full_name));
 }
 
 Status NrsControl::SetPolicies(std::string_view name, std::string_view value) {
-  const int64_t only_ost = OstOfName(name);
-  if (only_ost >= static_cast<int64_t>(osts_.size())) {
-    return Status::Error(
-        ENOENT, fmt::format("there is no OST {} (this filesystem has {})", only_ost, osts_.size()));
+  const int64_t only_ost = scope_ == Scope::kOsts ? OstOfName(name) : -1;
+  if (only_ost >= static_cast<int64_t>(targets_.size())) {
+    return Status::Error(ENOENT, fmt::format("there is no OST {} (this filesystem has {})",
+                                             only_ost, targets_.size()));
   }
   auto setting = ParsePolicySetting(value);
   if (!setting.ok()) return setting.status();
   State next = state_;
   for (size_t head = 0; head < kHeads; head++) {
     if (!setting->heads.Includes(head)) continue;
-    for (size_t ost = 0; ost < osts_.size(); ost++) {
-      if (only_ost < 0 || static_cast<size_t>(only_ost) == ost) {
-        next.specs[head][ost] = setting->spec;
+    for (size_t target = 0; target < targets_.size(); target++) {
+      if (only_ost < 0 || static_cast<size_t>(only_ost) == target) {
+        next.specs[head][target] = setting->spec;
       }
     }
   }
@@ -334,11 +380,12 @@ Status NrsControl::ParseTunable(std::string_view name, std::string_view value, S
   return Status::Ok();
 }
 
-Result<std::string> NrsControl::Get(std::string_view name) const {
+Result<std::string> NrsControl::Get(std::string_view full_name) const {
   std::lock_guard<std::mutex> lock(mu_);
-  if (name == "nrs_policies") return PoliciesReport(0, osts_.size());
-  if (const int64_t ost = OstOfName(name); ost >= 0) {
-    if (ost >= static_cast<int64_t>(osts_.size())) {
+  const std::string_view name = Unprefixed(full_name);
+  if (name == "nrs_policies") return PoliciesReport(0, targets_.size());
+  if (const int64_t ost = scope_ == Scope::kOsts ? OstOfName(name) : -1; ost >= 0) {
+    if (ost >= static_cast<int64_t>(targets_.size())) {
       return Status::Error(ENODATA, fmt::format("there is no OST {}", ost));
     }
     return PoliciesReport(ost, ost + 1);
@@ -346,8 +393,8 @@ Result<std::string> NrsControl::Get(std::string_view name) const {
   if (name == "nrs_tbf_rule") return RulesReport();
   if (name == kWeightKey) return state_.weights->Serialize();
   if (name == "nrs_stats") return StatsReport();
-  if (IsTunable(name)) return Persisted(state_).at(std::string(name));
-  return Status::Error(ENODATA, "no NRS setting " + std::string(name));
+  if (IsTunable(scope_, name)) return Persisted(state_).at(Key(name));
+  return Status::Error(ENODATA, "no NRS setting " + std::string(full_name));
 }
 
 }  // namespace sfs::fs

@@ -1,5 +1,6 @@
-// Run-time control of the OSTs' request schedulers: the user.stripefs.nrs_*
-// settings on the mount root (issue 3). Validates a change completely
+// Run-time control of request schedulers: the user.stripefs.nrs_* settings
+// on the mount root for the OSTs' (issue 3), and the same settings under
+// "mdt." for the metadata service's (mdt/service.h): one NrsControl each. Validates a change completely
 // (including building every policy it would start, as a dry run), stores it
 // in the metadata store in one write, then publishes it to the services; a
 // refused change leaves both the store and the running configuration as
@@ -23,6 +24,10 @@
 //                         this long after the first one did is evicted
 //                         (duration, plain numbers are seconds), 1s
 //   nrs_stats             read-only report
+// The metadata service takes every one of these as mdt.<name> except
+// ost<N>.nrs_policies, nrs_tbf_scope and nrs_eh_timeout (it is a lone
+// scheduler: no other to share a rate with, no epoch handler), and refuses
+// orr (it orders data requests by object offset).
 //
 // Thread safety: every method may be called from any thread; changes are
 // serialized by mu_. Lock order: mu_ before ost::Service::mu_.
@@ -45,18 +50,25 @@
 #include "nrs/registry.h"
 #include "nrs/tbf_rules.h"
 #include "nrs/tunables.h"
-#include "ost/service.h"
+#include "nrs/target.h"
 
 namespace sfs::fs {
 
 class NrsControl {
  public:
-  // Borrows everything; they outlive this object.
   static constexpr std::chrono::milliseconds kDefaultEpochLength{50};
   static constexpr std::chrono::seconds kDefaultEhTimeout{1};
 
-  // `epochs` is the hub the services joined (nrs_eh_timeout tunes it).
-  NrsControl(meta::MetaStore* meta, std::vector<ost::Service*> osts,
+  // Which schedulers one NrsControl drives.
+  enum class Scope {
+    kOsts,  // every OST's (target i is OST i); settings without a prefix
+    kMdt,   // the metadata service's (one target); settings under "mdt."
+  };
+  static constexpr std::string_view kMdtPrefix = "mdt.";
+
+  // Borrows everything; they outlive this object. `epochs` is the hub the
+  // OSTs joined (nrs_eh_timeout tunes it); null for the metadata service.
+  NrsControl(Scope scope, meta::MetaStore* meta, std::vector<nrs::Target*> targets,
              const nrs::PolicyRegistry* registry, nrs::EpochHub* epochs);
 
   // Applies the stored configuration to the services (at mount). A stored
@@ -64,14 +76,17 @@ class NrsControl {
   // the filesystem from mounting over a scheduler setting).
   Status Load();
 
-  static bool Handles(std::string_view name);
+  // Whether `name` (with its "mdt." prefix, for the metadata service) is
+  // one of this scope's settings.
+  static bool Handles(Scope scope, std::string_view name);
+  // REQUIRES: Handles(scope, name) for this control's scope.
   Status Set(std::string_view name, std::string_view value);
   Result<std::string> Get(std::string_view name) const;
 
  private:
   static constexpr size_t kHeads = 2;
   struct State {
-    // Canonical policy spec per head and OST; "fifo" = the fallback alone.
+    // Canonical policy spec per head and target; "fifo" = the fallback alone.
     std::array<std::vector<std::string>, kHeads> specs;
     std::array<std::shared_ptr<const nrs::TbfRuleSet>, kHeads> rules;
     std::shared_ptr<const nrs::CrrnWeights> weights;
@@ -96,12 +111,22 @@ class NrsControl {
   // Parses one tunable into `state`; EINVAL and `state` unchanged if bad.
   static Status ParseTunable(std::string_view name, std::string_view value, State* state);
 
-  std::string PoliciesReport(size_t first_ost, size_t end_ost) const;
+  // The name without this scope's prefix.
+  std::string_view Unprefixed(std::string_view name) const;
+  // "ost3", or "mdt" for the metadata service.
+  std::string TargetLabel(size_t target) const;
+  // The stored key of a policy spec ("ost3.nrs_policies.reg",
+  // "mdt.nrs_policies.hp") and of any other setting (prefixed for the MDT).
+  std::string PolicyKey(size_t head, size_t target) const;
+  std::string Key(std::string_view name) const;
+
+  std::string PoliciesReport(size_t first, size_t end) const;
   std::string RulesReport() const;
   std::string StatsReport() const;
 
+  const Scope scope_;
   meta::MetaStore* const meta_;
-  const std::vector<ost::Service*> osts_;
+  const std::vector<nrs::Target*> targets_;
   const nrs::PolicyRegistry* const registry_;
   nrs::EpochHub* const epochs_;
 

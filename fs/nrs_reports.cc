@@ -51,22 +51,22 @@ void AddDescription(Report* report, std::string_view desc, std::string_view inde
 
 }  // namespace
 
-std::string NrsControl::PoliciesReport(size_t first_ost, size_t end_ost) const {
+std::string NrsControl::PoliciesReport(size_t first, size_t end) const {
   // REQUIRES: mu_ held. YAML, shaped like Lustre's nrs_policies output; a
   // policy's description shows its settings line only (TBF rules are in
   // nrs_tbf_rule), so the report stays small with many OSTs.
   const std::vector<std::string> registered = registry_->Names();
   Report out;
-  for (size_t ost = first_ost; ost < end_ost; ost++) {
-    out.Add(fmt::format("ost{}:\n", ost));
+  for (size_t target = first; target < end; target++) {
+    out.Add(fmt::format("{}:\n", TargetLabel(target)));
     for (size_t head = 0; head < kHeads; head++) {
       out.Add(fmt::format("  {}:\n", kHeadTitle[head]));
       for (const nrs::PolicyStatus& s :
-           osts_[ost]->PolicyStatus(kHeadOf[head], registered, /*with_classes=*/false)) {
+           targets_[target]->PolicyStatus(kHeadOf[head], registered, /*with_classes=*/false)) {
         std::string entry =
             fmt::format("    - name: {}\n      state: {}\n      fallback: {}\n", s.name,
                         nrs::PolicyStateName(s.state), s.fallback ? "yes" : "no");
-        if (s.primary) entry += fmt::format("      spec: {}\n", state_.specs[head][ost]);
+        if (s.primary) entry += fmt::format("      spec: {}\n", state_.specs[head][target]);
         entry +=
             fmt::format("      queued: {}\n      active: {}\n", s.stats.queued, s.stats.active);
         if (s.state != nrs::PolicyState::kStopped) {
@@ -90,12 +90,12 @@ std::string NrsControl::RulesReport() const {
     nrs::TbfRule fallback = rules.default_rule();
     if (fallback.rate == 0) fallback.rate = state_.tunables.tbf_default_rate;
     out.Add("    - " + fallback.ToString() + "\n");
-    for (size_t ost = 0; ost < osts_.size(); ost++) {
-      const std::string& spec = state_.specs[head][ost];
+    for (size_t target = 0; target < targets_.size(); target++) {
+      const std::string& spec = state_.specs[head][target];
       if (spec.rfind("tbf", 0) != 0) continue;
-      out.Add(fmt::format("  ost{} ({}):\n", ost, spec));
+      out.Add(fmt::format("  {} ({}):\n", TargetLabel(target), spec));
       for (const nrs::PolicyStatus& s :
-           osts_[ost]->PolicyStatus(kHeadOf[head], {}, /*with_classes=*/false)) {
+           targets_[target]->PolicyStatus(kHeadOf[head], {}, /*with_classes=*/false)) {
         if (s.primary) AddDescription(&out, s.description, "    ", SIZE_MAX);
       }
     }
@@ -104,21 +104,22 @@ std::string NrsControl::RulesReport() const {
 }
 
 std::string NrsControl::StatsReport() const {
-  // REQUIRES: mu_ held. One line per OST, head and policy class.
+  // REQUIRES: mu_ held. One line per target, head and policy class.
   Report out;
-  for (size_t ost = 0; ost < osts_.size(); ost++) {
+  for (size_t target = 0; target < targets_.size(); target++) {
+    const std::string label = TargetLabel(target);
     for (size_t head = 0; head < kHeads; head++) {
       const nrs::Head which = kHeadOf[head];
-      const nrs::HeadStats hs = osts_[ost]->HeadStats(which);
-      out.Add(fmt::format("ost{} {} dequeued={} seek_bytes={} object_switches={}\n", ost,
+      const nrs::HeadStats hs = targets_[target]->HeadStats(which);
+      out.Add(fmt::format("{} {} dequeued={} seek_bytes={} object_switches={}\n", label,
                           nrs::HeadName(which), hs.dequeued, hs.seek_bytes, hs.object_switches));
-      for (const nrs::PolicyStatus& s : osts_[ost]->PolicyStatus(which, {})) {
+      for (const nrs::PolicyStatus& s : targets_[target]->PolicyStatus(which, {})) {
         const std::string role = s.fallback ? "(fallback)" : s.primary ? "" : "(stopping)";
         for (const nrs::ClassStats& c : s.classes) {
           out.Add(
-              fmt::format("ost{} {} {}{} class={} requests={} bytes={} wait_us_p50={} "
+              fmt::format("{} {} {}{} class={} requests={} bytes={} wait_us_p50={} "
                           "wait_us_p99={} service_us_p50={} service_us_p99={}\n",
-                          ost, nrs::HeadName(which), s.name, role, c.name, c.requests, c.bytes,
+                          label, nrs::HeadName(which), s.name, role, c.name, c.requests, c.bytes,
                           Micros(c.wait.Percentile(50)), Micros(c.wait.Percentile(99)),
                           Micros(c.service.Percentile(50)), Micros(c.service.Percentile(99))));
         }

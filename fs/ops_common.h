@@ -8,7 +8,11 @@
 #include "common/status.h"
 #include "fs/filesystem.h"
 #include "fs/fuse_api.h"
+#include <memory>
+#include <utility>
+
 #include "jobstats/job_stats.h"
+#include "mdt/service.h"
 #include "meta/meta_store.h"
 #include "nrs/request.h"
 
@@ -51,6 +55,52 @@ class MetaJobCount {
   std::shared_ptr<const std::string> jobid_;
   const jobstats::TimePoint start_;
 };
+
+// A metadata operation on its way through the metadata service (below).
+template <class Body>
+class FuseMdRequest final : public mdt::MdRequest {
+ public:
+  FuseMdRequest(Filesystem& fs, jobstats::JobOp job_op, bool counted, Body body)
+      : fs_(fs), job_op_(job_op), counted_(counted), body_(std::move(body)) {
+    fs_.OpStarted();
+  }
+  void Serve() override {
+    body_();
+    // Counted from arrival, so the time a policy held it shows in job_stats.
+    if (counted_ && info.jobid != nullptr) {
+      const jobstats::TimePoint now = jobstats::Clock::now();
+      fs_.meta_job_stats().Record(*info.jobid, job_op_, 0, now - info.arrival, now);
+    }
+    fs_.OpFinished();
+  }
+
+ private:
+  Filesystem& fs_;
+  const jobstats::JobOp job_op_;
+  const bool counted_;  // a request with a process behind it (see MetaJobCount)
+  Body body_;
+};
+
+// Runs a metadata operation through the metadata service's NRS heads
+// (mdt/service.h), classified as `op` on inode `ino` with the caller's
+// uid, gid and job id: at once on this thread when its policy allows (as
+// under fifo), else later on another thread, after this returns. So `body`
+// owns copies of what it uses (names, struct stat, fuse_file_info) except
+// `req`, which stays valid until replied to, and it sends the one reply.
+// It is counted in job_stats as MetaJobCount counts, from its arrival.
+// Mounted with mdt_nrs=off, it runs at once, unscheduled.
+template <class Body>
+void ThroughMdt(fuse_req_t req, nrs::Op op, jobstats::JobOp job_op, uint64_t ino, Body body) {
+  Filesystem& fs = Fs(req);
+  const bool counted = fuse_req_ctx(req)->pid != 0;
+  auto request = std::make_unique<FuseMdRequest<Body>>(fs, job_op, counted, std::move(body));
+  request->info = Caller(req, fs);
+  request->info.op = op;
+  request->info.object_id = ino;
+  request->info.arrival = nrs::Clock::now();
+  if (fs.mdt() == nullptr) return request->Serve();
+  fs.mdt()->Submit(std::move(request));
+}
 
 // Logs a failure in one line (debug for the everyday ENOENT/EEXIST kind,
 // warn for bad input, error for I/O failures) and replies with its errno.

@@ -116,8 +116,7 @@ Status DoReaddir(Filesystem& fs, fuse_ino_t ino, uint64_t off, DirHandle* dir, D
   return Status::Ok();
 }
 
-void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  MetaJobCount count(req, jobstats::JobOp::kOpen);
+void ServeOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto inode = Fs(req).meta().GetInode(ino);
   if (!inode.ok()) return ReplyError(req, inode.status(), "opendir");
   if (!S_ISDIR(inode->mode)) {
@@ -127,12 +126,24 @@ void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   fuse_reply_open(req, fi);
 }
 
-void OpReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
-  MetaJobCount count(req, jobstats::JobOp::kReaddir);
+void ServeReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, DirHandle* dir) {
   DirentBuffer out(req, std::min(size, kMaxReplySize));
-  Status status = DoReaddir(Fs(req), ino, static_cast<uint64_t>(off), Handle(fi), &out);
+  Status status = DoReaddir(Fs(req), ino, static_cast<uint64_t>(off), dir, &out);
   if (!status.ok()) return ReplyError(req, status, "readdir");
   fuse_reply_buf(req, out.data(), out.used());
+}
+
+// Opendir and readdir pass the metadata service's NRS heads (ThroughMdt).
+// The directory handle outlives a queued readdir: the kernel releases it
+// only after every request on it was answered.
+void OpOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  ThroughMdt(req, nrs::Op::kOpen, jobstats::JobOp::kOpen, ino,
+             [req, ino, info = *fi]() mutable { ServeOpendir(req, ino, &info); });
+}
+
+void OpReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file_info* fi) {
+  ThroughMdt(req, nrs::Op::kReaddir, jobstats::JobOp::kReaddir, ino,
+             [req, ino, size, off, dir = Handle(fi)] { ServeReaddir(req, ino, size, off, dir); });
 }
 
 void OpReleasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {

@@ -10,6 +10,8 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "common/log.h"
 #include "fs/fuse_channel.h"
@@ -501,9 +503,8 @@ void OpenReply(fuse_req_t req, fuse_file_info* fi, std::shared_ptr<OpenFile> fil
   fi->noflush = 1;
 }
 
-void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
-              fuse_file_info* fi) {
-  MetaJobCount count(req, jobstats::JobOp::kCreate);
+void ServeCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
+                 fuse_file_info* fi) {
   Filesystem& fs = Fs(req);
   auto inode = MakeNode(req, parent, name, S_IFREG | (mode & 07777), 0, nullptr);
   if (!inode.ok()) return ReplyError(req, inode.status(), "create");
@@ -519,12 +520,26 @@ void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
   fuse_reply_create(req, &entry, fi);
 }
 
-void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  MetaJobCount count(req, jobstats::JobOp::kOpen);
+void ServeOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   auto file = Fs(req).AcquireOpen(ino);
   if (!file.ok()) return ReplyError(req, file.status(), "open");
   OpenReply(req, fi, std::move(file).value());
   fuse_reply_open(req, fi);
+}
+
+// Create and open pass the metadata service's NRS heads (ThroughMdt) with
+// a copy of the kernel's fuse_file_info, which the reply copies back.
+void OpCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
+              fuse_file_info* fi) {
+  ThroughMdt(req, nrs::Op::kCreate, jobstats::JobOp::kCreate, parent,
+             [req, parent, name = std::string(name), mode, info = *fi]() mutable {
+               ServeCreate(req, parent, name.c_str(), mode, &info);
+             });
+}
+
+void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  ThroughMdt(req, nrs::Op::kOpen, jobstats::JobOp::kOpen, ino,
+             [req, ino, info = *fi]() mutable { ServeOpen(req, ino, &info); });
 }
 
 void OpRelease(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
@@ -702,9 +717,8 @@ meta::AttrChange ChangeFrom(const struct stat* attr, int to_set) {
   return change;
 }
 
-void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
-               fuse_file_info* fi) {
-  MetaJobCount count(req, jobstats::JobOp::kSetattr);
+void ServeSetattr(fuse_req_t req, fuse_ino_t ino, const struct stat* attr, int to_set,
+                  fuse_file_info* fi) {
   Filesystem& fs = Fs(req);
   meta::AttrChange change = ChangeFrom(attr, to_set);
   // With FUSE_HANDLE_KILLPRIV_V2 (fs/fuse_channel.h) the kernel leaves the
@@ -751,6 +765,16 @@ void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
   const uint64_t object_end = std::min(*change.size, inode->size);
   auto parts = EveryStripe(target, nrs::Op::kTruncate, object_end, Caller(req, fs), op);
   op->Launch(fs, std::move(parts));
+}
+
+void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,
+               fuse_file_info* fi) {
+  std::optional<fuse_file_info> info;
+  if (fi != nullptr) info = *fi;
+  ThroughMdt(req, nrs::Op::kSetattr, jobstats::JobOp::kSetattr, ino,
+             [req, ino, attr = *attr, to_set, info]() mutable {
+               ServeSetattr(req, ino, &attr, to_set, info ? &*info : nullptr);
+             });
 }
 
 }  // namespace

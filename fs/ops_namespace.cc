@@ -1,8 +1,10 @@
 // Names and inodes: lookup, getattr, mknod/mkdir/symlink/link, unlink,
-// rmdir, rename, readlink, statfs.
+// rmdir, rename, readlink (each through the metadata service's NRS heads),
+// statfs (never scheduled: it must answer while metadata is throttled).
 #include <sys/statvfs.h>
 
 #include <cstring>
+#include <string>
 
 #include "fs/ops.h"
 #include "fs/ops_common.h"
@@ -11,8 +13,7 @@
 namespace sfs::fs {
 namespace {
 
-void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  MetaJobCount count(req, jobstats::JobOp::kLookup);
+void ServeLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
   Status valid = CheckName(name);
   if (!valid.ok()) return ReplyError(req, valid, "lookup");
   auto inode = Fs(req).meta().Lookup(parent, name);
@@ -32,62 +33,53 @@ void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
 void OpForget(fuse_req_t req, fuse_ino_t, uint64_t) { fuse_reply_none(req); }
 void OpForgetMulti(fuse_req_t req, size_t, fuse_forget_data*) { fuse_reply_none(req); }
 
-void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
-  MetaJobCount count(req, jobstats::JobOp::kGetattr);
+void ServeGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
   ReplyAttr(req, Fs(req).meta().GetInode(ino), "getattr");
 }
 
-void OpMknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
-  MetaJobCount count(req, jobstats::JobOp::kMknod);
+void ServeMknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
   ReplyEntry(req, MakeNode(req, parent, name, mode, rdev, nullptr), "mknod");
 }
 
-void OpMkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
-  MetaJobCount count(req, jobstats::JobOp::kMkdir);
+void ServeMkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
   ReplyEntry(req, MakeNode(req, parent, name, S_IFDIR | (mode & 07777), 0, nullptr), "mkdir");
 }
 
-void OpSymlink(fuse_req_t req, const char* target, fuse_ino_t parent, const char* name) {
-  MetaJobCount count(req, jobstats::JobOp::kSymlink);
+void ServeSymlink(fuse_req_t req, const char* target, fuse_ino_t parent, const char* name) {
   if (std::strlen(target) >= PATH_MAX) {
     return ReplyError(req, Status::Error(ENAMETOOLONG, "symlink target too long"), "symlink");
   }
   ReplyEntry(req, MakeNode(req, parent, name, S_IFLNK | 0777, 0, target), "symlink");
 }
 
-void OpLink(fuse_req_t req, fuse_ino_t ino, fuse_ino_t new_parent, const char* new_name) {
-  MetaJobCount count(req, jobstats::JobOp::kLink);
+void ServeLink(fuse_req_t req, fuse_ino_t ino, fuse_ino_t new_parent, const char* new_name) {
   Status valid = CheckName(new_name);
   if (!valid.ok()) return ReplyError(req, valid, "link");
   ReplyEntry(req, Fs(req).meta().Link(ino, new_parent, new_name), "link");
 }
 
-void OpReadlink(fuse_req_t req, fuse_ino_t ino) {
-  MetaJobCount count(req, jobstats::JobOp::kReadlink);
+void ServeReadlink(fuse_req_t req, fuse_ino_t ino) {
   auto inode = Fs(req).meta().GetInode(ino);
   if (!inode.ok()) return ReplyError(req, inode.status(), "readlink");
   if (!S_ISLNK(inode->mode)) return ReplyError(req, Status::Error(EINVAL, "not a symlink"), "readlink");
   fuse_reply_readlink(req, inode->symlink.c_str());
 }
 
-void OpUnlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  MetaJobCount count(req, jobstats::JobOp::kUnlink);
+void ServeUnlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
   Filesystem& fs = Fs(req);
   auto removed = fs.Unlink(parent, name);
   if (!removed.ok()) return ReplyError(req, removed.status(), "unlink");
   fuse_reply_err(req, 0);
 }
 
-void OpRmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
-  MetaJobCount count(req, jobstats::JobOp::kRmdir);
+void ServeRmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
   Status status = Fs(req).meta().Rmdir(parent, name);
   if (!status.ok()) return ReplyError(req, status, "rmdir");
   fuse_reply_err(req, 0);
 }
 
-void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t new_parent,
+void ServeRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t new_parent,
               const char* new_name, unsigned int flags) {
-  MetaJobCount count(req, jobstats::JobOp::kRename);
   Filesystem& fs = Fs(req);
   Status valid = CheckName(new_name);
   if (!valid.ok()) return ReplyError(req, valid, "rename");
@@ -104,6 +96,70 @@ void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t ne
   if (!replaced.ok()) return ReplyError(req, replaced.status(), "rename");
   if (replaced->has_value() && (*replaced)->orphaned) fs.ForgetRemoved((*replaced)->ino);
   fuse_reply_err(req, 0);
+}
+
+// What the FUSE table points at: each operation passes the metadata
+// service's NRS heads first (ThroughMdt), with copies of its arguments.
+void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  ThroughMdt(req, nrs::Op::kLookup, jobstats::JobOp::kLookup, parent,
+             [req, parent, name = std::string(name)] { ServeLookup(req, parent, name.c_str()); });
+}
+
+void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
+  ThroughMdt(req, nrs::Op::kGetattr, jobstats::JobOp::kGetattr, ino,
+             [req, ino] { ServeGetattr(req, ino, nullptr); });
+}
+
+void OpMknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
+  ThroughMdt(req, nrs::Op::kMknod, jobstats::JobOp::kMknod, parent,
+             [req, parent, name = std::string(name), mode, rdev] {
+               ServeMknod(req, parent, name.c_str(), mode, rdev);
+             });
+}
+
+void OpMkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
+  ThroughMdt(req, nrs::Op::kMkdir, jobstats::JobOp::kMkdir, parent,
+             [req, parent, name = std::string(name), mode] {
+               ServeMkdir(req, parent, name.c_str(), mode);
+             });
+}
+
+void OpSymlink(fuse_req_t req, const char* target, fuse_ino_t parent, const char* name) {
+  ThroughMdt(req, nrs::Op::kSymlink, jobstats::JobOp::kSymlink, parent,
+             [req, target = std::string(target), parent, name = std::string(name)] {
+               ServeSymlink(req, target.c_str(), parent, name.c_str());
+             });
+}
+
+void OpLink(fuse_req_t req, fuse_ino_t ino, fuse_ino_t new_parent, const char* new_name) {
+  ThroughMdt(req, nrs::Op::kLink, jobstats::JobOp::kLink, ino,
+             [req, ino, new_parent, new_name = std::string(new_name)] {
+               ServeLink(req, ino, new_parent, new_name.c_str());
+             });
+}
+
+void OpReadlink(fuse_req_t req, fuse_ino_t ino) {
+  ThroughMdt(req, nrs::Op::kReadlink, jobstats::JobOp::kReadlink, ino,
+             [req, ino] { ServeReadlink(req, ino); });
+}
+
+void OpUnlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  ThroughMdt(req, nrs::Op::kUnlink, jobstats::JobOp::kUnlink, parent,
+             [req, parent, name = std::string(name)] { ServeUnlink(req, parent, name.c_str()); });
+}
+
+void OpRmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  ThroughMdt(req, nrs::Op::kRmdir, jobstats::JobOp::kRmdir, parent,
+             [req, parent, name = std::string(name)] { ServeRmdir(req, parent, name.c_str()); });
+}
+
+void OpRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t new_parent,
+              const char* new_name, unsigned int flags) {
+  ThroughMdt(req, nrs::Op::kRename, jobstats::JobOp::kRename, parent,
+             [req, parent, name = std::string(name), new_parent,
+              new_name = std::string(new_name), flags] {
+               ServeRename(req, parent, name.c_str(), new_parent, new_name.c_str(), flags);
+             });
 }
 
 void OpStatfs(fuse_req_t req, fuse_ino_t) {

@@ -64,6 +64,9 @@ struct MountOptions {
   // no metrics server.
   std::string metrics_address;
   uint16_t metrics_port = 0;
+  // mdt_nrs=off: metadata operations skip the metadata service's request
+  // scheduler (no mdt.* settings); for measuring what it costs.
+  bool mdt_nrs = true;
 };
 
 // Parses one "-o a,b=c" word into `options` (fs/mount_options.cc, which
@@ -78,6 +81,7 @@ struct MountOptions {
 //   cache         writearound|writethrough|writeback
 //   max_read      4096..1048576 (bytes; also passed to FUSE)
 //   metrics       ADDRESS:PORT, an IPv4 or [IPv6] literal, port 0..65535
+//   mdt_nrs       on|off
 // A later item overrides an earlier one. EINVAL with a message naming the
 // item otherwise, and `options` is then left unchanged.
 Status ParseMountOption(const std::string& word, MountOptions* options);

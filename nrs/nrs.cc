@@ -1,6 +1,7 @@
 #include "nrs/nrs.h"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <string>
 #include <utility>
@@ -8,8 +9,18 @@
 namespace sfs::nrs {
 namespace {
 
-constexpr Op kAllOps[] = {Op::kRead,     Op::kWrite, Op::kTruncate, Op::kPunch,
-                          Op::kAllocate, Op::kSync,  Op::kDestroy,  Op::kSeek};
+// Every op, in enum order.
+constexpr auto kAllOps = [] {
+  std::array<Op, static_cast<size_t>(kLastOp) + 1> ops{};
+  for (size_t i = 0; i < ops.size(); ++i) ops[i] = static_cast<Op>(i);
+  return ops;
+}();
+
+std::string AllOpNames() {
+  std::string out;
+  for (Op op : kAllOps) out += std::string(OpName(op)) + ", ";
+  return out + "or none";
+}
 
 // Both picks came back without a request: the earlier "until" wins.
 Pick Earliest(const Pick& a, const Pick& b) {
@@ -44,9 +55,7 @@ Result<OpSet> ParseOpSet(std::string_view text) {
       }
     }
     if (!known) {
-      return Status::Error(EINVAL, "unknown op '" + std::string(word) +
-                                       "' (read, write, truncate, punch, allocate, fsync, "
-                                       "destroy, seek or none)");
+      return Status::Error(EINVAL, "unknown op '" + std::string(word) + "' (" + AllOpNames() + ")");
     }
   }
   if (words == 0) return Status::Error(EINVAL, "empty op list (use 'none' for no op)");

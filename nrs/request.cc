@@ -13,6 +13,20 @@ const char* OpName(Op op) {
     case Op::kSync: return "fsync";
     case Op::kDestroy: return "destroy";
     case Op::kSeek: return "seek";
+    case Op::kLookup: return "lookup";
+    case Op::kGetattr: return "getattr";
+    case Op::kSetattr: return "setattr";
+    case Op::kCreate: return "create";
+    case Op::kMknod: return "mknod";
+    case Op::kOpen: return "open";
+    case Op::kReaddir: return "readdir";
+    case Op::kMkdir: return "mkdir";
+    case Op::kRmdir: return "rmdir";
+    case Op::kUnlink: return "unlink";
+    case Op::kRename: return "rename";
+    case Op::kLink: return "link";
+    case Op::kSymlink: return "symlink";
+    case Op::kReadlink: return "readlink";
   }
   return "unknown";
 }

@@ -21,8 +21,27 @@ enum class Op : uint8_t {
   kSync,      // fsync / fdatasync of the object
   kDestroy,   // remove the object (after unlink)
   kSeek,      // find data or a hole (lseek SEEK_DATA / SEEK_HOLE)
+  // Metadata operations, scheduled by the metadata service's NRS heads
+  // (mdt/service.h); never sent to an OST.
+  kLookup,
+  kGetattr,
+  kSetattr,
+  kCreate,
+  kMknod,
+  kOpen,     // open and opendir
+  kReaddir,  // readdir and readdirplus
+  kMkdir,
+  kRmdir,
+  kUnlink,
+  kRename,
+  kLink,
+  kSymlink,
+  kReadlink,
 };
+inline constexpr Op kLastOp = Op::kReadlink;
 const char* OpName(Op op);
+// Whether the op is a metadata operation (served by the metadata service).
+constexpr bool IsMetadata(Op op) { return op >= Op::kLookup; }
 // Whether the op changes the object (write, truncate, punch, allocate).
 constexpr bool Changes(Op op) {
   return op == Op::kWrite || op == Op::kTruncate || op == Op::kPunch || op == Op::kAllocate;

@@ -11,10 +11,15 @@ namespace {
 
 constexpr size_t kMaxJobidLength = 255;
 
-// Opcode classes, in the order of their bits in TbfExpression::Condition.
-constexpr const char* kOpcodeNames[] = {"read",      "write",   "punch", "fsync",
-                                        "fallocate", "destroy", "seek"};
+// Opcode classes, in the order of their bits in TbfExpression::Condition:
+// the data ops (truncate and punch make one class, "punch", as in
+// Lustre's ost_punch), then the metadata ops under their nrs::OpName.
+constexpr const char* kOpcodeNames[] = {
+    "read",   "write",   "punch",   "fsync", "fallocate", "destroy", "seek",
+    "lookup", "getattr", "setattr", "create", "mknod",    "open",    "readdir",
+    "mkdir",  "rmdir",   "unlink",  "rename", "link",     "symlink", "readlink"};
 constexpr size_t kOpcodeCount = std::size(kOpcodeNames);
+static_assert(kOpcodeCount <= 32, "TbfExpression::Condition::opcodes has 32 bits");
 
 size_t OpcodeIndex(Op op) {
   switch (op) {
@@ -33,8 +38,16 @@ size_t OpcodeIndex(Op op) {
       return 5;
     case Op::kSeek:
       return 6;
+    default:
+      // The metadata ops follow in enum order from kLookup.
+      return 7 + (static_cast<size_t>(op) - static_cast<size_t>(Op::kLookup));
   }
-  return 0;
+}
+
+std::string OpcodeList() {
+  std::string out;
+  for (size_t k = 0; k < kOpcodeCount; k++) out += std::string(k > 0 ? ", " : "") + kOpcodeNames[k];
+  return out;
 }
 
 // '*' matches any run of characters, '?' any one character.
@@ -111,10 +124,9 @@ Result<TbfExpression::Condition> TbfExpression::ParseCondition(std::string_view 
     for (std::string_view v : values) {
       const auto* it = std::find(std::begin(kOpcodeNames), std::end(kOpcodeNames), v);
       if (it == std::end(kOpcodeNames)) {
-        return Invalid("unknown opcode '" + std::string(v) +
-                       "' (read, write, punch, fsync, fallocate, destroy)");
+        return Invalid("unknown opcode '" + std::string(v) + "' (" + OpcodeList() + ")");
       }
-      c.opcodes |= uint8_t(1u << (it - std::begin(kOpcodeNames)));
+      c.opcodes |= uint32_t{1} << (it - std::begin(kOpcodeNames));
     }
   } else if (field == "nid") {
     return Invalid("condition " + quoted + ": stripefs has no network ids (nid)");

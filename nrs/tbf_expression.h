@@ -23,7 +23,7 @@ class TbfExpression {
     TbfField field = kTbfUid;
     std::vector<uint32_t> ids;        // uid or gid
     std::vector<std::string> jobids;  // patterns
-    uint8_t opcodes = 0;              // bit i = kOpcodeNames[i] (tbf_expression.cc)
+    uint32_t opcodes = 0;             // bit i = kOpcodeNames[i] (tbf_expression.cc)
 
     bool Matches(const RequestInfo& info) const;
   };

@@ -11,7 +11,9 @@
 // An expression is conditions joined by '&' (and) and ',' (or; '&' binds
 // tighter): field={v1 v2 ...} with field uid, gid (numbers), jobid (values
 // may hold '*' and '?' globs) or opcode (read, write, punch, fsync,
-// fallocate, destroy). Values inside braces are separated by blanks or
+// fallocate, destroy, seek; on the metadata service lookup, getattr,
+// setattr, create, mknod, open, readdir, mkdir, rmdir, unlink, rename,
+// link, symlink, readlink). Values inside braces are separated by blanks or
 // commas. A new rule goes first unless rank=<rule> puts it just before that
 // rule. The rule named "default" always exists, matches everything, comes
 // last, cannot be stopped, and takes its rate from the nrs_tbf_default_rate
@@ -61,7 +63,8 @@ Result<TbfFields> ParseTbfType(std::string_view type);
 std::string TbfTypeName(TbfFields fields);
 
 // Opcode classes as rules and class labels name them: "read", "write",
-// "punch" (Op::kTruncate and Op::kPunch), "fsync", "fallocate", "destroy", "seek".
+// "punch" (Op::kTruncate and Op::kPunch), "fsync", "fallocate", "destroy",
+// "seek", and each metadata op by its nrs::OpName.
 const char* TbfOpcodeName(Op op);
 // The one Op that stands for the opcode class of `op` (kPunch for
 // kTruncate), so two ops of one class make one TBF class key.

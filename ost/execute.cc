@@ -176,6 +176,8 @@ Outcome Execute(IoRequest& r, ObjectCache& objects) {
     case nrs::Op::kDestroy:
       objects.Forget(r.object->object_id());
       return {objects.backend().Remove(r.object->object_id()), 0};
+    default:
+      break;  // a metadata op: not an OST's
   }
   return {Status::Error(EINVAL, "ost: unknown request op"), 0};
 }

@@ -185,6 +185,7 @@ jobstats::JobOp JobOpOf(nrs::Op op) {
     case nrs::Op::kSync: return jobstats::JobOp::kSync;
     case nrs::Op::kDestroy: return jobstats::JobOp::kDestroy;
     case nrs::Op::kSeek: return jobstats::JobOp::kSeek;
+    default: break;  // metadata ops never reach an OST
   }
   return jobstats::JobOp::kCount;  // not counted
 }

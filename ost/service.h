@@ -70,6 +70,7 @@
 #include "nrs/policy.h"
 #include "nrs/request.h"
 #include "nrs/scheduler.h"
+#include "nrs/target.h"
 #include "nrs/tunables.h"
 #include "ost/backend.h"
 #include "ost/object_cache.h"
@@ -176,7 +177,7 @@ struct SpaceSample {
   std::optional<nrs::TimePoint> at;  // when the latest successful sample was taken
 };
 
-class Service {
+class Service final : public nrs::Target {
  public:
   // Starts `options.threads` service threads.
   Service(const ServiceOptions& options, std::unique_ptr<Backend> backend);
@@ -209,20 +210,20 @@ class Service {
   void SubmitOrRun(std::unique_ptr<IoRequest> request,
                    const std::function<void(IoRequest&)>& before_queueing);
 
-  // Switch the primary policy of one head while I/O runs (see
+  // nrs::Target: switch the primary policy of one head while I/O runs (see
   // nrs::Scheduler). Requests parked on a throttling policy are looked at
   // again at once.
-  void StartPolicy(nrs::Head head, std::unique_ptr<nrs::Policy> policy);
-  void StopPolicy(nrs::Head head);
+  void StartPolicy(nrs::Head head, std::unique_ptr<nrs::Policy> policy) override;
+  void StopPolicy(nrs::Head head) override;
   void StartPolicy(std::unique_ptr<nrs::Policy> policy) {
     StartPolicy(nrs::Head::kRegular, std::move(policy));
   }
   void StopPolicy() { StopPolicy(nrs::Head::kRegular); }
   // New tunables for the policies of one head (validated by the caller).
-  void Retune(nrs::Head head, const nrs::Tunables& tunables);
-  void SetHighPriority(nrs::OpSet ops, uint32_t ratio);
+  void Retune(nrs::Head head, const nrs::Tunables& tunables) override;
+  void SetHighPriority(nrs::OpSet ops, uint32_t ratio) override;
   // Epochs from the next one on last this long (nrs_epoch_ms).
-  void SetEpochLength(std::chrono::nanoseconds length);
+  void SetEpochLength(std::chrono::nanoseconds length) override;
   // The epoch this OST's scheduler runs (0: none yet, or evicted), and
   // where it stands with its hub.
   nrs::Epoch epoch() const;
@@ -234,11 +235,11 @@ class Service {
   std::string PrimaryName(nrs::Head head) const;
   std::vector<nrs::PolicyStatus> PolicyStatus(nrs::Head head,
                                               const std::vector<std::string>& registered,
-                                              bool with_classes = true) const;
+                                              bool with_classes = true) const override;
   std::vector<nrs::PolicyStatus> PolicyStatus(const std::vector<std::string>& registered) const {
     return PolicyStatus(nrs::Head::kRegular, registered);
   }
-  nrs::HeadStats HeadStats(nrs::Head head) const;
+  nrs::HeadStats HeadStats(nrs::Head head) const override;
   ServiceCounters Counters() const;
 
   // See the header comment. Called every so often by the monitor with the

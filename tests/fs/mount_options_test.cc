@@ -50,6 +50,21 @@ TEST(MountOptionsTest, Defaults) {
   EXPECT_TRUE(options.fuse_options.empty());
 }
 
+TEST(MountOptionsTest, MdtNrsIsOnOrOff) {
+  MountOptions options;
+  EXPECT_TRUE(options.mdt_nrs);
+  ASSERT_TRUE(ParseMountOption("mdt_nrs=off", &options).ok());
+  EXPECT_FALSE(options.mdt_nrs);
+  EXPECT_TRUE(options.fuse_options.empty());
+  ASSERT_TRUE(ParseMountOption("mdt_nrs=on", &options).ok());
+  EXPECT_TRUE(options.mdt_nrs);
+  for (const char* bad : {"mdt_nrs=0", "mdt_nrs", "mdt_nrs=", "mdt_nrs=yes"}) {
+    Status s = ParseMountOption(bad, &options);
+    EXPECT_EQ(s.err(), EINVAL) << bad;
+    EXPECT_TRUE(options.mdt_nrs) << bad;
+  }
+}
+
 TEST(MountOptionsTest, CacheModes) {
   MountOptions options;
   ASSERT_TRUE(ParseMountOption("cache=writeback", &options).ok());

@@ -24,17 +24,10 @@
 namespace sfs::test {
 namespace {
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 int Set(const MountedFs& fs, const std::string& name, const std::string& value) {
-  const std::string full = "user.stripefs." + name;
-  return ErrnoOf(setxattr(fs.mnt().c_str(), full.c_str(), value.data(), value.size(), 0));
+  return SetSetting(fs, name, value);
 }
-std::string Get(const MountedFs& fs, const std::string& name) {
-  return Xattr(fs.mnt(), "user.stripefs." + name);
-}
+std::string Get(const MountedFs& fs, const std::string& name) { return GetSetting(fs, name); }
 
 // The epoch OST `ost` runs, from ost_status; -1 if not shown.
 long EpochOf(const MountedFs& fs, int ost) {

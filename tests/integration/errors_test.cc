@@ -17,10 +17,6 @@ namespace {
 
 constexpr size_t kMiB = 1 << 20;
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 // The OST of stripe 0 of a file, from user.stripefs.layout; -1 if unknown.
 int FirstOst(const std::string& path) {
   const std::string layout = Xattr(path, "user.stripefs.layout");

@@ -173,6 +173,20 @@ inline std::string Xattr(const std::string& path, const std::string& name) {
   return value;
 }
 
+inline bool Contains(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+// Run-time setting user.stripefs.<name> on the mount root: setxattr's
+// errno (0 when it took), and the value (or "<error text>").
+inline int SetSetting(const MountedFs& fs, const std::string& name, const std::string& value) {
+  const std::string full = "user.stripefs." + name;
+  return ErrnoOf(setxattr(fs.mnt().c_str(), full.c_str(), value.data(), value.size(), 0));
+}
+inline std::string GetSetting(const MountedFs& fs, const std::string& name) {
+  return Xattr(fs.mnt(), "user.stripefs." + name);
+}
+
 // The object files of a file, from its user.stripefs.layout
 // ("... stripe0=ost2:0x1a stripe1=ost3:0x1b").
 inline std::vector<std::string> ObjectPaths(const MountedFs& fs, const std::string& path) {

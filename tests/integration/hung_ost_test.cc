@@ -24,10 +24,6 @@ namespace {
 constexpr int kHung = 3;
 constexpr size_t kMiB = 1 << 20;
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 MountedFs::Options Freezable() {
   MountedFs::Options options;
   options.osts = 4;

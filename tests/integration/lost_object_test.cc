@@ -20,10 +20,6 @@ namespace {
 constexpr int kLost = 1;
 constexpr size_t kMiB = 1 << 20;
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 // The stripe of `path` whose object is on OST `ost` and that object's id
 // ("0x1f"), from the layout; {-1, ""} if none.
 std::pair<int, std::string> StripeOn(const std::string& path, int ost) {

@@ -17,10 +17,6 @@
 namespace sfs::test {
 namespace {
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 // Creates "<prefix><i>" with a 3000-byte xattr until an operation fails;
 // returns how many succeeded and the errno of the failure (0 if none).
 std::pair<int, int> FillUntilFailure(const MountedFs& fs, const std::string& prefix, int limit) {

@@ -22,10 +22,6 @@
 namespace sfs::test {
 namespace {
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 class NrsTest : public ::testing::Test {
  protected:
   void Start(MountedFs::Options options = {}) {

@@ -19,10 +19,6 @@
 namespace sfs::test {
 namespace {
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 // The OSTs of a file's stripes, in stripe order, from its layout.
 std::vector<int> OstsOf(const std::string& path) {
   const std::string layout = Xattr(path, "user.stripefs.layout");

@@ -19,15 +19,6 @@ namespace {
 constexpr int kReadOnly = 2;
 constexpr size_t kMiB = 1 << 20;
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
-int SetSetting(const MountedFs& fs, const std::string& name, const std::string& value) {
-  return ErrnoOf(
-      setxattr(fs.mnt().c_str(), ("user.stripefs." + name).c_str(), value.data(), value.size(), 0));
-}
-
 // The stripe index whose object lies on OST `ost`, from the layout; -1 if none.
 int StripeOn(const std::string& path, int ost) {
   const std::string layout = Xattr(path, "user.stripefs.layout");

@@ -17,10 +17,6 @@
 namespace sfs::test {
 namespace {
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 int SetX(const std::string& path, const std::string& name, const std::string& value,
          int flags = 0) {
   return ErrnoOf(setxattr(path.c_str(), name.c_str(), value.data(), value.size(), flags));

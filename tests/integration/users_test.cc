@@ -27,10 +27,6 @@ class UsersTest : public ::testing::Test {
   MountedFs fs_;
 };
 
-bool Contains(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 TEST_F(UsersTest, NobodyCannotWriteIntoRootsDirectory) {
   ASSERT_EQ(mkdir(P("rootdir").c_str(), 0755), 0);
   ASSERT_TRUE(WriteFile(P("rootdir/existing"), "root's", 0644));

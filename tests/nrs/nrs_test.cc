@@ -102,6 +102,12 @@ TEST(NrsTest, OpSetParsesAndPrints) {
   EXPECT_EQ(ParseOpSet("").err(), EINVAL);
   EXPECT_EQ(ParseOpSet("fsync,flush").err(), EINVAL);
   EXPECT_EQ(ParseOpSet("none,read").err(), EINVAL);
+  // Metadata ops, for the metadata service's mdt.nrs_hp_ops.
+  auto md = ParseOpSet("unlink rename,getattr");
+  ASSERT_TRUE(md.ok());
+  EXPECT_EQ(*md, OpBit(Op::kGetattr) | OpBit(Op::kUnlink) | OpBit(Op::kRename));
+  EXPECT_EQ(OpSetName(*md), "getattr,unlink,rename");
+  EXPECT_NE(ParseOpSet("flush").status().message().find("readlink"), std::string::npos);
   EXPECT_STREQ(HeadName(Head::kRegular), "reg");
   EXPECT_STREQ(HeadName(Head::kHighPriority), "hp");
 }

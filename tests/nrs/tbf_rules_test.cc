@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <initializer_list>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -69,6 +70,33 @@ TEST(TbfOpcodeTest, NamesAndClasses) {
   EXPECT_EQ(TbfOpcodeClass(Op::kWrite), Op::kWrite);
 }
 
+TEST(TbfOpcodeTest, MetadataOpsAreTheirOwnClasses) {
+  // Every metadata op has an opcode class named as nrs::OpName names it,
+  // distinct from every other op's.
+  std::set<std::string> seen;
+  for (int i = static_cast<int>(Op::kLookup); i <= static_cast<int>(kLastOp); ++i) {
+    const Op op = static_cast<Op>(i);
+    EXPECT_TRUE(IsMetadata(op));
+    EXPECT_STREQ(TbfOpcodeName(op), OpName(op));
+    EXPECT_EQ(TbfOpcodeClass(op), op);
+    EXPECT_TRUE(seen.insert(TbfOpcodeName(op)).second) << OpName(op);
+  }
+  EXPECT_EQ(seen.size(), 14u);
+  EXPECT_FALSE(IsMetadata(Op::kSeek));
+  EXPECT_FALSE(seen.count(TbfOpcodeName(Op::kRead)));
+}
+
+TEST(TbfRuleSetTest, MetadataOpcodeRulesMatchOnlyTheirOps) {
+  RuleSetPtr set = Rules({"start md opcode={create mkdir readlink} rate=10"});
+  EXPECT_EQ(set->rules()[0].expression, "opcode={create mkdir readlink}");
+  for (Op op : {Op::kCreate, Op::kMkdir, Op::kReadlink}) {
+    EXPECT_EQ(set->Match(Info(0, op)).name, "md") << OpName(op);
+  }
+  for (Op op : {Op::kMknod, Op::kLookup, Op::kUnlink, Op::kWrite, Op::kSymlink}) {
+    EXPECT_EQ(set->Match(Info(0, op)).name, "default") << OpName(op);
+  }
+}
+
 TEST(TbfRuleSetTest, EmptyHasOnlyTheDefault) {
   RuleSetPtr set = TbfRuleSet::Empty();
   EXPECT_TRUE(set->rules().empty());
@@ -128,7 +156,7 @@ TEST(TbfRuleSetTest, RejectsMalformedCommands) {
       {"start x uid={abc} rate=1", EINVAL, "not a number"},
       {"start x uid={-1} rate=1", EINVAL, "not a number"},
       {"start x uid={4294967296} rate=1", EINVAL, "out of range"},
-      {"start x opcode={open} rate=1", EINVAL, "unknown opcode"},
+      {"start x opcode={opendir} rate=1", EINVAL, "unknown opcode"},
       {"start x color={red} rate=1", EINVAL, "unknown field"},
       {"start x uid={1} rate=0", EINVAL, "out of range"},
       {"start x uid={1} rate=1000000001", EINVAL, "out of range"},

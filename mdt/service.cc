@@ -1,0 +1,267 @@
+// The metadata service: nrs::Nrs owns the order, callers' threads serve
+// what is ready, and one Asio thread serves what a policy held back.
+#include "mdt/service.h"
+
+#include <pthread.h>
+
+#include <algorithm>
+#include <cassert>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <thread>
+#include <utility>
+
+#include <boost/asio.hpp>
+
+#include "common/log.h"
+
+namespace sfs::mdt {
+
+struct Service::Impl {
+  explicit Impl(const ServiceOptions& options)
+      : max_active(std::max<size_t>(1, options.max_active)),
+        work(io.get_executor()),
+        timer(io),
+        epoch_timer(io),
+        epoch_length(options.epoch_length) {}
+
+  // Serves ready requests on the calling thread while a place in service
+  // is free; arms the timer when the policies hold the rest back.
+  // `by_service`: the service's own thread (counted apart).
+  // REQUIRES: `lock` holds mu; holds it again on return.
+  void Pump(std::unique_lock<std::mutex>& lock, bool by_service);
+  // REQUIRES: mu held. Arms the timer for `when` unless it is armed for
+  // an earlier time.
+  void ArmLocked(nrs::TimePoint when);
+  void OnTimer();
+  // The policy is through with its epoch early: start the next one now,
+  // or once nrs::kMinEpochSpan has passed. REQUIRES: mu held.
+  void EndEarlyIfDoneLocked(nrs::TimePoint now);
+  void ArmEpochTimerLocked(nrs::TimePoint when);
+  // Starts the next epoch if this one's length has passed or the policy is
+  // through with it, else waits for the rest of its length.
+  void OnEpochTimer();
+  // Posts a Pump on the service's thread (a change may have made a held
+  // request ready before the armed time).
+  void WakeLater() {
+    boost::asio::post(io, [this] {
+      std::unique_lock<std::mutex> lock(mu);
+      Pump(lock, /*by_service=*/true);
+    });
+  }
+
+  const size_t max_active;
+  boost::asio::io_context io;
+  // Keeps io.run() from returning while idle; reset by ~Service.
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work;
+  std::thread thread;
+
+  // A leaf lock: never held while a request is served.
+  mutable std::mutex mu;
+  std::condition_variable idle;  // notified when a request completes (for ~Service)
+  nrs::Nrs nrs;                  // GUARDED_BY(mu)
+  size_t active = 0;             // GUARDED_BY(mu): requests in service
+  uint64_t completed = 0;        // GUARDED_BY(mu)
+  uint64_t served_by_service = 0;  // GUARDED_BY(mu)
+  bool draining = false;         // GUARDED_BY(mu): Drain(), dequeue ignoring throttles
+  std::optional<nrs::TimePoint> armed_for;  // GUARDED_BY(mu): the timer's expiry, if waiting
+  boost::asio::steady_timer timer;          // GUARDED_BY(mu): every call on it
+
+  boost::asio::steady_timer epoch_timer;    // GUARDED_BY(mu): every call on it
+  std::chrono::nanoseconds epoch_length;    // GUARDED_BY(mu)
+  nrs::Epoch epoch = nrs::kFirstEpoch;      // GUARDED_BY(mu)
+  nrs::TimePoint epoch_started{};           // GUARDED_BY(mu)
+  bool early_end_armed = false;             // GUARDED_BY(mu)
+  bool epochs_stopped = false;              // GUARDED_BY(mu)
+};
+
+void Service::Impl::Pump(std::unique_lock<std::mutex>& lock, bool by_service) {
+  while (active < max_active) {
+    const nrs::TimePoint now = nrs::Clock::now();
+    nrs::Pick pick = nrs.Dequeue(now, draining);
+    if (pick.request == nullptr) {
+      if (pick.not_before.has_value()) ArmLocked(*pick.not_before);
+      return;
+    }
+    EndEarlyIfDoneLocked(now);
+    active++;
+    if (by_service) served_by_service++;
+    // Enqueue was given a released MdRequest; ownership comes back here.
+    std::unique_ptr<MdRequest> request(static_cast<MdRequest*>(pick.request));
+    lock.unlock();
+    request->Serve();
+    const nrs::TimePoint done = nrs::Clock::now();
+    lock.lock();
+    nrs.Complete(request.get(), done);
+    active--;
+    completed++;
+    EndEarlyIfDoneLocked(done);
+    idle.notify_all();
+    // The request dies here, under mu: it holds nothing but its own fields.
+  }
+}
+
+void Service::Impl::ArmLocked(nrs::TimePoint when) {
+  if (armed_for.has_value() && *armed_for <= when) return;
+  armed_for = when;
+  // Re-arming cancels the previous wait; its handler sees operation_aborted.
+  timer.expires_at(when);
+  timer.async_wait([this](const boost::system::error_code& ec) {
+    if (ec != boost::asio::error::operation_aborted) OnTimer();
+  });
+}
+
+void Service::Impl::OnTimer() {
+  std::unique_lock<std::mutex> lock(mu);
+  armed_for.reset();
+  Pump(lock, /*by_service=*/true);
+}
+
+void Service::Impl::EndEarlyIfDoneLocked(nrs::TimePoint now) {
+  if (early_end_armed || epochs_stopped || !nrs.EpochDone(now)) return;
+  early_end_armed = true;
+  ArmEpochTimerLocked(std::max(now, epoch_started + nrs::kMinEpochSpan));
+}
+
+void Service::Impl::ArmEpochTimerLocked(nrs::TimePoint when) {
+  epoch_timer.expires_at(when);
+  epoch_timer.async_wait([this](const boost::system::error_code& ec) {
+    if (ec != boost::asio::error::operation_aborted) OnEpochTimer();
+  });
+}
+
+void Service::Impl::OnEpochTimer() {
+  std::unique_lock<std::mutex> lock(mu);
+  if (epochs_stopped) return;
+  early_end_armed = false;
+  const nrs::TimePoint now = nrs::Clock::now();
+  const nrs::TimePoint end = epoch_started + nrs.EpochLength(epoch_length);
+  if (epoch != nrs::kFirstEpoch && now < end && !nrs.EpochDone(now)) {
+    // Brought forward for an early end that no longer holds: runs on.
+    ArmEpochTimerLocked(end);
+    return;
+  }
+  // A lone scheduler: the reduction of every participant's data is its own.
+  const nrs::EpochData data = nrs.ReportEpoch(now);
+  epoch++;
+  nrs.StartEpoch(epoch, data, now);
+  epoch_started = now;
+  ArmEpochTimerLocked(now + nrs.EpochLength(epoch_length));
+  EndEarlyIfDoneLocked(now);
+  // New shares or a new group may make a held request ready.
+  Pump(lock, /*by_service=*/true);
+}
+
+Service::Service(const ServiceOptions& options) : impl_(std::make_unique<Impl>(options)) {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->ArmEpochTimerLocked(nrs::Clock::now());  // the first epoch starts at once
+  }
+  impl_->thread = std::thread([impl = impl_.get()] {
+    pthread_setname_np(pthread_self(), "mdt-service");
+    impl->io.run();
+  });
+}
+
+Service::~Service() {
+  {
+    std::unique_lock<std::mutex> lock(impl_->mu);
+    impl_->draining = true;
+    impl_->epochs_stopped = true;
+    impl_->epoch_timer.cancel();
+    impl_->timer.cancel();
+    impl_->armed_for.reset();
+    // Whatever is still queued is served here; callers' threads serving
+    // now finish theirs (and serve the rest if they come first).
+    impl_->Pump(lock, /*by_service=*/true);
+    impl_->idle.wait(lock, [&] { return impl_->active == 0 && impl_->nrs.Queued() == 0; });
+  }
+  impl_->work.reset();
+  impl_->thread.join();
+}
+
+void Service::Submit(std::unique_ptr<MdRequest> request) {
+  if (request->info.arrival == nrs::TimePoint{}) request->info.arrival = nrs::Clock::now();
+  std::unique_lock<std::mutex> lock(impl_->mu);
+  const nrs::TimePoint now = nrs::Clock::now();
+  impl_->nrs.Enqueue(request.release(), now);
+  impl_->EndEarlyIfDoneLocked(now);
+  impl_->Pump(lock, /*by_service=*/false);
+}
+
+void Service::Drain() {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->draining = true;
+  }
+  impl_->WakeLater();
+}
+
+void Service::StartPolicy(nrs::Head head, std::unique_ptr<nrs::Policy> policy) {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->nrs.head(head).StartPrimary(std::move(policy));
+  }
+  impl_->WakeLater();
+}
+
+void Service::StopPolicy(nrs::Head head) {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->nrs.head(head).StopPrimary();
+  }
+  impl_->WakeLater();
+}
+
+void Service::Retune(nrs::Head head, const nrs::Tunables& tunables) {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->nrs.head(head).Retune(tunables, nrs::Clock::now());
+  }
+  impl_->WakeLater();
+}
+
+void Service::SetHighPriority(nrs::OpSet ops, uint32_t ratio) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->nrs.SetHighPriority(ops, ratio);
+}
+
+void Service::SetEpochLength(std::chrono::nanoseconds length) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  impl_->epoch_length = length;
+}
+
+std::vector<nrs::PolicyStatus> Service::PolicyStatus(nrs::Head head,
+                                                     const std::vector<std::string>& registered,
+                                                     bool with_classes) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->nrs.head(head).Status(registered, with_classes);
+}
+
+nrs::HeadStats Service::HeadStats(nrs::Head head) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->nrs.head(head).head_stats();
+}
+
+std::string Service::PrimaryName(nrs::Head head) const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->nrs.head(head).PrimaryName();
+}
+
+nrs::Epoch Service::epoch() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->epoch;
+}
+
+ServiceCounters Service::Counters() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  ServiceCounters counters;
+  counters.queued = impl_->nrs.Queued();
+  counters.active = impl_->active;
+  counters.completed = impl_->completed;
+  counters.served_by_service = impl_->served_by_service;
+  return counters;
+}
+
+}  // namespace sfs::mdt

@@ -1,0 +1,263 @@
+// mdt::Service: where each metadata request is served (the caller's thread
+// or the service's), what a throttling policy holds back, the bound on
+// requests in service, policy switches under load, drain at destruction,
+// and the local epochs.
+#include "mdt/service.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <thread>
+#include <vector>
+
+#include "nrs/policy.h"
+#include "nrs/tbf_rules.h"
+
+namespace sfs::mdt {
+namespace {
+
+using nrs::Op;
+using namespace std::chrono_literals;
+
+// What each request saw when it was served, by its id.
+struct Log {
+  std::mutex mu;
+  std::condition_variable changed;
+  std::map<int, std::thread::id> served_on;  // GUARDED_BY(mu)
+  std::vector<int> order;                    // GUARDED_BY(mu)
+
+  void Served(int id) {
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_TRUE(served_on.emplace(id, std::this_thread::get_id()).second) << "served twice: " << id;
+    order.push_back(id);
+    changed.notify_all();
+  }
+  bool WaitFor(size_t count, std::chrono::seconds patience = 20s) {
+    std::unique_lock<std::mutex> lock(mu);
+    return changed.wait_for(lock, patience, [&] { return served_on.size() >= count; });
+  }
+  bool Has(int id) {
+    std::lock_guard<std::mutex> lock(mu);
+    return served_on.count(id) != 0;
+  }
+  std::thread::id ThreadOf(int id) {
+    std::lock_guard<std::mutex> lock(mu);
+    return served_on.at(id);
+  }
+};
+
+class TestRequest : public MdRequest {
+ public:
+  TestRequest(Log* log, int id, Op op, const char* jobid, std::function<void()> during = {})
+      : log_(log), id_(id), during_(std::move(during)) {
+    info.op = op;
+    info.object_id = 1;
+    info.jobid = std::make_shared<const std::string>(jobid);
+  }
+  void Serve() override {
+    if (during_) during_();
+    log_->Served(id_);
+  }
+
+ private:
+  Log* const log_;
+  const int id_;
+  const std::function<void()> during_;
+};
+
+std::unique_ptr<MdRequest> Req(Log* log, int id, const char* jobid = "free",
+                               Op op = Op::kCreate, std::function<void()> during = {}) {
+  return std::make_unique<TestRequest>(log, id, op, jobid, std::move(during));
+}
+
+nrs::Tunables TbfTunables(std::initializer_list<const char*> commands) {
+  nrs::Tunables tunables;
+  auto rules = nrs::TbfRuleSet::Empty();
+  for (const char* command : commands) {
+    auto next = rules->Apply(command);
+    EXPECT_TRUE(next.ok()) << command;
+    rules = *next;
+  }
+  tunables.tbf_rules = rules;
+  // The default rule holds every other class to this rate; high enough
+  // that the tests' unruled jobs are never held.
+  tunables.tbf_default_rate = nrs::kTbfMaxRate;
+  return tunables;
+}
+
+std::unique_ptr<nrs::Policy> Tbf(const char* type, const nrs::Tunables& tunables) {
+  auto policy = nrs::NewTbfPolicy(type, tunables);
+  EXPECT_TRUE(policy.ok());
+  return std::move(policy).value();
+}
+
+TEST(MdtServiceTest, FifoServesEachRequestOnItsCallersThreadBeforeSubmitReturns) {
+  Service service(ServiceOptions{});
+  Log log;
+  for (int id = 0; id < 100; ++id) {
+    service.Submit(Req(&log, id));
+    ASSERT_TRUE(log.Has(id)) << id;
+    EXPECT_EQ(log.ThreadOf(id), std::this_thread::get_id());
+  }
+  const ServiceCounters counters = service.Counters();
+  EXPECT_EQ(counters.completed, 100u);
+  EXPECT_EQ(counters.queued, 0u);
+  EXPECT_EQ(counters.served_by_service, 0u);
+  const auto status = service.PolicyStatus(nrs::Head::kRegular, {});
+  ASSERT_FALSE(status.empty());
+  EXPECT_EQ(status[0].stats.completed, 100u);
+}
+
+TEST(MdtServiceTest, AThrottledJobWaitsQueuedWhileAnotherJobIsServedAtOnce) {
+  Service service(ServiceOptions{});
+  const nrs::Tunables tunables = TbfTunables({"start slow jobid={slow} rate=20 depth=1"});
+  service.StartPolicy(nrs::Head::kRegular, Tbf("jobid", tunables));
+  Log log;
+  constexpr int kSlow = 10;
+  for (int id = 0; id < kSlow; ++id) service.Submit(Req(&log, id, "slow"));
+  // At most the bucket's one token was there: the rest wait, and their
+  // callers were not held.
+  EXPECT_GE(service.Counters().queued, static_cast<uint64_t>(kSlow - 1));
+  for (int id = 100; id < 110; ++id) {
+    service.Submit(Req(&log, id, "free"));
+    EXPECT_TRUE(log.Has(id)) << "a job with no rule waited: " << id;
+  }
+  ASSERT_TRUE(log.WaitFor(kSlow + 10));
+  // The held ones were served by the service's own thread as tokens came,
+  // in their arrival order.
+  std::vector<int> slow_order;
+  {
+    std::lock_guard<std::mutex> lock(log.mu);
+    for (int id : log.order) {
+      if (id < kSlow) slow_order.push_back(id);
+    }
+  }
+  for (int i = 0; i < kSlow; ++i) EXPECT_EQ(slow_order[i], i);
+  EXPECT_NE(log.ThreadOf(kSlow - 1), std::this_thread::get_id());
+  EXPECT_GE(service.Counters().served_by_service, static_cast<uint64_t>(kSlow - 1));
+}
+
+TEST(MdtServiceTest, OpcodeRulesHoldOnlyTheirOps) {
+  Service service(ServiceOptions{});
+  const nrs::Tunables tunables = TbfTunables({"start mk opcode={mkdir} rate=1 depth=1"});
+  service.StartPolicy(nrs::Head::kRegular, Tbf("opcode", tunables));
+  Log log;
+  service.Submit(Req(&log, 0, "a", Op::kMkdir));  // the bucket's token
+  service.Submit(Req(&log, 1, "a", Op::kMkdir));  // held for about a second
+  EXPECT_FALSE(log.Has(1));
+  for (Op op : {Op::kLookup, Op::kGetattr, Op::kCreate, Op::kUnlink, Op::kRename}) {
+    service.Submit(Req(&log, 10 + static_cast<int>(op), "a", op));
+    EXPECT_TRUE(log.Has(10 + static_cast<int>(op))) << nrs::OpName(op);
+  }
+  ASSERT_TRUE(log.WaitFor(7));
+}
+
+TEST(MdtServiceTest, BeyondMaxActiveARequestQueuesAndTheFinishingThreadServesIt) {
+  Service service(ServiceOptions{.max_active = 1});
+  Log log;
+  std::mutex gate_mu;
+  std::condition_variable gate_cv;
+  bool entered = false, release = false;
+  auto blocker = [&] {
+    std::unique_lock<std::mutex> lock(gate_mu);
+    entered = true;
+    gate_cv.notify_all();
+    gate_cv.wait(lock, [&] { return release; });
+  };
+  std::thread first([&] { service.Submit(Req(&log, 1, "a", Op::kCreate, blocker)); });
+  {
+    std::unique_lock<std::mutex> lock(gate_mu);
+    gate_cv.wait(lock, [&] { return entered; });
+  }
+  // The one place is taken: this request queues and Submit returns.
+  service.Submit(Req(&log, 2));
+  EXPECT_FALSE(log.Has(2));
+  EXPECT_EQ(service.Counters().queued, 1u);
+  EXPECT_EQ(service.Counters().active, 1u);
+  {
+    std::lock_guard<std::mutex> lock(gate_mu);
+    release = true;
+  }
+  gate_cv.notify_all();
+  first.join();
+  // Served by the first caller's thread before its Submit returned.
+  ASSERT_TRUE(log.Has(2));
+  EXPECT_EQ(log.ThreadOf(2), log.ThreadOf(1));
+}
+
+TEST(MdtServiceTest, DestructionServesWhatARateStillHolds) {
+  Log log;
+  {
+    Service service(ServiceOptions{});
+    const nrs::Tunables tunables = TbfTunables({"start slow jobid={slow} rate=1 depth=1"});
+    service.StartPolicy(nrs::Head::kRegular, Tbf("jobid", tunables));
+    for (int id = 0; id < 50; ++id) service.Submit(Req(&log, id, "slow"));
+    EXPECT_GE(service.Counters().queued, 49u);
+  }
+  // At one per second these would take 49 s; destruction drains them now.
+  std::lock_guard<std::mutex> lock(log.mu);
+  EXPECT_EQ(log.served_on.size(), 50u);
+}
+
+TEST(MdtServiceTest, SwitchingPoliciesUnderLoadServesEachRequestOnce) {
+  Service service(ServiceOptions{.max_active = 2});
+  Log log;
+  constexpr int kThreads = 4, kPerThread = 400;
+  std::atomic<int> running{kThreads};
+  std::vector<std::thread> submitters;
+  const char* jobs[] = {"a", "b", "c"};
+  for (int t = 0; t < kThreads; ++t) {
+    submitters.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        const int id = t * kPerThread + i;
+        service.Submit(Req(&log, id, jobs[id % 3], i % 2 ? Op::kLookup : Op::kCreate));
+      }
+      running--;
+    });
+  }
+  const nrs::Tunables tbf = TbfTunables({"start b jobid={b} rate=2000"});
+  int switches = 0;
+  while (running.load() > 0 || switches < 8) {
+    switch (switches % 4) {
+      case 0: service.StartPolicy(nrs::Head::kRegular, Tbf("jobid", tbf)); break;
+      case 1: service.StartPolicy(nrs::Head::kRegular, std::move(nrs::NewCrrnPolicy("jobid", {})).value()); break;
+      case 2: service.StartPolicy(nrs::Head::kRegular, std::move(nrs::NewEpochPolicy("jobid", {})).value()); break;
+      default: service.StopPolicy(nrs::Head::kRegular);
+    }
+    switches++;
+    std::this_thread::sleep_for(1ms);
+  }
+  for (auto& t : submitters) t.join();
+  ASSERT_TRUE(log.WaitFor(kThreads * kPerThread));
+  std::lock_guard<std::mutex> lock(log.mu);
+  EXPECT_EQ(log.served_on.size(), static_cast<size_t>(kThreads * kPerThread));
+}
+
+TEST(MdtServiceTest, HighPriorityOpsGoToTheirOwnHead) {
+  Service service(ServiceOptions{});
+  service.SetHighPriority(nrs::OpBit(Op::kUnlink), 4);
+  Log log;
+  service.Submit(Req(&log, 1, "a", Op::kUnlink));
+  service.Submit(Req(&log, 2, "a", Op::kCreate));
+  ASSERT_TRUE(log.WaitFor(2));
+  EXPECT_EQ(service.HeadStats(nrs::Head::kHighPriority).dequeued, 1u);
+  EXPECT_EQ(service.HeadStats(nrs::Head::kRegular).dequeued, 1u);
+}
+
+TEST(MdtServiceTest, EpochsAdvanceOnTheirOwn) {
+  Service service(ServiceOptions{.epoch_length = 2ms});
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (service.epoch() < 5 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_GE(service.epoch(), 5);
+}
+
+}  // namespace
+}  // namespace sfs::mdt
