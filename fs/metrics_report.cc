@@ -26,10 +26,16 @@ void Declare(Exposition& e) {
   e.Family("stripefs_ost_in_service", kGauge, "Requests in service at the OST now.");
   e.Family("stripefs_ost_errors_total", kCounter, "Requests the OST failed.");
   e.Family("stripefs_ost_io_errors_total", kCounter, "Requests the OST failed with EIO.");
+  e.Family("stripefs_mdt_queue_depth", kGauge,
+           "Metadata requests the metadata service's policies hold now.");
+  e.Family("stripefs_mdt_in_service", kGauge, "Metadata requests in service now.");
+  e.Family("stripefs_mdt_requests_total", kCounter,
+           "Metadata requests the metadata service completed.");
   e.Family("stripefs_nrs_requests_total", kCounter,
-           "Requests an NRS policy completed, by OST, head, policy and class.");
+           "Requests an NRS policy completed, by OST (or target=\"mdt\"), head, policy and class.");
   e.Family("stripefs_nrs_bytes_total", kCounter,
-           "Bytes of the requests an NRS policy completed, by OST, head, policy and class.");
+           "Bytes of the requests an NRS policy completed, by OST (or target=\"mdt\"), head, "
+           "policy and class.");
   e.Family("stripefs_nrs_queued", kGauge, "Requests an NRS policy holds now.");
   e.Family("stripefs_nrs_wait_seconds_total", kCounter,
            "Time completed requests waited in an NRS policy (arrival to service).");
@@ -60,6 +66,27 @@ void AddJobs(Exposition& e, const std::string& target, const std::vector<jobstat
   }
 }
 
+// The NRS counters of every policy of both heads of one service; `where`
+// names it ({ost="3"} or {target="mdt"}).
+void AddPolicies(Exposition& e, const nrs::Target& service, const Labels& where) {
+  for (size_t head = 0; head < std::size(kHeadOf); head++) {
+    for (const nrs::PolicyStatus& policy : service.PolicyStatus(kHeadOf[head], {})) {
+      Labels policy_labels = where;
+      policy_labels.emplace_back("head", kHeadTitle[head]);
+      policy_labels.emplace_back("policy", policy.name);
+      e.Add("stripefs_nrs_queued", policy_labels, policy.stats.queued);
+      e.Add("stripefs_nrs_wait_seconds_total", policy_labels, policy.stats.wait_ns / 1e9);
+      e.Add("stripefs_nrs_service_seconds_total", policy_labels, policy.stats.service_ns / 1e9);
+      for (const nrs::ClassStats& cls : policy.classes) {
+        Labels class_labels = policy_labels;
+        class_labels.emplace_back("class", cls.name);
+        e.Add("stripefs_nrs_requests_total", class_labels, cls.requests);
+        e.Add("stripefs_nrs_bytes_total", class_labels, cls.bytes);
+      }
+    }
+  }
+}
+
 }  // namespace
 
 std::string RenderMetrics(Filesystem& fs) {
@@ -85,20 +112,14 @@ std::string RenderMetrics(Filesystem& fs) {
     e.Add("stripefs_ost_in_service", labels, c.active);
     e.Add("stripefs_ost_errors_total", labels, c.errors);
     e.Add("stripefs_ost_io_errors_total", labels, c.io_errors);
-    for (size_t head = 0; head < std::size(kHeadOf); head++) {
-      for (const nrs::PolicyStatus& policy : service.PolicyStatus(kHeadOf[head], {})) {
-        const Labels policy_labels = {{"ost", ost}, {"head", kHeadTitle[head]}, {"policy", policy.name}};
-        e.Add("stripefs_nrs_queued", policy_labels, policy.stats.queued);
-        e.Add("stripefs_nrs_wait_seconds_total", policy_labels, policy.stats.wait_ns / 1e9);
-        e.Add("stripefs_nrs_service_seconds_total", policy_labels, policy.stats.service_ns / 1e9);
-        for (const nrs::ClassStats& cls : policy.classes) {
-          Labels class_labels = policy_labels;
-          class_labels.emplace_back("class", cls.name);
-          e.Add("stripefs_nrs_requests_total", class_labels, cls.requests);
-          e.Add("stripefs_nrs_bytes_total", class_labels, cls.bytes);
-        }
-      }
-    }
+    AddPolicies(e, service, labels);
+  }
+  if (mdt::Service* mdt = fs.mdt()) {
+    const mdt::ServiceCounters c = mdt->Counters();
+    e.Add("stripefs_mdt_queue_depth", {}, c.queued);
+    e.Add("stripefs_mdt_in_service", {}, c.active);
+    e.Add("stripefs_mdt_requests_total", {}, c.completed);
+    AddPolicies(e, *mdt, {{"target", "mdt"}});
   }
   AddJobs(e, "mdt", fs.meta_job_stats().Snapshot(now));
   for (uint32_t i = 0; i < fs.ost_count(); i++) {

@@ -1,7 +1,8 @@
 // What the metrics server (-o metrics=ADDRESS:PORT, metrics/http_server.h)
 // shows: per OST its state, space, weight, bytes, requests, queue and
-// errors; per NRS policy and class the scheduler's counters; per job the
-// job_stats counters. Metric names and labels are in docs/design.md.
+// errors; the metadata service's queue; per NRS policy and class the
+// schedulers' counters (the OSTs' and the metadata service's); per job the
+// job_stats counters. Metric names and labels are in the README.
 #pragma once
 
 #include <string>

@@ -88,9 +88,11 @@ class FuseMdRequest final : public mdt::MdRequest {
 // owns copies of what it uses (names, struct stat, fuse_file_info) except
 // `req`, which stays valid until replied to, and it sends the one reply.
 // It is counted in job_stats as MetaJobCount counts, from its arrival.
-// Mounted with mdt_nrs=off, it runs at once, unscheduled.
+// Mounted with mdt_nrs=off, or with `scheduled` false, it runs at once,
+// unscheduled.
 template <class Body>
-void ThroughMdt(fuse_req_t req, nrs::Op op, jobstats::JobOp job_op, uint64_t ino, Body body) {
+void ThroughMdt(fuse_req_t req, nrs::Op op, jobstats::JobOp job_op, uint64_t ino, Body body,
+                bool scheduled = true) {
   Filesystem& fs = Fs(req);
   const bool counted = fuse_req_ctx(req)->pid != 0;
   auto request = std::make_unique<FuseMdRequest<Body>>(fs, job_op, counted, std::move(body));
@@ -98,7 +100,7 @@ void ThroughMdt(fuse_req_t req, nrs::Op op, jobstats::JobOp job_op, uint64_t ino
   request->info.op = op;
   request->info.object_id = ino;
   request->info.arrival = nrs::Clock::now();
-  if (fs.mdt() == nullptr) return request->Serve();
+  if (fs.mdt() == nullptr || !scheduled) return request->Serve();
   fs.mdt()->Submit(std::move(request));
 }
 

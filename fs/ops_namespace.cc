@@ -105,9 +105,13 @@ void OpLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
              [req, parent, name = std::string(name)] { ServeLookup(req, parent, name.c_str()); });
 }
 
+// Not the root's: with default_permissions the kernel asks for the root's
+// attributes before it lets anyone set a setting (an admin lifting a rule
+// that holds every getattr) and df stats the mount point, and neither may
+// wait behind a policy.
 void OpGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   ThroughMdt(req, nrs::Op::kGetattr, jobstats::JobOp::kGetattr, ino,
-             [req, ino] { ServeGetattr(req, ino, nullptr); });
+             [req, ino] { ServeGetattr(req, ino, nullptr); }, /*scheduled=*/ino != FUSE_ROOT_ID);
 }
 
 void OpMknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {

@@ -11,6 +11,7 @@
 #include <optional>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include <boost/asio.hpp>
 
@@ -41,7 +42,7 @@ struct Service::Impl {
   void ArmEpochTimerLocked(nrs::TimePoint when);
   // Starts the next epoch if this one's length has passed or the policy is
   // through with it, else waits for the rest of its length.
-  void OnEpochTimer();
+  void OnEpochTimer(uint64_t generation);
   // Posts a Pump on the service's thread (a change may have made a held
   // request ready before the armed time).
   void WakeLater() {
@@ -55,7 +56,9 @@ struct Service::Impl {
   boost::asio::io_context io;
   // Keeps io.run() from returning while idle; reset by ~Service.
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work;
-  std::thread thread;
+  // max_active of them: one serving a slow request must not keep another
+  // held request, come due meanwhile, from a free place in service.
+  std::vector<std::thread> threads;
 
   // A leaf lock: never held while a request is served.
   mutable std::mutex mu;
@@ -69,6 +72,9 @@ struct Service::Impl {
   boost::asio::steady_timer timer;          // GUARDED_BY(mu): every call on it
 
   boost::asio::steady_timer epoch_timer;    // GUARDED_BY(mu): every call on it
+  // Bumped on every arming: a wait that completed before it was re-armed
+  // (its handler already queued, so cancel cannot stop it) is stale.
+  uint64_t epoch_timer_generation = 0;      // GUARDED_BY(mu)
   std::chrono::nanoseconds epoch_length;    // GUARDED_BY(mu)
   nrs::Epoch epoch = nrs::kFirstEpoch;      // GUARDED_BY(mu)
   nrs::TimePoint epoch_started{};           // GUARDED_BY(mu)
@@ -87,6 +93,10 @@ void Service::Impl::Pump(std::unique_lock<std::mutex>& lock, bool by_service) {
     EndEarlyIfDoneLocked(now);
     active++;
     if (by_service) served_by_service++;
+    // Others wait and no timer is armed for them: another thread looks
+    // (and serves or arms) while this one serves, so a deadline that
+    // passes meanwhile is not missed. Never the case under fifo.
+    if (nrs.Queued() > 0 && !armed_for.has_value() && active < max_active) WakeLater();
     // Enqueue was given a released MdRequest; ownership comes back here.
     std::unique_ptr<MdRequest> request(static_cast<MdRequest*>(pick.request));
     lock.unlock();
@@ -125,18 +135,23 @@ void Service::Impl::EndEarlyIfDoneLocked(nrs::TimePoint now) {
 }
 
 void Service::Impl::ArmEpochTimerLocked(nrs::TimePoint when) {
+  const uint64_t generation = ++epoch_timer_generation;
   epoch_timer.expires_at(when);
-  epoch_timer.async_wait([this](const boost::system::error_code& ec) {
-    if (ec != boost::asio::error::operation_aborted) OnEpochTimer();
+  epoch_timer.async_wait([this, generation](const boost::system::error_code& ec) {
+    if (ec != boost::asio::error::operation_aborted) OnEpochTimer(generation);
   });
 }
 
-void Service::Impl::OnEpochTimer() {
+void Service::Impl::OnEpochTimer(uint64_t generation) {
   std::unique_lock<std::mutex> lock(mu);
-  if (epochs_stopped) return;
+  if (epochs_stopped || generation != epoch_timer_generation) return;
   early_end_armed = false;
   const nrs::TimePoint now = nrs::Clock::now();
   const nrs::TimePoint end = epoch_started + nrs.EpochLength(epoch_length);
+  if (epoch != nrs::kFirstEpoch && now < epoch_started + nrs::kMinEpochSpan) {
+    ArmEpochTimerLocked(epoch_started + nrs::kMinEpochSpan);
+    return;
+  }
   if (epoch != nrs::kFirstEpoch && now < end && !nrs.EpochDone(now)) {
     // Brought forward for an early end that no longer holds: runs on.
     ArmEpochTimerLocked(end);
@@ -158,10 +173,12 @@ Service::Service(const ServiceOptions& options) : impl_(std::make_unique<Impl>(o
     std::lock_guard<std::mutex> lock(impl_->mu);
     impl_->ArmEpochTimerLocked(nrs::Clock::now());  // the first epoch starts at once
   }
-  impl_->thread = std::thread([impl = impl_.get()] {
-    pthread_setname_np(pthread_self(), "mdt-service");
-    impl->io.run();
-  });
+  for (size_t i = 0; i < impl_->max_active; ++i) {
+    impl_->threads.emplace_back([impl = impl_.get()] {
+      pthread_setname_np(pthread_self(), "mdt-service");
+      impl->io.run();
+    });
+  }
 }
 
 Service::~Service() {
@@ -178,7 +195,7 @@ Service::~Service() {
     impl_->idle.wait(lock, [&] { return impl_->active == 0 && impl_->nrs.Queued() == 0; });
   }
   impl_->work.reset();
-  impl_->thread.join();
+  for (std::thread& t : impl_->threads) t.join();
 }
 
 void Service::Submit(std::unique_ptr<MdRequest> request) {

@@ -11,7 +11,7 @@
 // entry per operation. A request a policy holds back (a TBF rate, a delay)
 // stays queued and its caller returns at once to read the next FUSE
 // request, so a throttled job never takes a worker from the others: the
-// service's own thread serves it when the policy allows (one Asio timer
+// service's own threads serve it when the policy allows (one Asio timer
 // for the earliest such time), or a caller that comes by first does.
 // Whoever finishes a request serves the next ready one before leaving, so
 // nothing ready waits while a place in service is free.
@@ -52,8 +52,9 @@ class MdRequest : public nrs::Request {
 
 struct ServiceOptions {
   // Requests in service at once, on callers' threads and the service's
-  // own. At least the FUSE workers of the mount (4): under fifo, each
-  // worker then serves its own request and nothing ever queues.
+  // own (it runs this many). At least the FUSE workers of the mount (4):
+  // under fifo, each worker then serves its own request and nothing ever
+  // queues.
   size_t max_active = 4;
   // How long an epoch runs for policies without a length of their own
   // (nrs_epoch_ms).
@@ -64,7 +65,7 @@ struct ServiceCounters {
   uint64_t queued = 0;     // now, both heads
   uint64_t active = 0;     // now, in service
   uint64_t completed = 0;  // since start
-  // Served by the service's own thread: a policy held them back and no
+  // Served by the service's own threads: a policy held them back and no
   // caller came by when they became ready.
   uint64_t served_by_service = 0;
 };
@@ -73,7 +74,7 @@ class Service final : public nrs::Target {
  public:
   explicit Service(const ServiceOptions& options);
   // Serves every request still queued, ignoring throttles (as Drain), then
-  // stops its thread. REQUIRES: no Submit from here on.
+  // stops its threads. REQUIRES: no Submit from here on.
   ~Service() override;
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;

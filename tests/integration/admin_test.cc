@@ -279,9 +279,16 @@ TEST_F(MetricsTest, ServesOstNrsAndJobCountersInPrometheusText) {
            "\nstripefs_job_bytes_total{target=\"ost2\",job=\"job.m\",direction=\"write\"} 1048576\n",
            "\nstripefs_job_ops_total{target=\"ost2\",job=\"job.m\",op=\"write\"} 1\n",
            "\nstripefs_job_ops_total{target=\"mdt\",job=\"job.m\",op=\"create\"} 1\n",
+           // The metadata service: the create passed its fifo.
+           "\nstripefs_mdt_queue_depth 0\n",
+           "\nstripefs_nrs_queued{target=\"mdt\",head=\"regular_requests\",policy=\"fifo\"} 0\n",
        }) {
     EXPECT_NE(text.find(line), std::string::npos) << line << "\n" << text;
   }
+  // At least the create of f and the lookups around it were completed there.
+  const size_t at = text.find("\nstripefs_mdt_requests_total ");
+  ASSERT_NE(at, std::string::npos) << text;
+  EXPECT_GE(std::stoul(text.substr(at + 29)), 2u) << text.substr(at, 40);
   const std::string missing = Curl("/");
   EXPECT_EQ(missing.substr(missing.size() - 3), "404") << missing;
   // The address is reported, not set.

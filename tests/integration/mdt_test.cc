@@ -229,6 +229,35 @@ TEST(MdtTest, AStopServesWhatARateStillHolds) {
   ASSERT_EQ(Shell("touch " + fs.Path("s/0/after")).exit_code, 0);
 }
 
+TEST(MdtTest, SettingsAndDfAnswerWhileEveryGetattrIsHeld) {
+  MountedFs::Options options;
+  options.mount_options = {"attr_timeout=0"};  // every stat reaches the daemon
+  MountedFs fs(options);
+  ASSERT_TRUE(fs.mounted());
+  ASSERT_EQ(Shell("touch " + fs.Path("f")).exit_code, 0);
+  ASSERT_EQ(Set(fs, "mdt.nrs_policies", "tbf opcode"), 0);
+  ASSERT_EQ(Set(fs, "mdt.nrs_tbf_rule", "start g opcode={getattr} rate=1 depth=1"), 0);
+  // Eight readers each stat the file in a loop: getattrs queue at 1/s.
+  std::string readers;
+  for (int i = 0; i < 8; i++) {
+    readers += "sh -c 'for i in 1 2 3 4 5; do stat " + fs.Path("f") +
+               " || exit 1; done' >/dev/null 2>&1 & ";
+  }
+  Shell(readers + "true");
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  // The root's getattr (the kernel's permission check before setxattr on
+  // it, df's stat of the mount point) is never scheduled: these answer
+  // while about 8 s of getattrs wait.
+  const double seconds = SecondsOf([&] {
+    EXPECT_EQ(Set(fs, "mdt.nrs_tbf_rule", "change g rate=2"), 0);
+    EXPECT_EQ(Shell("df " + fs.mnt()).exit_code, 0);
+    EXPECT_EQ(Set(fs, "mdt.nrs_tbf_rule", "stop g"), 0);
+  });
+  EXPECT_LT(seconds, 3.0);
+  EXPECT_TRUE(Contains(Get(fs, "mdt.nrs_stats"), "class=opcode=getattr"))
+      << Get(fs, "mdt.nrs_stats");
+}
+
 TEST(MdtTest, MdtNrsOffRunsMetadataUnscheduled) {
   MountedFs::Options options;
   options.mount_options = {"mdt_nrs=off"};
