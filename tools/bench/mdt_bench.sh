@@ -9,7 +9,11 @@
 #    no rule but the default, its rate raised out of the way (what TBF's
 #    classification and buckets cost; at the default 10,000 requests/s
 #    one job's mdtest would be held by it). Median ops/s per phase and the
-#    ratio to mdt_nrs=off.
+#    ratio to mdt_nrs=off (the median of the ratios within each
+#    repetition). The kernel answers most of mdtest's stats from
+#    its attribute cache (a few ms per phase, so that phase is noise), so
+#    off and fifo are measured a second time mounted attr_timeout=0:
+#    every stat and lookup then reaches the metadata service.
 # 2. Accuracy: job A runs mdtest creates (-C) held by a rule
 #    "jobid={A}&opcode={create} rate=N" for each --rates N while job B runs
 #    mdtest creates with no rule; prints A's create rate / N, B's create
@@ -57,6 +61,13 @@ mpi() {  # $1 job id, then the command
     mpirun --oversubscribe --bind-to none -np "$np" -x SLURM_JOB_ID="$job" "$@"
 }
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
+# The median over repetitions of a/b within each repetition: the two ran
+# one after the other, so the machine's slow drifts cancel.
+paired() {  # $1 a, $2 b, $3 phase
+  paste <(echo "${res[$1.$3]}" | tr ' ' '\n' | grep -v '^$') \
+        <(echo "${res[$2.$3]}" | tr ' ' '\n' | grep -v '^$') |
+    awk '{ print $1 / $2 }' | median
+}
 range() { tr ' ' '\n' | grep -v '^$' | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.0f-%.0f", lo, hi }'; }
 
 mount_sfs() {  # $1 name, $2 mount options
@@ -72,15 +83,22 @@ rm -rf "$dir"; mkdir -p "$dir/plain"
 mount_sfs off log_level=warn,mdt_nrs=off
 mount_sfs fifo log_level=warn
 mount_sfs tbf log_level=warn
+mount_sfs off0 log_level=warn,mdt_nrs=off,attr_timeout=0
+mount_sfs fifo0 log_level=warn,attr_timeout=0
 "$bin" set_param "$dir/tbf/mnt" mdt.nrs_policies="tbf jobid" mdt.nrs_tbf_default_rate=1000000000 >/dev/null
 
 declare -A path=([plain]=$dir/plain [mdt-off]=$dir/off/mnt [mdt-fifo]=$dir/fifo/mnt
-                 [mdt-tbf]=$dir/tbf/mnt)
-targets="plain mdt-off mdt-fifo mdt-tbf"
+                 [mdt-tbf]=$dir/tbf/mnt [off-uncached]=$dir/off0/mnt
+                 [fifo-uncached]=$dir/fifo0/mnt)
+targets="plain mdt-off mdt-fifo mdt-tbf off-uncached fifo-uncached"
 phases="create stat read remove"
 declare -A res=()
+read -ra order <<< "$targets"
 for rep in $(seq "$reps"); do
-  for t in $targets; do
+  # Each repetition starts one target later: none always runs just after
+  # another's removal writes back.
+  for i in "${!order[@]}"; do
+    t=${order[$(( (i + rep) % ${#order[@]} ))]}
     rm -rf "${path[$t]}/md"
     out=$(mpi bench "$mdtest" -n "$files" -F -d "${path[$t]}/md")
     for p in $phases; do
@@ -93,17 +111,16 @@ for rep in $(seq "$reps"); do
 done
 
 echo "stripefs metadata NRS benchmark, $(date -u +%F): mdtest -n $files -F, $np processes,"
-echo "  4 OSTs on one disk, median of $reps interleaved runs (ops/s), ratio to mdt_nrs=off"
-printf "%-10s" "phase"; for t in $targets; do printf " %18s" "$t"; done; printf "   %s\n" "fifo/off tbf/off"
+echo "  4 OSTs on one disk, median of $reps interleaved runs (ops/s); ratios: median over"
+echo "  repetitions of the ratio within each, to mdt_nrs=off mounted the same way"
+printf "%-10s" "phase"; for t in $targets; do printf " %18s" "$t"; done; printf "   %s\n" "fifo/off tbf/off fifo/off(uncached)"
 for p in $phases; do
   printf "%-10s" "$p"
   for t in $targets; do
     printf " %9s %-8s" "$(echo "${res[$t.$p]}" | median)" "[$(echo "${res[$t.$p]}" | range)]"
   done
-  off=$(echo "${res[mdt-off.$p]}" | median)
-  printf "   %.3f    %.3f\n" \
-    "$(awk -v a="$(echo "${res[mdt-fifo.$p]}" | median)" -v b="$off" 'BEGIN { print a / b }')" \
-    "$(awk -v a="$(echo "${res[mdt-tbf.$p]}" | median)" -v b="$off" 'BEGIN { print a / b }')"
+  printf "   %.3f    %.3f   %.3f\n" "$(paired mdt-fifo mdt-off "$p")" \
+    "$(paired mdt-tbf mdt-off "$p")" "$(paired fifo-uncached off-uncached "$p")"
 done
 
 # ---- Accuracy of a create rule, with a free job beside ----
