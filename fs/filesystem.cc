@@ -85,7 +85,7 @@ Filesystem::~Filesystem() {
     // failed after the OSTs were opened, with nothing in flight): it cannot
     // be joined, so the services are left to the process's end.
     Logger("fs")->warn("leaving service threads stuck on unresponsive OSTs");
-    for (auto& service : osts_) (void)service.release();
+    osts_.Abandon();
   }
   // The controls borrow the services (the automatic weights sample them on
   // their own thread), so they go first.
@@ -96,7 +96,7 @@ Filesystem::~Filesystem() {
   // the store are there.
   mdt_.reset();
   // Services drain their queues (including destroys) before meta_ closes.
-  osts_.clear();
+  osts_.Clear();
   Status synced = meta_ ? meta_->Sync() : Status::Ok();
   if (!synced.ok()) Logger("fs")->error("final sync of the metadata store: {}", synced.ToString());
 }
@@ -105,7 +105,7 @@ void Filesystem::AwaitFirstSpaceSamples(std::chrono::nanoseconds patience) {
   // So that the first statfs after the mount already has figures; an OST
   // that does not answer this quickly is shown without (statfs never waits).
   const auto deadline = std::chrono::steady_clock::now() + patience;
-  for (auto& service : osts_) {
+  for (auto& service : osts_.All()) {
     service->RequestSpaceSample();
     while (!service->LastSpace().space.has_value() && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(2));
@@ -122,14 +122,14 @@ bool Filesystem::Quiesce() {
   // Metadata requests a policy holds are served now (and counted in
   // in_flight_ until they are).
   if (mdt_ != nullptr) mdt_->Drain();
-  for (auto& service : osts_) service->Drain();
+  for (auto& service : osts_.All()) service->Drain();
   // Whether what is left in flight can only be calls stuck on an OST that
   // stopped answering, which may never return: nothing queued anywhere, no
   // request in service on an OST that still answers, and some in service on
   // one that does not.
   auto only_stuck = [&] {
     bool stuck = false;
-    for (auto& service : osts_) {
+    for (auto& service : osts_.All()) {
       const ost::ServiceCounters counters = service->Counters();
       if (counters.queued > 0) return false;
       if (counters.active > 0 && counters.responsive) return false;
@@ -157,7 +157,7 @@ bool Filesystem::Quiesce() {
   stuck_ms = 0;
   for (;;) {
     bool busy = false, stuck = false;
-    for (auto& service : osts_) {
+    for (auto& service : osts_.All()) {
       const ost::ServiceCounters counters = service->Counters();
       busy = busy || counters.oldest_in_service.count() > 0;
       stuck = stuck || (counters.oldest_in_service.count() > 0 && !counters.responsive);
@@ -176,7 +176,7 @@ void Filesystem::Abandon() {
   Status synced = meta_->Sync();
   if (!synced.ok()) Logger("fs")->error("final sync of the metadata store: {}", synced.ToString());
   std::string stuck;
-  for (auto& service : osts_) {
+  for (auto& service : osts_.All()) {
     if (!service->responsive()) stuck += (stuck.empty() ? "" : ", ") + std::to_string(service->index());
   }
   Logger("fs")->warn("exiting with {} operations still in service on unresponsive OSTs ({}); "
@@ -222,6 +222,7 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
   }
   // RocksDB's share does not depend on the OST count, which the store holds.
   const uint64_t fd_limit = RaiseDescriptorLimit();
+  fs->fd_limit_ = fd_limit;
   meta::StoreOptions store_options;
   store_options.max_open_files = SplitDescriptors(fd_limit, 1, config.ost_threads).rocksdb_files;
   auto meta = meta::MetaStore::Open(config.meta_dir, store_options);
@@ -245,7 +246,7 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
   // However long an OST takes, the mount waits at most ost_timeout for it.
   OpenedOsts opened = OpenOsts(identities, config.ost_timeout);
   fs->late_osts_ = std::move(opened.late);
-  auto inline_budget = std::make_shared<std::atomic<int>>(config.inline_ios);
+  fs->inline_budget_ = std::make_shared<std::atomic<int>>(config.inline_ios);
   fs->epochs_ = std::make_shared<nrs::SharedEpochHub>(nrs::CombineEpochData,
                                                       NrsControl::kDefaultEhTimeout);
   for (uint32_t index = 0; index < identities.size(); ++index) {
@@ -256,9 +257,10 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
     options.threads = config.ost_threads;
     options.open_objects = fds.objects_per_ost;
     options.timeout = config.ost_timeout;
-    options.inline_budget = inline_budget;
+    options.inline_budget = fs->inline_budget_;
     options.epochs = fs->epochs_;
-    fs->osts_.push_back(std::make_unique<ost::Service>(options, std::move(backend).value()));
+    SFS_RETURN_IF_ERROR(
+        fs->osts_.Add(std::make_unique<ost::Service>(options, std::move(backend).value())));
   }
 
   auto settings = std::make_shared<Settings>();
@@ -286,7 +288,7 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
   fs->AwaitFirstSpaceSamples(std::min<std::chrono::nanoseconds>(config.ost_timeout,
                                                                  std::chrono::seconds(1)));
   std::vector<ost::Service*> services;
-  for (auto& service : fs->osts_) services.push_back(service.get());
+  for (auto& service : fs->osts_.All()) services.push_back(service.get());
   fs->nrs_control_ = std::make_unique<NrsControl>(
       NrsControl::Scope::kOsts, fs->meta_.get(),
       std::vector<nrs::Target*>(services.begin(), services.end()), &fs->registry_,
@@ -305,7 +307,7 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
   fs->placement_control_ = std::make_unique<PlacementControl>(fs->meta_.get(), services);
   if (Status loaded = fs->placement_control_->Load(); !loaded.ok()) return loaded;
   // An OST that stops answering gets no new files until it answers again.
-  for (auto& service : fs->osts_) {
+  for (auto& service : fs->osts_.All()) {
     service->SetHealthListener([control = fs->placement_control_.get()](uint32_t index,
                                                                        bool responsive) {
       control->SetResponsive(index, responsive);
@@ -361,13 +363,13 @@ std::vector<std::shared_ptr<ost::ObjectHandle>> Filesystem::Handles(const layout
   std::vector<std::shared_ptr<ost::ObjectHandle>> handles;
   handles.reserve(layout.objects.size());
   for (const auto& object : layout.objects) {
-    handles.push_back(osts_.at(object.ost)->Object(object.object_id));
+    handles.push_back(osts_.at(object.ost).Object(object.object_id));
   }
   return handles;
 }
 
 void Filesystem::CloseObjects(const layout::Layout& layout) {
-  for (const auto& object : layout.objects) osts_.at(object.ost)->CloseObject(object.object_id);
+  for (const auto& object : layout.objects) osts_.at(object.ost).CloseObject(object.object_id);
 }
 
 Result<layout::Layout> Filesystem::LoadLayout(uint64_t ino) {
@@ -599,7 +601,7 @@ void Filesystem::DestroyObjects(uint64_t ino) {
 bool Filesystem::IsSettingName(const std::string& name) {
   return name == kJobidVarKey || name == kJobidNameKey || name == kOstStatusName ||
          name == kOstDfName || name == kJobStatsName || name == kJobCleanupKey ||
-         name == kMetricsAddressName ||
+         name == kMetricsAddressName || name == kOstAddName || name == kOstCountKey ||
          NrsControl::Handles(NrsControl::Scope::kOsts, name) ||
          NrsControl::Handles(NrsControl::Scope::kMdt, name) || PlacementControl::Handles(name);
 }
@@ -614,10 +616,14 @@ Result<std::string> Filesystem::GetSetting(const std::string& name) {
   if (name == kJobidNameKey) return settings()->jobid.name;
   if (name == kOstStatusName) {
     std::vector<ost::Service*> services;
-    for (auto& service : osts_) services.push_back(service.get());
+    for (auto& service : osts_.All()) services.push_back(service.get());
     return FormatOstStatus(services, config_.ost_timeout, nrs::Clock::now());
   }
   if (name == kOstDfName) return OstDfReport();
+  if (name == kOstCountKey) return std::to_string(osts_.size());
+  if (name == kOstAddName) {
+    return Status::Error(ENODATA, "ost_add is write-only; ost_count and ost_df show the OSTs");
+  }
   if (name == kJobStatsName) return JobStatsReport();
   if (name == kMetricsAddressName) {
     if (metrics_address_.empty()) {
@@ -644,7 +650,7 @@ std::vector<double> Filesystem::EffectiveWeights() const {
 std::string Filesystem::OstDfReport() {
   const std::vector<double> weights = EffectiveWeights();
   std::vector<OstDf> rows;
-  for (auto& service : osts_) {
+  for (auto& service : osts_.All()) {
     OstDf row;
     row.index = service->index();
     row.space = service->LastSpace().space;
@@ -664,7 +670,7 @@ std::string Filesystem::JobStatsReport() {
   const auto wall_now = std::chrono::system_clock::now();
   std::vector<jobstats::TargetJobs> targets;
   targets.push_back({"mdt", meta_job_stats_.Snapshot(now)});
-  for (auto& service : osts_) {
+  for (auto& service : osts_.All()) {
     targets.push_back({"ost" + std::to_string(service->index()), service->job_stats().Snapshot(now)});
   }
   // An extended attribute's value holds at most 64 KiB (XATTR_SIZE_MAX).
@@ -678,7 +684,7 @@ Status Filesystem::SetJobStatsSetting(const std::string& name, const std::string
                                        Printable(value) + "'");
     }
     meta_job_stats_.Clear();
-    for (auto& service : osts_) service->job_stats().Clear();
+    for (auto& service : osts_.All()) service->job_stats().Clear();
     return Status::Ok();
   }
   uint64_t seconds = 0;
@@ -699,12 +705,12 @@ Status Filesystem::SetJobStatsSetting(const std::string& name, const std::string
 void Filesystem::ApplyJobCleanup(int64_t seconds) {
   const jobstats::TimePoint now = jobstats::Clock::now();
   meta_job_stats_.SetCleanupInterval(std::chrono::seconds(seconds), now);
-  for (auto& service : osts_) service->job_stats().SetCleanupInterval(std::chrono::seconds(seconds), now);
+  for (auto& service : osts_.All()) service->job_stats().SetCleanupInterval(std::chrono::seconds(seconds), now);
 }
 
 std::vector<std::optional<ost::SpaceInfo>> Filesystem::SpaceSamples() const {
   std::vector<std::optional<ost::SpaceInfo>> samples;
-  for (const auto& service : osts_) samples.push_back(service->LastSpace().space);
+  for (const auto& service : osts_.All()) samples.push_back(service->LastSpace().space);
   return samples;
 }
 
@@ -719,12 +725,14 @@ Status Filesystem::SetSetting(const std::string& name, const std::string& raw) {
   std::string value = raw;
   while (!value.empty() && (value.back() == '\n' || value.back() == ' ')) value.pop_back();
   if (name == kJobStatsName || name == kJobCleanupKey) return SetJobStatsSetting(name, value);
+  if (name == kOstAddName) return AddOst(value);
   if (name == kJobidVarKey) {
     if (!ValidJobidVar(value)) {
       return Status::Error(EINVAL, "jobid_var must be an environment variable name, "
                                    "'procname_uid', 'nodelocal' or 'disable', not '" + value + "'");
     }
-  } else if (name == kOstStatusName || name == kOstDfName || name == kMetricsAddressName) {
+  } else if (name == kOstStatusName || name == kOstDfName || name == kMetricsAddressName ||
+             name == kOstCountKey) {
     return Status::Error(EINVAL, "setting " + name + " is read-only");
   } else if (name == kJobidNameKey) {
     if (!ValidJobidName(value)) {

@@ -27,6 +27,7 @@
 #include "fs/jobid.h"
 #include "fs/nrs_control.h"
 #include "fs/ops.h"
+#include "fs/ost_table.h"
 #include "fs/pipe_pool.h"
 #include "fs/placement_control.h"
 #include "fs/settings_keys.h"
@@ -34,6 +35,7 @@
 #include "jobstats/job_stats.h"
 #include "layout/layout.h"
 #include "layout/layout_spec.h"
+#include "layout/placement_config.h"
 #include "layout/placement.h"
 #include "mdt/service.h"
 #include "meta/meta_store.h"
@@ -118,6 +120,9 @@ class Filesystem {
  public:
   struct Config {
     std::string meta_dir;
+    // Where it is mounted (canonical): an OST added at run time must not
+    // overlap it.
+    std::string mountpoint;
     uint32_t admin_uid = 0;
     int ost_threads = 2;
     double attr_timeout = 60.0;
@@ -150,8 +155,9 @@ class Filesystem {
   ~Filesystem();
 
   meta::MetaStore& meta() { return *meta_; }
+  // Grows while mounted (AddOst); an index below a count once read stays valid.
   size_t ost_count() const { return osts_.size(); }
-  ost::Service& ost(uint32_t index) { return *osts_[index]; }
+  ost::Service& ost(uint32_t index) { return osts_[index]; }
   // The metadata service, or null when mounted with mdt_nrs=off.
   mdt::Service* mdt() { return mdt_.get(); }
   const nrs::PolicyRegistry& registry() const { return registry_; }
@@ -255,6 +261,15 @@ class Filesystem {
   std::vector<double> EffectiveWeights() const;
   // False once an admin deactivated the OST (no new objects on it).
   bool OstActive(uint32_t ost) const;
+  // `stripefs ost add` (setting ost_add, root only): makes the directory at
+  // `path` (absolute; created if missing; empty, or left by an addition
+  // that did not finish) the next OST, labelled, stored, and placed at
+  // weight 1 in no pool, usable by new files when this returns
+  // (fs/ost_add.cc). EINVAL for a relative path or one that overlaps the
+  // metadata directory, an OST or the mount, or lies on a FUSE
+  // filesystem; EEXIST for a directory holding anything else; ENOSPC past
+  // the table's capacity; the errno of a failed directory operation.
+  Status AddOst(const std::string& path);
   // Where the metrics server listens ("127.0.0.1:9100"), for the read-only
   // setting metrics_address; set once by the mount before it serves.
   void set_metrics_address(std::string address) { metrics_address_ = std::move(address); }
@@ -296,7 +311,7 @@ class Filesystem {
   // The epoch handler every OST's scheduler joins (seed 002); ticked by
   // monitor_, tuned by nrs_control_.
   std::shared_ptr<nrs::SharedEpochHub> epochs_;
-  std::vector<std::unique_ptr<ost::Service>> osts_;
+  OstTable osts_{layout::kMaxOsts};
   // OSTs that had not answered at mount, attached when they do.
   std::vector<std::shared_ptr<ost::LateAttach>> late_osts_;
   std::unique_ptr<ost::Monitor> monitor_;  // ticks osts_; destroyed before them
@@ -319,6 +334,14 @@ class Filesystem {
   std::mutex settings_mu_;  // serializes SetSetting of Settings fields: persist, then publish
   std::atomic<std::shared_ptr<const Settings>> settings_;
   std::atomic<int64_t> in_flight_{0};
+  // The descriptor limit split between the OSTs (fs/fd_budget.h); set by
+  // Open, read by AddOst.
+  uint64_t fd_limit_ = 0;
+  // Data requests on FUSE workers at once, shared by every OST
+  // (ost::ServiceOptions::inline_budget); set by Open.
+  std::shared_ptr<std::atomic<int>> inline_budget_;
+  // Serializes AddOst: one check, label, store and publish at a time.
+  std::mutex ost_add_mu_;
 
   std::mutex open_mu_;  // guards open_ and destroying_, and OpenFile::opens
   std::unordered_map<uint64_t, std::shared_ptr<OpenFile>> open_;

@@ -8,6 +8,7 @@
 
 #include "common/log.h"
 #include "common/private_dir.h"
+#include "fs/ost_dirs.h"
 #include "fs/settings_keys.h"
 #include "fs/stripefs.h"
 #include "fs/version.h"
@@ -19,40 +20,6 @@ namespace sfs::fs {
 namespace {
 
 namespace stdfs = std::filesystem;
-
-// Where `dir` is or will be, creating nothing: the existing part with its
-// symlinks resolved, "." and ".." and trailing slashes gone.
-Result<std::string> Resolve(const std::string& dir) {
-  std::error_code ec;
-  auto path = stdfs::weakly_canonical(stdfs::absolute(dir, ec), ec);
-  if (ec) return Status::Error(ec.value(), dir + ": " + ec.message());
-  std::string text = path.string();
-  while (text.size() > 1 && text.back() == '/') text.pop_back();
-  return text;
-}
-
-// Creates `dir` if missing, makes it private to root (it will hold every
-// user's data or names) and returns its canonical path.
-Result<std::string> PrepareDir(const std::string& dir) {
-  std::error_code ec;
-  stdfs::create_directories(dir, ec);
-  if (ec) return Status::Error(ec.value(), "cannot create " + dir + ": " + ec.message());
-  if (!stdfs::is_directory(dir, ec)) return Status::Error(ENOTDIR, dir + " is not a directory");
-  if (chmod(dir.c_str(), kPrivateDirMode) != 0) return ErrnoStatus(errno, "chmod " + dir);
-  auto canonical = stdfs::canonical(dir, ec);
-  if (ec) return Status::Error(ec.value(), dir + ": " + ec.message());
-  return canonical.string();
-}
-
-bool IsEmptyDir(const std::string& dir) {
-  std::error_code ec;
-  return stdfs::is_empty(dir, ec) && !ec;
-}
-
-bool Nested(const std::string& a, const std::string& b) {
-  return a == b || b.compare(0, a.size() + 1, a + "/") == 0 ||
-         a.compare(0, b.size() + 1, b + "/") == 0;
-}
 
 // An OST directory may be reused with --force only if what it holds is a
 // previous stripefs OST (label and objects); anything else is left alone.
@@ -100,18 +67,18 @@ Status Mkfs(const MkfsOptions& options) {
   // Paths are checked before any directory is created, so a refused mkfs
   // leaves nothing behind (a stray empty OST directory would be "other
   // data" to the next, correct mkfs naming its parent).
-  auto meta_dir = Resolve(options.meta_dir);
+  auto meta_dir = ResolvePath(options.meta_dir);
   if (!meta_dir.ok()) return meta_dir.status();
   std::vector<std::string> osts;
   for (const std::string& dir : options.ost_dirs) {
-    auto path = Resolve(dir);
+    auto path = ResolvePath(dir);
     if (!path.ok()) return path.status();
     for (const std::string& other : osts) {
-      if (Nested(other, *path)) {
+      if (PathsOverlap(other, *path)) {
         return Status::Error(EINVAL, "OST path " + dir + " is given twice or nested in " + other);
       }
     }
-    if (Nested(*meta_dir, *path)) {
+    if (PathsOverlap(*meta_dir, *path)) {
       return Status::Error(EINVAL, "OST path " + dir + " overlaps the metadata directory");
     }
     osts.push_back(*path);

@@ -21,6 +21,7 @@
 #include "fs/fuse_api.h"
 #include "fs/metrics_report.h"
 #include "fs/ops.h"
+#include "fs/ost_dirs.h"
 #include "fs/settings_keys.h"
 #include "fs/stripefs.h"
 #include "metrics/http_server.h"
@@ -107,10 +108,6 @@ void WidenReadahead(const std::string& mountpoint, spdlog::logger& log) {
   }
 }
 
-bool Inside(const std::string& path, const std::string& dir) {
-  return path == dir || path.compare(0, dir.size() + 1, dir + "/") == 0;
-}
-
 Result<std::string> CheckMountpoint(const std::string& mountpoint) {
   std::error_code ec;
   auto canonical = stdfs::canonical(mountpoint, ec);
@@ -184,6 +181,7 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
   Filesystem::Config config;
   config.max_read = options.max_read != 0 ? options.max_read : kMaxRead;
   config.meta_dir = options.meta_dir;
+  config.mountpoint = mountpoint;
   config.admin_uid = options.admin_uid;
   config.ost_threads = options.ost_threads;
   config.attr_timeout = options.attr_timeout;
@@ -199,7 +197,7 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
   std::unique_ptr<Filesystem> fs = std::move(opened).value();
   for (uint32_t i = 0; i < fs->ost_count(); ++i) {
     auto path = fs->meta().GetSetting(OstPathKey(i));
-    if (path.ok() && (Inside(*path, mountpoint) || Inside(mountpoint, *path))) {
+    if (path.ok() && PathsOverlap(*path, mountpoint)) {
       return fail(Status::Error(EINVAL, "OST " + std::to_string(i) + " at " + *path +
                                             " overlaps the mount point"));
     }

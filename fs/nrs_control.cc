@@ -42,11 +42,9 @@ bool IsTunable(NrsControl::Scope scope, std::string_view name) {
 
 NrsControl::NrsControl(Scope scope, meta::MetaStore* meta, std::vector<nrs::Target*> targets,
                        const nrs::PolicyRegistry* registry, nrs::EpochHub* epochs)
-    : scope_(scope),
-      meta_(meta),
-      targets_(std::move(targets)),
-      registry_(registry),
-      epochs_(epochs) {
+    : scope_(scope), meta_(meta), registry_(registry), epochs_(epochs) {
+  std::lock_guard<std::mutex> lock(mu_);
+  targets_ = std::move(targets);
   for (size_t head = 0; head < kHeads; head++) {
     state_.specs[head].assign(targets_.size(), "fifo");
     state_.rules[head] = nrs::TbfRuleSet::Empty();
@@ -187,6 +185,41 @@ void NrsControl::Publish(const State& previous, const State& next) {
   }
 }
 
+std::string NrsControl::MostRun(const std::vector<std::string>& specs) {
+  std::string best = "fifo";
+  size_t best_count = 0;
+  for (size_t i = 0; i < specs.size(); i++) {
+    const size_t count = static_cast<size_t>(std::count(specs.begin(), specs.end(), specs[i]));
+    if (count > best_count) {
+      best = specs[i];
+      best_count = count;
+    }
+  }
+  return best;
+}
+
+Status NrsControl::AddTarget(nrs::Target* target) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (scope_ != Scope::kOsts) return Status::Error(EINVAL, "the metadata service is one target");
+  State previous = state_;
+  State next = state_;
+  for (size_t head = 0; head < kHeads; head++) {
+    next.specs[head].push_back(MostRun(state_.specs[head]));
+    // What a new service runs before it is told anything.
+    previous.specs[head].push_back("fifo");
+  }
+  targets_.push_back(target);
+  // Check is not needed (these very specs run already); stored, then
+  // published to every target (the others are retuned with what they had).
+  if (Status stored = meta_->PutSettings(Persisted(next)); !stored.ok()) {
+    targets_.pop_back();
+    return stored;
+  }
+  Publish(previous, next);
+  state_ = std::move(next);
+  return Status::Ok();
+}
+
 Status NrsControl::Load() {
   auto stored = meta_->AllSettings();
   if (!stored.ok()) return stored.status();
@@ -232,9 +265,15 @@ Status NrsControl::Load() {
                    rules.status().ToString());
       }
     }
+    // A target with no spec of its own (an OST whose addition was cut short
+    // before its spec was stored) runs what most run, as AddTarget says.
+    std::vector<bool> unstored(targets_.size(), false);
     for (size_t target = 0; target < targets_.size(); target++) {
       const std::string* spec = value_of(PolicyKey(head, target));
-      if (spec == nullptr) continue;
+      if (spec == nullptr) {
+        unstored[target] = true;
+        continue;
+      }
       auto policy = registry_->Create(*spec, TunablesFor(next, head));
       if (policy.ok()) {
         next.specs[head][target] = nrs::PolicyRegistry::Canonical(*spec);
@@ -243,6 +282,14 @@ Status NrsControl::Load() {
                    TargetLabel(target), nrs::HeadName(kHeadOf[head]),
                    policy.status().ToString());
       }
+    }
+    std::vector<std::string> stored_specs;
+    for (size_t target = 0; target < targets_.size(); target++) {
+      if (!unstored[target]) stored_specs.push_back(next.specs[head][target]);
+    }
+    const std::string most = MostRun(stored_specs);
+    for (size_t target = 0; target < targets_.size(); target++) {
+      if (unstored[target]) next.specs[head][target] = most;
     }
   }
   Publish(previous, next);

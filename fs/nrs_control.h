@@ -81,6 +81,11 @@ class NrsControl {
   static bool Handles(Scope scope, std::string_view name);
   // REQUIRES: Handles(scope, name) for this control's scope.
   Status Set(std::string_view name, std::string_view value);
+  // An OST added to the mounted filesystem (kOsts scope; its index the
+  // next target's): it runs, on each head, the policy most OSTs run (ties:
+  // the lowest-numbered OST's), with the filesystem's rules, weights and
+  // tunables; stored under its own key like the others.
+  Status AddTarget(nrs::Target* target);
   Result<std::string> Get(std::string_view name) const;
 
  private:
@@ -120,17 +125,21 @@ class NrsControl {
   std::string PolicyKey(size_t head, size_t target) const;
   std::string Key(std::string_view name) const;
 
+  // The spec most targets run on `head` (ties: the lowest target's); what
+  // a target without a stored spec of its own runs.
+  static std::string MostRun(const std::vector<std::string>& specs);
+
   std::string PoliciesReport(size_t first, size_t end) const;
   std::string RulesReport() const;
   std::string StatsReport() const;
 
   const Scope scope_;
   meta::MetaStore* const meta_;
-  const std::vector<nrs::Target*> targets_;
   const nrs::PolicyRegistry* const registry_;
   nrs::EpochHub* const epochs_;
 
-  mutable std::mutex mu_;  // serializes changes; guards state_
+  mutable std::mutex mu_;  // serializes changes; guards state_ and targets_
+  std::vector<nrs::Target*> targets_;  // GUARDED_BY(mu_): grows with AddTarget
   State state_;            // GUARDED_BY(mu_): what the services run now
 };
 

@@ -67,6 +67,11 @@ Status SetReserved(fuse_req_t req, fuse_ino_t ino, const std::string& key, const
   if (!fs.IsAdmin(caller)) {
     return Status::Error(EPERM, "uid " + std::to_string(caller) + " may not change setting " + key);
   }
+  // It makes the daemon (root) create and take over a directory anywhere:
+  // root's alone, as mkfs is, whatever admin_uid says.
+  if (key == kOstAddName && caller != 0) {
+    return Status::Error(EPERM, "only root may add an OST (uid " + std::to_string(caller) + ")");
+  }
   return fs.SetSetting(key, value);
 }
 

@@ -31,7 +31,9 @@ bool StartsWith(std::string_view text, std::string_view prefix) {
 }  // namespace
 
 PlacementControl::PlacementControl(meta::MetaStore* meta, std::vector<ost::Service*> osts)
-    : meta_(meta), osts_(std::move(osts)) {
+    : meta_(meta) {
+  std::lock_guard<std::mutex> lock(mu_);
+  osts_ = std::move(osts);
   last_errors_.assign(osts_.size(), 0);
   last_bytes_.assign(osts_.size(), 0);
   failed_.assign(osts_.size(), false);
@@ -54,7 +56,10 @@ PlacementControl::~PlacementControl() {
 }
 
 Status PlacementControl::Load() {
-  const uint32_t count = static_cast<uint32_t>(osts_.size());
+  const uint32_t count = [&] {
+    std::lock_guard<std::mutex> lock(mu_);
+    return static_cast<uint32_t>(osts_.size());
+  }();
   layout::PlacementConfig config = layout::DefaultPlacementConfig(count);
   auto stored = meta_->GetSetting(kConfigKey);
   if (stored.ok()) {
@@ -135,6 +140,39 @@ Status PlacementControl::SetActiveLocked(uint32_t ost, std::string_view value) {
     }
   }
   return ApplyFactorsLocked(factors_);
+}
+
+Status PlacementControl::AddOst(ost::Service* service) {
+  std::lock_guard<std::mutex> lock(mu_);
+  const uint32_t index = static_cast<uint32_t>(osts_.size());
+  if (service->index() != index) {
+    return Status::Error(EINVAL, fmt::format("OST {} added as the filesystem's OST {}",
+                                             service->index(), index));
+  }
+  // Stored and published first (the new OST gets automatic factor 1): a
+  // refused change leaves every vector below as it was.
+  SFS_RETURN_IF_ERROR(Reconfigure([index](layout::PlacementConfig* c) {
+    if (c->ost_count() != index) {
+      return Status::Error(EIO, fmt::format("the placement knows {} OSTs, the filesystem {}",
+                                            c->ost_count(), index));
+    }
+    c->weights.push_back(1.0);
+    return Status::Ok();
+  }));
+  const ost::ServiceCounters counters = service->Counters();
+  osts_.push_back(service);
+  last_errors_.push_back(counters.io_errors);
+  last_bytes_.push_back(counters.bytes);
+  failed_.push_back(false);
+  unresponsive_.push_back(!counters.responsive);
+  inactive_.push_back(false);
+  factors_.push_back(1.0);
+  Status applied = ApplyFactorsLocked(factors_);
+  // Automatic weights look at it now rather than at the next interval.
+  if (auto_.mode != AutoWeights::Mode::kOff) {
+    boost::asio::post(io_, [this] { UpdateAutoWeights(); });
+  }
+  return applied;
 }
 
 bool PlacementControl::Handles(std::string_view name) {
@@ -253,10 +291,11 @@ Status PlacementControl::Remove(std::string_view name) {
 
 Result<std::string> PlacementControl::Get(std::string_view name) const {
   if (const int64_t ost = OstOfSettingName(name, kActiveSuffix); ost >= 0) {
+    std::lock_guard<std::mutex> lock(mu_);
     if (static_cast<size_t>(ost) >= osts_.size()) {
       return Status::Error(ENODATA, "no OST " + std::to_string(ost));
     }
-    return std::string(Active(static_cast<uint32_t>(ost)) ? "1" : "0");
+    return std::string(inactive_[ost] ? "0" : "1");
   }
   const auto config = placement_->config();
   if (name == "rtds_weight") return layout::FormatWeightList(config->weights);

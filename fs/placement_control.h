@@ -73,6 +73,12 @@ class PlacementControl {
   void SetResponsive(uint32_t ost, bool responsive);
   // False once an admin deactivated the OST (ost<N>.active=0).
   bool Active(uint32_t ost) const;
+  // An OST added to the mounted filesystem (its index the next one, its
+  // identity stored already): admin weight 1, automatic factor 1 until
+  // the next automatic round, in no pool, default relative weights. The
+  // placement configuration is stored, then published: new files may use
+  // it from here on. Borrowed like the others.
+  Status AddOst(ost::Service* service);
 
  private:
   Status Reconfigure(const layout::RtdsPlacement::Edit& edit);
@@ -86,10 +92,10 @@ class PlacementControl {
   Status ApplyFactorsLocked(std::vector<double> factors);
 
   meta::MetaStore* const meta_;
-  const std::vector<ost::Service*> osts_;
   std::unique_ptr<layout::RtdsPlacement> placement_;
 
   mutable std::mutex mu_;              // serializes changes; guards the fields below
+  std::vector<ost::Service*> osts_;    // GUARDED_BY(mu_): grows with AddOst
   AutoWeights auto_;                   // GUARDED_BY(mu_)
   std::vector<uint64_t> last_errors_;  // GUARDED_BY(mu_): per OST, at the last sample
   std::vector<uint64_t> last_bytes_;   // GUARDED_BY(mu_)

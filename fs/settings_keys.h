@@ -22,6 +22,9 @@ inline constexpr const char* kOstStatusName = "ost_status";
 inline constexpr const char* kOstDfName = "ost_df";
 // Per job id counters (jobstats/report.h); written "clear" to reset, never stored.
 inline constexpr const char* kJobStatsName = "job_stats";
+// Write-only, root only: the directory of a new OST (Filesystem::AddOst).
+// kOstCountKey is readable as a setting of the same name.
+inline constexpr const char* kOstAddName = "ost_add";
 // Read-only: where -o metrics= serves (the port bound, also when 0 was asked).
 inline constexpr const char* kMetricsAddressName = "metrics_address";
 // Seconds a job may stay idle before its counters are dropped; 0 = never.

@@ -28,6 +28,13 @@ Monitor::Monitor(std::vector<Service*> services, std::chrono::nanoseconds interv
   });
 }
 
+void Monitor::Add(Service* service) {
+  boost::asio::post(io_, [this, service] {
+    services_.push_back(service);
+    service->Tick(nrs::Clock::now());
+  });
+}
+
 Monitor::~Monitor() {
   boost::asio::post(io_, [this] {
     timer_.cancel();

@@ -5,8 +5,8 @@
 // going whatever the OSTs do (ost/service.h: unresponsive OSTs, expiry of
 // requests queued on them, background space samples).
 //
-// Thread safety: construct and destroy from one thread; Tick runs on the
-// monitor's thread only.
+// Thread safety: construct and destroy from one thread; Add from any
+// thread; Tick runs on the monitor's thread only.
 #pragma once
 
 #include <chrono>
@@ -39,11 +39,15 @@ class Monitor {
   // 10 ms.
   static std::chrono::nanoseconds IntervalFor(std::chrono::nanoseconds timeout);
 
+  // Ticks `service` too from now on (an OST added to a mounted filesystem;
+  // its health listener set already). Borrowed like the others.
+  void Add(Service* service);
+
  private:
   void Arm();
   void ArmHub();
 
-  const std::vector<Service*> services_;
+  std::vector<Service*> services_;  // used on the monitor's thread only
   const std::chrono::nanoseconds interval_;
   boost::asio::io_context io_;
   const std::shared_ptr<nrs::EpochHub> hub_;  // may be null

@@ -32,13 +32,29 @@ Result<std::shared_ptr<ObjectFile>> ObjectCache::Get(uint64_t id, bool create) {
     }
     lru_.emplace_front(id, file);
     index_.emplace(id, lru_.begin());
-    while (lru_.size() > capacity_) {
-      index_.erase(lru_.back().first);
-      evicted.push_back(std::move(lru_.back().second));
-      lru_.pop_back();
-    }
+    EvictLocked(&evicted);
   }
   return file;
+}
+
+void ObjectCache::EvictLocked(std::vector<std::shared_ptr<ObjectFile>>* evicted) {
+  while (lru_.size() > capacity_) {
+    index_.erase(lru_.back().first);
+    evicted->push_back(std::move(lru_.back().second));
+    lru_.pop_back();
+  }
+}
+
+size_t ObjectCache::capacity() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return capacity_;
+}
+
+void ObjectCache::SetCapacity(size_t capacity) {
+  std::vector<std::shared_ptr<ObjectFile>> evicted;  // closed after unlocking
+  std::lock_guard<std::mutex> lock(mu_);
+  capacity_ = std::max<size_t>(capacity, 1);
+  EvictLocked(&evicted);
 }
 
 void ObjectCache::Forget(uint64_t id) {

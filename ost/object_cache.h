@@ -40,15 +40,23 @@ class ObjectCache {
   void Forget(uint64_t id);
 
   Backend& backend() { return *backend_; }
-  size_t capacity() const { return capacity_; }
+  size_t capacity() const;
+  // A new bound (>= 1): when the filesystem gains an OST, every OST's share
+  // of the descriptors shrinks. Objects over it are closed at once, unless
+  // a caller still holds them (then when it lets go).
+  void SetCapacity(size_t capacity);
   size_t size() const;
 
  private:
   using Entry = std::pair<uint64_t, std::shared_ptr<ObjectFile>>;
 
+  // REQUIRES: mu_ held. Moves the least recently used objects over
+  // capacity_ into `evicted`, to be closed after unlocking.
+  void EvictLocked(std::vector<std::shared_ptr<ObjectFile>>* evicted);
+
   Backend* const backend_;
-  const size_t capacity_;
   mutable std::mutex mu_;
+  size_t capacity_;       // GUARDED_BY(mu_)
   std::list<Entry> lru_;  // GUARDED_BY(mu_): most recently used first
   std::unordered_map<uint64_t, std::list<Entry>::iterator> index_;  // GUARDED_BY(mu_)
 };

@@ -195,6 +195,9 @@ class Service final : public nrs::Target {
   // an idle OST holds no descriptor and its filesystem can be remounted
   // read-only). On a service thread: a close may wait on the disk.
   void CloseObject(uint64_t object_id);
+  // A new share of the daemon's descriptors (ServiceOptions::open_objects),
+  // when the filesystem gains an OST; see ObjectCache::SetCapacity.
+  void SetOpenObjects(size_t open_objects) { objects_.SetCapacity(open_objects); }
 
   // Hands the request to the scheduler and returns at once. `arrival` in
   // request->info is set here if it was left at its default.

@@ -163,5 +163,55 @@ TEST_F(NrsControlTest, MdtRefusesWhatItCannotRunAndKeepsWhatItHad) {
   EXPECT_EQ(control->Get("mdt.nrs_tbf_scope").err(), ENODATA);
 }
 
+TEST_F(NrsControlTest, AnAddedOstRunsWhatMostOstsRunAndIsStored) {
+  // A std::vector of targets would move them as it grows: fixed slots.
+  std::vector<FakeTarget> osts(4);
+  std::vector<nrs::Target*> pointers;
+  for (int i = 0; i < 3; i++) pointers.push_back(&osts[i]);
+  auto control = std::make_unique<NrsControl>(Scope::kOsts, store_.get(), pointers, &registry_,
+                                              nullptr);
+  ASSERT_TRUE(control->Load().ok());
+  ASSERT_TRUE(control->Set("nrs_policies", "tbf jobid reg").ok());
+  ASSERT_TRUE(control->Set("ost1.nrs_policies", "crrn reg").ok());
+  ASSERT_TRUE(control->Set("nrs_hp_ops", "unlink").ok());
+
+  ASSERT_TRUE(control->AddTarget(&osts[3]).ok());
+  // Two of three run tbf on the regular head, all fifo on hp.
+  EXPECT_EQ(osts[3].primary[0], "tbf");
+  EXPECT_EQ(osts[3].primary[1], "fifo");
+  EXPECT_EQ(osts[3].hp_ops, nrs::OpBit(nrs::Op::kUnlink));
+  EXPECT_EQ(osts[1].primary[0], "crrn");
+  EXPECT_EQ(Stored().at("ost3.nrs_policies.reg"), "tbf jobid");
+  // (The report itself comes from the targets, fakes here.)
+  EXPECT_TRUE(control->Get("ost3.nrs_policies").ok());
+  EXPECT_FALSE(control->Get("ost4.nrs_policies").ok());
+  // Set on all reaches it.
+  ASSERT_TRUE(control->Set("nrs_policies", "crrn reg").ok());
+  EXPECT_EQ(osts[3].primary[0], "crrn");
+  // The metadata service is one target.
+  std::vector<FakeTarget> mdt(1);
+  FakeTarget extra;
+  EXPECT_EQ(Control(Scope::kMdt, &mdt)->AddTarget(&extra).err(), EINVAL);
+}
+
+TEST_F(NrsControlTest, AnOstWithoutAStoredPolicyRunsWhatMostRunAtLoad) {
+  // Three OSTs stored running orr on the regular head; then the store says
+  // a fourth exists (an addition cut short before its spec was stored).
+  {
+    std::vector<FakeTarget> osts(3);
+    auto control = Control(Scope::kOsts, &osts);
+    ASSERT_TRUE(control->Load().ok());
+    ASSERT_TRUE(control->Set("nrs_policies", "orr reg").ok());
+    ASSERT_TRUE(control->Set("ost0.nrs_policies", "fifo reg").ok());
+  }
+  std::vector<FakeTarget> osts(4);
+  auto control = Control(Scope::kOsts, &osts);
+  ASSERT_TRUE(control->Load().ok());
+  EXPECT_EQ(osts[0].primary[0], "fifo");
+  EXPECT_EQ(osts[1].primary[0], "orr");
+  EXPECT_EQ(osts[3].primary[0], "orr");
+  EXPECT_EQ(osts[3].primary[1], "fifo");
+}
+
 }  // namespace
 }  // namespace sfs::fs

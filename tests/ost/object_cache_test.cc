@@ -61,6 +61,34 @@ TEST(ObjectCacheTest, KeepsAtMostCapacityOpenAndReopensOnDemand) {
   EXPECT_EQ(OpenDescriptors() - before, 8u);
 }
 
+TEST(ObjectCacheTest, ALowerCapacityClosesTheExtraObjectsAtOnce) {
+  testing::TempDir dir;
+  auto backend = NewPosixBackend(dir.path());
+  ASSERT_TRUE(backend.ok());
+  ObjectCache cache(backend->get(), 8);
+  const size_t before = OpenDescriptors();
+  for (uint64_t id = 1; id <= 8; ++id) ASSERT_TRUE(cache.Get(id, /*create=*/true).ok());
+  EXPECT_EQ(OpenDescriptors() - before, 8u);
+  {
+    auto held = cache.Get(8, /*create=*/false);  // the most recent: kept
+    ASSERT_TRUE(held.ok());
+    auto oldest = cache.Get(1, /*create=*/false);  // now the most recent
+    ASSERT_TRUE(oldest.ok());
+    cache.SetCapacity(2);
+    EXPECT_EQ(cache.capacity(), 2u);
+    EXPECT_EQ(cache.size(), 2u);
+    EXPECT_EQ(OpenDescriptors() - before, 2u);
+  }
+  // Raising it again keeps what is open and takes more.
+  cache.SetCapacity(5);
+  for (uint64_t id = 1; id <= 8; ++id) ASSERT_TRUE(cache.Get(id, /*create=*/false).ok());
+  EXPECT_EQ(cache.size(), 5u);
+  EXPECT_EQ(OpenDescriptors() - before, 5u);
+  cache.SetCapacity(0);  // at least one
+  EXPECT_EQ(cache.capacity(), 1u);
+  EXPECT_EQ(cache.size(), 1u);
+}
+
 TEST(ObjectCacheTest, MissingObjectIsEnoentAndNotCached) {
   auto backend = NewMemBackend();
   ObjectCache cache(backend.get(), 4);

@@ -4,6 +4,7 @@
 //   stripefs umount MOUNTPOINT
 //   stripefs set_param MOUNTPOINT name=value ... | get_param MOUNTPOINT name ...
 //   stripefs setstripe ... PATH | getstripe PATH... | pool list|set|remove MOUNTPOINT ...
+//   stripefs ost add MOUNTPOINT PATH
 //   stripefs ost deactivate|activate MOUNTPOINT N
 //   stripefs df [-h | -i] [--json] MOUNTPOINT
 //   stripefs jobstats MOUNTPOINT [--top N] [--sort bytes|ops] [--json]
@@ -60,12 +61,17 @@ constexpr const char* kHelp =
     "      and nrs_eh_timeout: the metadata service's request scheduler;\n"
     "      rtds_weight rtds_relative rtds_auto rtds_auto_factors pool.<name>\n"
     "      pool_rule.<name> pools pool_rules ost<N>.active job_stats (write 'clear')\n"
-    "      job_cleanup_interval; read-only: ost_status ost_df metrics_address.\n"
+    "      job_cleanup_interval; read-only: ost_count ost_status ost_df\n"
+    "      metrics_address.\n"
     "  stripefs setstripe [-c COUNT] [-S SIZE] [-p POOL] [-o OST,...] PATH\n"
     "  stripefs getstripe PATH...\n"
     "      Sets the layout of a new file or a directory's default; shows layouts.\n"
     "  stripefs pool list MOUNTPOINT | pool set MOUNTPOINT NAME OSTS | pool remove MOUNTPOINT NAME\n"
     "      Lists, defines and removes OST pools.\n"
+    "  stripefs ost add MOUNTPOINT PATH\n"
+    "      Adds the directory PATH (created if missing, else empty; root only) to\n"
+    "      the mounted filesystem as its next OST: labelled, stored, weight 1, in\n"
+    "      no pool; new files may use it at once.\n"
     "  stripefs ost deactivate|activate MOUNTPOINT N\n"
     "      Stops or resumes placing new objects on OST N; its files stay usable.\n"
     "  stripefs df [-h | -i] [--json] MOUNTPOINT\n"

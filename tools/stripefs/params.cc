@@ -4,7 +4,9 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include "tools/stripefs/cli_util.h"
 
@@ -12,6 +14,25 @@ namespace sfs::cli {
 namespace {
 
 constexpr const char* kPrefix = "user.stripefs.";
+
+int OstAdd(const std::string& mountpoint, const std::string& dir) {
+  // The daemon runs in "/": it is given the path as this shell means it.
+  std::error_code ec;
+  const std::string path =
+      std::filesystem::weakly_canonical(std::filesystem::absolute(dir, ec), ec).string();
+  if (ec) return Fail("ost add: " + dir + ": " + ec.message());
+  const std::string name = std::string(kPrefix) + "ost_add";
+  if (setxattr(mountpoint.c_str(), name.c_str(), path.data(), path.size(), 0) != 0) {
+    return Fail(Explain("ost add " + path, errno));
+  }
+  std::string count, error;
+  if (!ReadXattr(mountpoint, std::string(kPrefix) + "ost_count", "ost add", &count, &error)) {
+    return Fail(error);
+  }
+  const unsigned long index = std::strtoul(count.c_str(), nullptr, 10) - 1;
+  printf("OST %lu added at %s (weight 1, in no pool)\n", index, path.c_str());
+  return 0;
+}
 
 }  // namespace
 
@@ -53,7 +74,9 @@ int GetParam(const std::vector<std::string>& args) {
 }
 
 int Ost(const std::vector<std::string>& args) {
-  constexpr const char* kUsage = "usage: stripefs ost deactivate|activate MOUNTPOINT N";
+  constexpr const char* kUsage =
+      "usage: stripefs ost add MOUNTPOINT PATH | ost deactivate|activate MOUNTPOINT N";
+  if (args.size() == 3 && args[0] == "add") return OstAdd(args[1], args[2]);
   if (args.size() != 3 || (args[0] != "deactivate" && args[0] != "activate")) return Fail(kUsage);
   const std::string& index = args[2];
   if (index.empty() || index.find_first_not_of("0123456789") != std::string::npos) {

@@ -1,0 +1,162 @@
+// `stripefs ost add`: a new OST for a mounted filesystem (issue 12, item 5).
+//
+// The steps run in an order that a crash at any point leaves a filesystem
+// that mounts as before: the directory is checked and labelled, then its
+// identity and the new OST count are stored in one write (the point after
+// which the OST exists), then it is published to the daemon: its service,
+// its NRS policies, its placement weight (stored too) and the monitor. A
+// crash after the label and before the store leaves a labelled directory
+// that no OST of the store names; adding it again takes it over.
+#include <filesystem>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "common/log.h"
+#include "common/text.h"
+#include "fs/fd_budget.h"
+#include "fs/filesystem.h"
+#include "fs/ost_attach.h"
+#include "fs/ost_dirs.h"
+#include "fs/settings_keys.h"
+#include "ost/label.h"
+
+namespace sfs::fs {
+namespace {
+
+// What `dir` (an existing directory) holds may become an OST: nothing, or
+// what an addition to this filesystem that did not finish left (its label,
+// naming an OST no OST of the store is, and an empty objects directory).
+// Returns the label to take over, if any.
+Result<std::optional<ost::Label>> CheckNewOstDir(const std::string& dir, const std::string& fs_uuid,
+                                                 const std::set<std::string>& known_uuids) {
+  if (IsEmptyDir(dir)) return std::optional<ost::Label>();
+  auto label = ost::ReadLabel(dir);
+  const bool unfinished = label.ok() && label->fs_uuid == fs_uuid &&
+                          known_uuids.count(label->ost_uuid) == 0 &&
+                          IsEmptyDir(dir + "/objects");
+  if (unfinished) {
+    std::error_code ec;
+    for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+      const std::string name = entry.path().filename().string();
+      if (name != ost::kLabelFile && name != "objects") {
+        return Status::Error(EEXIST, "OST directory " + dir + " holds " + name);
+      }
+    }
+    return std::optional<ost::Label>(*label);
+  }
+  if (label.ok()) {
+    return Status::Error(EEXIST, "OST directory " + dir + " already holds " +
+                                     (label->fs_uuid == fs_uuid
+                                          ? "OST " + std::to_string(label->index) +
+                                                " of this filesystem"
+                                          : "an OST of filesystem " + label->fs_uuid));
+  }
+  return Status::Error(EEXIST, "OST directory " + dir + " is not empty");
+}
+
+}  // namespace
+
+Status Filesystem::AddOst(const std::string& requested) {
+  std::lock_guard<std::mutex> lock(ost_add_mu_);
+  const std::string dir(Trim(requested));
+  if (dir.empty() || dir[0] != '/') {
+    return Status::Error(EINVAL, "ost_add wants the absolute path of the new OST's directory, "
+                                 "not '" + Printable(dir) + "'");
+  }
+  // Compared as text before anything is looked up: a path into this mount
+  // would wait forever (fs/ost_dirs.h, WalkToLocalDir). Then it is walked
+  // without symlinks, so the text is where it leads.
+  if (!config_.mountpoint.empty() && PathsOverlap(dir, config_.mountpoint)) {
+    return Status::Error(EINVAL, "OST path " + dir + " overlaps the mount point");
+  }
+
+  auto identities = ReadOstIdentities(*meta_);
+  if (!identities.ok()) return identities.status();
+  const uint32_t index = static_cast<uint32_t>(identities->size());
+  if (index != osts_.size()) {
+    return Status::Error(EIO, fmt::format("the store names {} OSTs, the daemon serves {}", index,
+                                          osts_.size()));
+  }
+  if (index >= osts_.capacity()) {
+    return Status::Error(ENOSPC, fmt::format("a filesystem has at most {} OSTs", osts_.capacity()));
+  }
+  auto meta_dir = ResolvePath(config_.meta_dir);
+  if (!meta_dir.ok()) return meta_dir.status();
+  if (PathsOverlap(dir, *meta_dir)) {
+    return Status::Error(EINVAL, "OST path " + dir + " overlaps the metadata directory");
+  }
+  std::set<std::string> known_uuids;
+  for (const OstIdentity& id : *identities) {
+    if (PathsOverlap(dir, id.path)) {
+      return Status::Error(EINVAL, fmt::format("OST path {} overlaps OST {} at {}", dir, id.index,
+                                               id.path));
+    }
+    known_uuids.insert(id.ost_uuid);
+  }
+  SFS_RETURN_IF_ERROR(WalkToLocalDir(dir));
+  // Checked before it is made private: a directory that holds anything
+  // else is left as it was.
+  auto unfinished = CheckNewOstDir(dir, identities->front().fs_uuid, known_uuids);
+  if (!unfinished.ok()) return unfinished.status();
+  auto prepared = PrepareDir(dir);
+  if (!prepared.ok()) return prepared.status();
+
+  // Labelled before the store names it (a store that names an OST must
+  // never exist without its label).
+  const std::string fs_uuid = identities->front().fs_uuid;
+  const ost::Label label{fs_uuid, index, *unfinished ? (*unfinished)->ost_uuid : ost::NewUuid()};
+  SFS_RETURN_IF_ERROR(ost::WriteLabel(*prepared, label));
+  auto backend = ost::NewPosixBackend(*prepared);
+  if (!backend.ok()) return backend.status();
+  SFS_RETURN_IF_ERROR(meta_->PutSettings({{OstPathKey(index), *prepared},
+                                          {OstUuidKey(index), label.ost_uuid},
+                                          {kOstCountKey, std::to_string(index + 1)}}));
+
+  // Stored: from here on the OST is part of the filesystem; what follows
+  // publishes it to this daemon (a later mount would do the same), and a
+  // failure says so.
+  auto unpublished = [&](const Status& why) {
+    return Status::Error(why.err(), fmt::format("OST {} at {} is stored (the next mount uses it) "
+                                                "but this mount could not take it: {}",
+                                                index, *prepared, why.message()));
+  };
+  const FdBudget fds = SplitDescriptors(fd_limit_, index + 1, config_.ost_threads);
+  ost::ServiceOptions options;
+  options.index = index;
+  options.threads = config_.ost_threads;
+  options.open_objects = fds.objects_per_ost;
+  options.timeout = config_.ost_timeout;
+  options.inline_budget = inline_budget_;
+  options.epochs = epochs_;
+  auto service = std::make_unique<ost::Service>(options, std::move(backend).value());
+  ost::Service* added = service.get();
+  added->RequestSpaceSample();
+  {
+    // With the job-stats setting's lock, so a concurrent change of
+    // job_cleanup_interval reaches the new OST too.
+    std::lock_guard<std::mutex> settings_lock(settings_mu_);
+    added->job_stats().SetCleanupInterval(meta_job_stats_.cleanup_interval(),
+                                          jobstats::Clock::now());
+    if (Status published = osts_.Add(std::move(service)); !published.ok()) {
+      return unpublished(published);
+    }
+  }
+  // The others' share of the descriptors shrinks to make room.
+  for (auto& other : osts_.All()) other->SetOpenObjects(fds.objects_per_ost);
+  // Its policies before its weight: no request reaches it unscheduled.
+  if (Status scheduled = nrs_control_->AddTarget(added); !scheduled.ok()) {
+    return unpublished(scheduled);
+  }
+  added->SetHealthListener([control = placement_control_.get()](uint32_t ost, bool responsive) {
+    control->SetResponsive(ost, responsive);
+  });
+  monitor_->Add(added);
+  if (Status placed = placement_control_->AddOst(added); !placed.ok()) return unpublished(placed);
+  Logger("fs")->info("OST {} added at {}: weight 1, in no pool; new files may use it", index,
+                     *prepared);
+  return Status::Ok();
+}
+
+}  // namespace sfs::fs
