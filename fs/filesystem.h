@@ -342,6 +342,9 @@ class Filesystem {
   std::shared_ptr<std::atomic<int>> inline_budget_;
   // Serializes AddOst: one check, label, store and publish at a time.
   std::mutex ost_add_mu_;
+  // An OST was stored but not published to this mount (AddOst failed
+  // half-way): further additions wait for a remount.
+  bool ost_add_unpublished_ = false;  // GUARDED_BY(ost_add_mu_)
 
   std::mutex open_mu_;  // guards open_ and destroying_, and OpenFile::opens
   std::unordered_map<uint64_t, std::shared_ptr<OpenFile>> open_;

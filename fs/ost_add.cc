@@ -27,20 +27,21 @@ namespace {
 
 // What `dir` (an existing directory) holds may become an OST: nothing, or
 // what an addition to this filesystem that did not finish left (its label,
-// naming an OST no OST of the store is, and an empty objects directory).
-// Returns the label to take over, if any.
+// naming an OST no OST of the store is, perhaps the label's temporary file
+// and an empty objects directory). Returns the label to take over, if any.
 Result<std::optional<ost::Label>> CheckNewOstDir(const std::string& dir, const std::string& fs_uuid,
                                                  const std::set<std::string>& known_uuids) {
   if (IsEmptyDir(dir)) return std::optional<ost::Label>();
   auto label = ost::ReadLabel(dir);
+  std::error_code ec;
   const bool unfinished = label.ok() && label->fs_uuid == fs_uuid &&
                           known_uuids.count(label->ost_uuid) == 0 &&
-                          IsEmptyDir(dir + "/objects");
+                          (!std::filesystem::exists(dir + "/objects", ec) ||
+                           IsEmptyDir(dir + "/objects"));
   if (unfinished) {
-    std::error_code ec;
     for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
       const std::string name = entry.path().filename().string();
-      if (name != ost::kLabelFile && name != "objects") {
+      if (name != ost::kLabelFile && name != ost::kLabelTempFile && name != "objects") {
         return Status::Error(EEXIST, "OST directory " + dir + " holds " + name);
       }
     }
@@ -60,6 +61,10 @@ Result<std::optional<ost::Label>> CheckNewOstDir(const std::string& dir, const s
 
 Status Filesystem::AddOst(const std::string& requested) {
   std::lock_guard<std::mutex> lock(ost_add_mu_);
+  if (ost_add_unpublished_) {
+    return Status::Error(EIO, "an earlier ost_add stored an OST this mount could not take (its "
+                              "log line says why); remount before adding another");
+  }
   const std::string dir(Trim(requested));
   if (dir.empty() || dir[0] != '/') {
     return Status::Error(EINVAL, "ost_add wants the absolute path of the new OST's directory, "
@@ -113,11 +118,17 @@ Status Filesystem::AddOst(const std::string& requested) {
   SFS_RETURN_IF_ERROR(meta_->PutSettings({{OstPathKey(index), *prepared},
                                           {OstUuidKey(index), label.ost_uuid},
                                           {kOstCountKey, std::to_string(index + 1)}}));
+  // Settings are written without a sync; this one must outlive a power cut
+  // before the filesystem places files on the OST.
+  SFS_RETURN_IF_ERROR(meta_->Sync());
 
   // Stored: from here on the OST is part of the filesystem; what follows
   // publishes it to this daemon (a later mount would do the same), and a
   // failure says so.
   auto unpublished = [&](const Status& why) {
+    // This mount's tables no longer agree on the OST count: no further
+    // addition until a remount, which publishes what is stored.
+    ost_add_unpublished_ = true;
     return Status::Error(why.err(), fmt::format("OST {} at {} is stored (the next mount uses it) "
                                                 "but this mount could not take it: {}",
                                                 index, *prepared, why.message()));

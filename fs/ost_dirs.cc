@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "common/private_dir.h"
 
 namespace sfs::fs {
@@ -73,6 +75,15 @@ Status WalkToLocalDir(const std::string& dir) {
         status = ErrnoStatus(errno, "mkdir " + so_far);
         break;
       }
+      // The new entry is durable once its parent is.
+      const int parent_dir = openat(parent, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      const bool synced = parent_dir >= 0 && fsync(parent_dir) == 0;
+      const int err = errno;
+      if (parent_dir >= 0) close(parent_dir);
+      if (!synced) {
+        status = ErrnoStatus(err, "fsync the parent of " + so_far);
+        break;
+      }
       fd = openat(parent, name.c_str(), O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
     }
     if (fd < 0) {
@@ -85,14 +96,30 @@ Status WalkToLocalDir(const std::string& dir) {
                                 : ErrnoStatus(err, "open " + so_far);
       break;
     }
-    // statfs on the directory itself, not a lookup inside it.
+    close(parent);
+    parent = fd;
+    // statfs on the directory itself, not a lookup inside it; a directory
+    // that cannot say what it is on is not walked into.
     struct statfs info {};
-    if (fstatfs(fd, &info) == 0 && info.f_type == kFuseSuperMagic) {
+    if (fstatfs(fd, &info) != 0) {
+      status = ErrnoStatus(errno, "statfs " + so_far);
+    } else if (info.f_type == kFuseSuperMagic) {
       status = Status::Error(EINVAL, so_far + " is on a FUSE filesystem; an OST must be a "
                                      "directory of a local disk");
     }
-    close(parent);
-    parent = fd;
+    // Only root may change what the path leads to, so what was checked
+    // stays true for the steps that follow it by name.
+    struct stat st {};
+    if (status.ok() && fstat(fd, &st) != 0) status = ErrnoStatus(errno, "stat " + so_far);
+    const bool others_may_write = (st.st_mode & (S_IWGRP | S_IWOTH)) != 0;
+    const bool last = start > dir.size();
+    if (status.ok() && st.st_uid != 0) {
+      status = Status::Error(EPERM, fmt::format("{} belongs to uid {}; every directory on an "
+                                                "OST's path must be root's", so_far, st.st_uid));
+    } else if (status.ok() && others_may_write && (last || (st.st_mode & S_ISVTX) == 0)) {
+      status = Status::Error(EPERM, so_far + " may be written by others than root (mode " +
+                                        fmt::format("{:o}", st.st_mode & 07777) + ")");
+    }
   }
   close(parent);
   return status;

@@ -28,11 +28,15 @@ bool IsEmptyDir(const std::string& dir);
 // walks `dir`, which must be absolute and canonical (no ".", "..", empty
 // component or trailing slash), one component at a time from "/" without
 // following symlinks and without looking inside a FUSE filesystem,
-// creating the missing components (mode 0700). Then `dir` is a real
-// directory reached without a symlink, on no FUSE filesystem. EINVAL for
-// a path that is not canonical, runs through a symlink or a FUSE
-// filesystem (a stripefs mount among them); ENOTDIR for a component that
-// is not a directory; the errno of a failed mkdir.
+// creating the missing components (mode 0700, each made durable in its
+// parent). Then `dir` is a real directory reached without a symlink, on no
+// FUSE filesystem, and only root can change where the path leads: every
+// directory on it is root's and written by no one else (a sticky one such
+// as /tmp excepted, but not `dir` itself). EINVAL for a path that is not
+// canonical, runs through a symlink or a FUSE filesystem (a stripefs
+// mount among them); ENOTDIR for a component that is not a directory;
+// EPERM for a directory others own or may write; the errno of a failed
+// mkdir, fsync, statfs or stat. Directories it created stay on failure.
 Status WalkToLocalDir(const std::string& dir);
 
 }  // namespace sfs::fs

@@ -17,7 +17,6 @@
 namespace sfs::ost {
 namespace {
 
-constexpr const char* kLabelTemp = ".stripefs-ost.tmp";
 constexpr size_t kMaxLabelBytes = 4096;  // a label is ~100 bytes; more is not ours
 
 // Closes an fd on every return path.
@@ -112,12 +111,12 @@ Status WriteLabel(const std::string& dir, const Label& label) {
   if (dir_fd.get() < 0) return Fail(dir, "open directory for");
   const std::string text = FormatLabel(label);
   {
-    Fd tmp(openat(dir_fd.get(), kLabelTemp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, kPrivateFileMode));
+    Fd tmp(openat(dir_fd.get(), kLabelTempFile, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, kPrivateFileMode));
     if (tmp.get() < 0) return Fail(dir, "create temporary");
     SFS_RETURN_IF_ERROR(WriteAll(tmp.get(), text, dir));
     if (fsync(tmp.get()) != 0) return Fail(dir, "fsync");
   }
-  if (renameat(dir_fd.get(), kLabelTemp, dir_fd.get(), kLabelFile) != 0) {
+  if (renameat(dir_fd.get(), kLabelTempFile, dir_fd.get(), kLabelFile) != 0) {
     return Fail(dir, "rename");
   }
   // The rename itself is only durable once the directory is.

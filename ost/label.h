@@ -18,6 +18,8 @@ struct Label {
 };
 
 inline constexpr const char* kLabelFile = ".stripefs-ost";
+// Where WriteLabel writes before it renames; left by a crash mid-write.
+inline constexpr const char* kLabelTempFile = ".stripefs-ost.tmp";
 
 // The label's text: "fs_uuid=...\nindex=N\nost_uuid=...\n".
 std::string FormatLabel(const Label& label);

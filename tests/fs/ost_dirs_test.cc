@@ -64,6 +64,34 @@ TEST_F(OstDirsTest, WalkRefusesSymlinksFilesAndPathsThatAreNotCanonical) {
   }
 }
 
+TEST_F(OstDirsTest, WalkRefusesDirectoriesOthersOwnOrMayWrite) {
+  // The test's own directory is root's and 0700 (mkdtemp as root).
+  const std::string theirs = dir_ + "/theirs";
+  ASSERT_EQ(mkdir(theirs.c_str(), 0700), 0);
+  ASSERT_EQ(chown(theirs.c_str(), 65534, 65534), 0);
+  Status owned = WalkToLocalDir(theirs + "/ost");
+  EXPECT_EQ(owned.err(), EPERM);
+  EXPECT_NE(owned.message().find(theirs + " belongs to uid 65534"), std::string::npos)
+      << owned.ToString();
+  EXPECT_FALSE(std::filesystem::exists(theirs + "/ost"));
+
+  const std::string open_to_all = dir_ + "/open";
+  ASSERT_EQ(mkdir(open_to_all.c_str(), 0700), 0);
+  ASSERT_EQ(chmod(open_to_all.c_str(), 0777), 0);
+  Status writable = WalkToLocalDir(open_to_all + "/ost");
+  EXPECT_EQ(writable.err(), EPERM);
+  EXPECT_NE(writable.message().find("may be written by others than root (mode 777)"),
+            std::string::npos) << writable.ToString();
+
+  // Sticky, as /tmp: others cannot replace root's entries there, so it may
+  // be on the way, but not be the OST itself.
+  const std::string sticky = dir_ + "/sticky";
+  ASSERT_EQ(mkdir(sticky.c_str(), 0700), 0);
+  ASSERT_EQ(chmod(sticky.c_str(), 01777), 0);
+  EXPECT_TRUE(WalkToLocalDir(sticky + "/ost").ok());
+  EXPECT_EQ(WalkToLocalDir(sticky).err(), EPERM);
+}
+
 TEST(PathsOverlapTest, OneInsideTheOtherOrTheSame) {
   EXPECT_TRUE(PathsOverlap("/a/b", "/a/b"));
   EXPECT_TRUE(PathsOverlap("/a/b", "/a/b/c"));

@@ -4,7 +4,6 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -16,21 +15,34 @@ namespace {
 constexpr const char* kPrefix = "user.stripefs.";
 
 int OstAdd(const std::string& mountpoint, const std::string& dir) {
-  // The daemon runs in "/": it is given the path as this shell means it.
+  // The daemon runs in "/" and takes no symlink: it is given the path as
+  // this shell means it, absolute and resolved.
   std::error_code ec;
-  const std::string path =
+  std::string path =
       std::filesystem::weakly_canonical(std::filesystem::absolute(dir, ec), ec).string();
   if (ec) return Fail("ost add: " + dir + ": " + ec.message());
+  while (path.size() > 1 && path.back() == '/') path.pop_back();
   const std::string name = std::string(kPrefix) + "ost_add";
   if (setxattr(mountpoint.c_str(), name.c_str(), path.data(), path.size(), 0) != 0) {
     return Fail(Explain("ost add " + path, errno));
   }
-  std::string count, error;
-  if (!ReadXattr(mountpoint, std::string(kPrefix) + "ost_count", "ost add", &count, &error)) {
+  // Its row of ost_df ("ost4 size=... path=/data/ost4") names its index.
+  std::string df, error;
+  if (!ReadXattr(mountpoint, std::string(kPrefix) + "ost_df", "ost add", &df, &error)) {
     return Fail(error);
   }
-  const unsigned long index = std::strtoul(count.c_str(), nullptr, 10) - 1;
-  printf("OST %lu added at %s (weight 1, in no pool)\n", index, path.c_str());
+  std::string index = "?";
+  const std::string tail = " path=" + path;
+  for (size_t at = 0; at < df.size();) {
+    size_t end = df.find('\n', at);
+    if (end == std::string::npos) end = df.size();
+    const std::string line = df.substr(at, end - at);
+    if (line.size() >= tail.size() && line.compare(line.size() - tail.size(), tail.size(), tail) == 0) {
+      index = line.substr(3, line.find(' ') - 3);  // after "ost"
+    }
+    at = end + 1;
+  }
+  printf("OST %s added at %s (weight 1, in no pool)\n", index.c_str(), path.c_str());
   return 0;
 }
 
