@@ -56,12 +56,21 @@ class MetaJobCount {
   const jobstats::TimePoint start_;
 };
 
-// A metadata operation on its way through the metadata service (below).
+// A metadata operation on its way through the metadata service (below),
+// classified as `op` on inode `ino` with the caller's uid, gid and job id.
 template <class Body>
 class FuseMdRequest final : public mdt::MdRequest {
  public:
-  FuseMdRequest(Filesystem& fs, jobstats::JobOp job_op, bool counted, Body body)
-      : fs_(fs), job_op_(job_op), counted_(counted), body_(std::move(body)) {
+  FuseMdRequest(fuse_req_t req, Filesystem& fs, nrs::Op op, jobstats::JobOp job_op, uint64_t ino,
+                Body body)
+      : fs_(fs),
+        job_op_(job_op),
+        counted_(fuse_req_ctx(req)->pid != 0),
+        body_(std::move(body)) {
+    info = Caller(req, fs);
+    info.op = op;
+    info.object_id = ino;
+    info.arrival = nrs::Clock::now();
     fs_.OpStarted();
   }
   void Serve() override {
@@ -89,19 +98,17 @@ class FuseMdRequest final : public mdt::MdRequest {
 // `req`, which stays valid until replied to, and it sends the one reply.
 // It is counted in job_stats as MetaJobCount counts, from its arrival.
 // Mounted with mdt_nrs=off, or with `scheduled` false, it runs at once,
-// unscheduled.
+// unscheduled (and is never put on the heap).
 template <class Body>
 void ThroughMdt(fuse_req_t req, nrs::Op op, jobstats::JobOp job_op, uint64_t ino, Body body,
                 bool scheduled = true) {
   Filesystem& fs = Fs(req);
-  const bool counted = fuse_req_ctx(req)->pid != 0;
-  auto request = std::make_unique<FuseMdRequest<Body>>(fs, job_op, counted, std::move(body));
-  request->info = Caller(req, fs);
-  request->info.op = op;
-  request->info.object_id = ino;
-  request->info.arrival = nrs::Clock::now();
-  if (fs.mdt() == nullptr || !scheduled) return request->Serve();
-  fs.mdt()->Submit(std::move(request));
+  if (fs.mdt() == nullptr || !scheduled) {
+    FuseMdRequest<Body> request(req, fs, op, job_op, ino, std::move(body));
+    return request.Serve();
+  }
+  fs.mdt()->Submit(
+      std::make_unique<FuseMdRequest<Body>>(req, fs, op, job_op, ino, std::move(body)));
 }
 
 // Logs a failure in one line (debug for the everyday ENOENT/EEXIST kind,

@@ -1,5 +1,6 @@
 // The metadata service: nrs::Nrs owns the order, callers' threads serve
-// what is ready, and one Asio thread serves what a policy held back.
+// what is ready, and the service's Asio threads (max_active of them) serve
+// what a policy held back.
 #include "mdt/service.h"
 
 #include <pthread.h>
