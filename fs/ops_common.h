@@ -70,7 +70,8 @@ class FuseMdRequest final : public mdt::MdRequest {
     info = Caller(req, fs);
     info.op = op;
     info.object_id = ino;
-    info.arrival = nrs::Clock::now();
+    // info.arrival: stamped by mdt::Service::Submit (one clock read for
+    // arrival and enqueue) or, unscheduled, by ThroughMdt.
     fs_.OpStarted();
   }
   void Serve() override {
@@ -105,6 +106,7 @@ void ThroughMdt(fuse_req_t req, nrs::Op op, jobstats::JobOp job_op, uint64_t ino
   Filesystem& fs = Fs(req);
   if (fs.mdt() == nullptr || !scheduled) {
     FuseMdRequest<Body> request(req, fs, op, job_op, ino, std::move(body));
+    request.info.arrival = nrs::Clock::now();
     return request.Serve();
   }
   fs.mdt()->Submit(

@@ -30,11 +30,19 @@ struct Service::Impl {
 
   // Serves ready requests on the calling thread while a place in service
   // is free; arms the timer when the policies hold the rest back.
-  // `by_service`: the service's own thread (counted apart).
+  // `by_service`: the service's own thread (counted apart). `now`: the
+  // time, when the caller has just read it (a clock read costs as much as
+  // the rest of the head on some virtual machines).
   // REQUIRES: `lock` holds mu; holds it again on return.
-  void Pump(std::unique_lock<std::mutex>& lock, bool by_service);
+  void Pump(std::unique_lock<std::mutex>& lock, bool by_service,
+            std::optional<nrs::TimePoint> now = std::nullopt);
   // REQUIRES: mu held. Arms the timer for `when` unless it is armed for
   // an earlier time.
+  // Serves a request counted active (its place in service taken) with mu
+  // released, then completes it. Returns when it finished.
+  // REQUIRES: `lock` holds mu; holds it again on return.
+  nrs::TimePoint ServeLocked(std::unique_lock<std::mutex>& lock,
+                             std::unique_ptr<MdRequest> request);
   void ArmLocked(nrs::TimePoint when);
   void OnTimer();
   // The policy is through with its epoch early: start the next one now,
@@ -63,7 +71,8 @@ struct Service::Impl {
 
   // A leaf lock: never held while a request is served.
   mutable std::mutex mu;
-  std::condition_variable idle;  // notified when a request completes (for ~Service)
+  // Notified when a request completes while draining: only ~Service waits.
+  std::condition_variable idle;
   nrs::Nrs nrs;                  // GUARDED_BY(mu)
   size_t active = 0;             // GUARDED_BY(mu): requests in service
   uint64_t completed = 0;        // GUARDED_BY(mu)
@@ -83,9 +92,12 @@ struct Service::Impl {
   bool epochs_stopped = false;              // GUARDED_BY(mu)
 };
 
-void Service::Impl::Pump(std::unique_lock<std::mutex>& lock, bool by_service) {
+void Service::Impl::Pump(std::unique_lock<std::mutex>& lock, bool by_service,
+                         std::optional<nrs::TimePoint> known_now) {
   while (active < max_active) {
-    const nrs::TimePoint now = nrs::Clock::now();
+    // The time read last (by the caller, or when the previous request
+    // finished, just before this thread took mu again) stands for now.
+    const nrs::TimePoint now = known_now.has_value() ? *known_now : nrs::Clock::now();
     nrs::Pick pick = nrs.Dequeue(now, draining);
     if (pick.request == nullptr) {
       if (pick.not_before.has_value()) ArmLocked(*pick.not_before);
@@ -99,18 +111,23 @@ void Service::Impl::Pump(std::unique_lock<std::mutex>& lock, bool by_service) {
     // passes meanwhile is not missed. Never the case under fifo.
     if (nrs.Queued() > 0 && !armed_for.has_value() && active < max_active) WakeLater();
     // Enqueue was given a released MdRequest; ownership comes back here.
-    std::unique_ptr<MdRequest> request(static_cast<MdRequest*>(pick.request));
-    lock.unlock();
-    request->Serve();
-    const nrs::TimePoint done = nrs::Clock::now();
-    lock.lock();
-    nrs.Complete(request.get(), done);
-    active--;
-    completed++;
-    EndEarlyIfDoneLocked(done);
-    idle.notify_all();
-    // The request dies here, under mu: it holds nothing but its own fields.
+    known_now = ServeLocked(lock, std::unique_ptr<MdRequest>(static_cast<MdRequest*>(pick.request)));
   }
+}
+
+nrs::TimePoint Service::Impl::ServeLocked(std::unique_lock<std::mutex>& lock,
+                                          std::unique_ptr<MdRequest> request) {
+  lock.unlock();
+  request->Serve();
+  const nrs::TimePoint done = nrs::Clock::now();
+  lock.lock();
+  nrs.Complete(request.get(), done);
+  active--;
+  completed++;
+  EndEarlyIfDoneLocked(done);
+  if (draining) idle.notify_all();
+  return done;
+  // The request dies here, under mu: it holds nothing but its own fields.
 }
 
 void Service::Impl::ArmLocked(nrs::TimePoint when) {
@@ -200,12 +217,25 @@ Service::~Service() {
 }
 
 void Service::Submit(std::unique_ptr<MdRequest> request) {
-  if (request->info.arrival == nrs::TimePoint{}) request->info.arrival = nrs::Clock::now();
   std::unique_lock<std::mutex> lock(impl_->mu);
+  // One clock read for arrival, enqueue and the first dequeue; read under
+  // mu so the times the policies see never go back.
   const nrs::TimePoint now = nrs::Clock::now();
+  if (request->info.arrival == nrs::TimePoint{}) request->info.arrival = now;
+  if (impl_->active < impl_->max_active && !impl_->draining &&
+      impl_->nrs.AdmitNow(request.get(), now)) {
+    // Nothing waits and the policy would hand this request straight back
+    // (fifo): served without a trip through the queue, then whatever others
+    // queued meanwhile.
+    impl_->active++;
+    impl_->EndEarlyIfDoneLocked(now);
+    const nrs::TimePoint done = impl_->ServeLocked(lock, std::move(request));
+    impl_->Pump(lock, /*by_service=*/false, done);
+    return;
+  }
   impl_->nrs.Enqueue(request.release(), now);
   impl_->EndEarlyIfDoneLocked(now);
-  impl_->Pump(lock, /*by_service=*/false);
+  impl_->Pump(lock, /*by_service=*/false, now);
 }
 
 void Service::Drain() {

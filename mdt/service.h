@@ -6,9 +6,10 @@
 // A metadata operation runs on the caller's thread (a FUSE worker) as soon
 // as its policy lets it: Submit enqueues it and, while fewer than
 // `max_active` requests are in service, serves what the policies hand out
-// next, which under fifo with an idle service is the caller's own request.
-// No hand-off to another thread, so the head costs a lock and a queue
-// entry per operation. A request a policy holds back (a TBF rate, a delay)
+// next, which under fifo with an idle service is the caller's own request
+// (admitted without a queue entry: nrs::Nrs::AdmitNow). No hand-off to
+// another thread, so the head costs two trips through its lock per
+// operation. A request a policy holds back (a TBF rate, a delay)
 // stays queued and its caller returns at once to read the next FUSE
 // request, so a throttled job never takes a worker from the others: the
 // service's own threads serve it when the policy allows (one Asio timer

@@ -26,6 +26,7 @@ class FifoPolicy final : public Policy {
   }
 
   size_t Queued() const override { return queue_.size(); }
+  bool ServesArrivalAtOnce() const override { return true; }
 
  private:
   std::deque<Request*> queue_;  // borrowed requests, arrival order

@@ -84,7 +84,23 @@ void Nrs::Enqueue(Request* request, TimePoint now) {
   (high ? high_ : regular_).Enqueue(request, now);
 }
 
+bool Nrs::AdmitNow(Request* request, TimePoint now) {
+  if (Queued() != 0) return false;
+  const bool high = (hp_ops_ & OpBit(request->info.op)) != 0;
+  if (!(high ? high_ : regular_).AdmitNow(request, now)) return false;
+  request->sched.high_priority = high;
+  // As Dequeue counts a pick of either head.
+  if (!high) {
+    hp_in_a_row_ = 0;
+  } else if (hp_in_a_row_ < hp_ratio_) {
+    hp_in_a_row_++;
+  }
+  return true;
+}
 Pick Nrs::Dequeue(TimePoint now, bool force) {
+  // The common case of a service that keeps up: nothing waits (a request
+  // a policy holds back is still queued), so no head needs asking.
+  if (Queued() == 0) return Pick::Empty();
   Pick high_pick;
   const bool high_allowed = hp_in_a_row_ < hp_ratio_;
   if (high_allowed) {

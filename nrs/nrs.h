@@ -53,7 +53,12 @@ class Nrs {
   void Enqueue(Request* request, TimePoint now);
   // `force`: shutdown, any held request whatever the throttles (Scheduler).
   Pick Dequeue(TimePoint now, bool force = false);
-  // REQUIRES: `request` came from Dequeue and is not yet completed.
+  // Enqueue and Dequeue in one step when that is sure to hand `request`
+  // straight back (nothing queued in either head, its head's policy serves
+  // arrivals at once: Scheduler::AdmitNow). False: nothing changed.
+  bool AdmitNow(Request* request, TimePoint now);
+  // REQUIRES: `request` came from Dequeue or AdmitNow and is not yet
+  // completed.
   void Complete(Request* request, TimePoint now);
   // Scheduler::TakeArrivedBefore on both heads.
   std::vector<Request*> TakeArrivedBefore(TimePoint deadline, TimePoint now);

@@ -60,6 +60,11 @@ class Policy {
   // The next request to serve, if any is allowed at `now`.
   virtual Pick Dequeue(TimePoint now) = 0;
 
+  // True when, with nothing queued, Enqueue followed by Dequeue always
+  // hands the arriving request straight back and leaves no state behind
+  // (fifo): the scheduler may then skip both (Scheduler::AdmitNow).
+  virtual bool ServesArrivalAtOnce() const { return false; }
+
   // Any request it holds, ignoring every throttle, or null when empty: the
   // OST is shutting down and serves what is left at once. The default suits
   // policies whose Dequeue holds nothing back for long; throttling ones

@@ -76,7 +76,15 @@ class Scheduler {
   // `force` (shutdown), any held request, ignoring throttles.
   Pick Dequeue(TimePoint now, bool force = false);
 
-  // REQUIRES: `request` came from Dequeue and is not yet completed.
+  // Enqueue and Dequeue in one step, when that is sure to hand `request`
+  // straight back: nothing is queued and the policy that would take it
+  // serves an arrival at once (Policy::ServesArrivalAtOnce). Returns true
+  // with the request dequeued (counted as if queued and handed out), or
+  // false with nothing changed: Enqueue it then.
+  bool AdmitNow(Request* request, TimePoint now);
+
+  // REQUIRES: `request` came from Dequeue or AdmitNow and is not yet
+  // completed.
   void Complete(Request* request, TimePoint now);
 
   // Removes and returns every queued request that arrived before `deadline`

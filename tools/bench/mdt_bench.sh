@@ -3,17 +3,24 @@
 # in one run:
 #
 # 1. Cost: mdtest -n --files -F (2 processes) on a plain directory of the
-#    same disk and on stripefs mounted three ways, interleaved per
-#    repetition: mdt_nrs=off (metadata unscheduled, as the fast-paths
-#    figures were taken), mdt fifo (the default), and mdt "tbf jobid" with
-#    no rule but the default, its rate raised out of the way (what TBF's
-#    classification and buckets cost; at the default 10,000 requests/s
-#    one job's mdtest would be held by it). Median ops/s per phase and the
-#    ratio to mdt_nrs=off (the median of the ratios within each
-#    repetition). The kernel answers most of mdtest's stats from
-#    its attribute cache (a few ms per phase, so that phase is noise), so
-#    off and fifo are measured a second time mounted attr_timeout=0:
-#    every stat and lookup then reaches the metadata service.
+#    same disk and on stripefs mounted three ways: mdt_nrs=off (metadata
+#    unscheduled, as the fast-paths figures were taken), mdt fifo (the
+#    default), and mdt "tbf jobid" with no rule but the default, its rate
+#    raised out of the way (what TBF's classification and buckets cost; at
+#    the default 10,000 requests/s one job's mdtest would be held by it).
+#    The kernel answers most of mdtest's stats from its attribute cache (a
+#    few ms per phase, so that phase is noise), so off and fifo are
+#    measured a second time mounted attr_timeout=0: every stat and lookup
+#    then reaches the metadata service. off and fifo (both ways) are one
+#    filesystem, mounted afresh with the options of each run, so the two
+#    sides of a ratio share store and directories. Each repetition runs
+#    every target once, each off/fifo pair back to back (off first in odd
+#    repetitions, fifo first in even ones), so the machine's drifts cancel
+#    in the ratio within the pair. Printed: median ops/s per phase and target [range],
+#    and per phase the geometric mean of the ratios to mdt_nrs=off over the
+#    repetitions with its 95 % confidence interval (Student's t on the log
+#    ratios): the aim fifo/off >= 0.95 is shown met when the interval's
+#    low end is at least 0.95, missed when its high end is below.
 # 2. Accuracy: job A runs mdtest creates (-C) held by a rule
 #    "jobid={A}&opcode={create} rate=N" for each --rates N while job B runs
 #    mdtest creates with no rule; prints A's create rate / N, B's create
@@ -61,66 +68,97 @@ mpi() {  # $1 job id, then the command
     mpirun --oversubscribe --bind-to none -np "$np" -x SLURM_JOB_ID="$job" "$@"
 }
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-# The median over repetitions of a/b within each repetition: the two ran
-# one after the other, so the machine's slow drifts cancel.
-paired() {  # $1 a, $2 b, $3 phase
-  paste <(echo "${res[$1.$3]}" | tr ' ' '\n' | grep -v '^$') \
-        <(echo "${res[$2.$3]}" | tr ' ' '\n' | grep -v '^$') |
-    awk '{ print $1 / $2 }' | median
-}
 range() { tr ' ' '\n' | grep -v '^$' | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.0f-%.0f", lo, hi }'; }
 
-mount_sfs() {  # $1 name, $2 mount options
+mkfs_sfs() {  # $1 name
   local base=$dir/$1
   mkdir -p "$base/mnt" "$base"/ost{0,1,2,3}
   "$bin" mkfs --meta "$base/meta" --ost "$base/ost0" --ost "$base/ost1" --ost "$base/ost2" \
     --ost "$base/ost3" --stripe-count 4 --stripe-size 1M >/dev/null
-  "$bin" mount "$base/meta" "$base/mnt" -o "$2"
-  mounts+=("$base/mnt")
+}
+mount_sfs() {  # $1 name, $2 mount options
+  mkfs_sfs "$1"
+  "$bin" mount "$dir/$1/meta" "$dir/$1/mnt" -o "$2"
+  mounts+=("$dir/$1/mnt")
 }
 
 rm -rf "$dir"; mkdir -p "$dir/plain"
-mount_sfs off log_level=warn,mdt_nrs=off
-mount_sfs fifo log_level=warn
 mount_sfs tbf log_level=warn
-mount_sfs off0 log_level=warn,mdt_nrs=off,attr_timeout=0
-mount_sfs fifo0 log_level=warn,attr_timeout=0
 "$bin" set_param "$dir/tbf/mnt" mdt.nrs_policies="tbf jobid" mdt.nrs_tbf_default_rate=1000000000 >/dev/null
-
-declare -A path=([plain]=$dir/plain [mdt-off]=$dir/off/mnt [mdt-fifo]=$dir/fifo/mnt
-                 [mdt-tbf]=$dir/tbf/mnt [off-uncached]=$dir/off0/mnt
-                 [fifo-uncached]=$dir/fifo0/mnt)
+# off and fifo, cached and not, are one filesystem remounted with each one's
+# options for each of its runs: the same store and directories, so only the
+# mount options differ between the two sides of a ratio.
+mkfs_sfs pair
+mounts+=("$dir/pair/mnt")
+declare -A remount=([mdt-off]=log_level=warn,mdt_nrs=off [mdt-fifo]=log_level=warn
+                    [off-uncached]=log_level=warn,mdt_nrs=off,attr_timeout=0
+                    [fifo-uncached]=log_level=warn,attr_timeout=0)
+declare -A path=([plain]=$dir/plain [mdt-off]=$dir/pair/mnt [mdt-fifo]=$dir/pair/mnt
+                 [mdt-tbf]=$dir/tbf/mnt [off-uncached]=$dir/pair/mnt
+                 [fifo-uncached]=$dir/pair/mnt)
 targets="plain mdt-off mdt-fifo mdt-tbf off-uncached fifo-uncached"
 phases="create stat read remove"
 declare -A res=()
-read -ra order <<< "$targets"
-for rep in $(seq "$reps"); do
-  # Each repetition starts one target later: none always runs just after
-  # another's removal writes back.
-  for i in "${!order[@]}"; do
-    t=${order[$(( (i + rep) % ${#order[@]} ))]}
-    rm -rf "${path[$t]}/md"
-    out=$(mpi bench "$mdtest" -n "$files" -F -d "${path[$t]}/md")
-    for p in $phases; do
-      case $p in create) key=creation ;; stat) key=stat ;; read) key=read ;; remove) key=removal ;; esac
-      v=$(echo "$out" | awk -v k=$key '$1 == "File" && $2 == k { print $3; exit }')
-      res[$t.$p]="${res[$t.$p]:-} $v"
+run_target() {  # $1 target: one mdtest run, its phase rates appended to res
+  local t=$1 out v key pid=""
+  if [ -n "${remount[$t]:-}" ]; then
+    "$bin" mount "$dir/pair/meta" "$dir/pair/mnt" -f -o "${remount[$t]}" &
+    pid=$!
+    until grep -q " $dir/pair/mnt " /proc/mounts; do
+      kill -0 "$pid" 2>/dev/null || { echo "mount of $t failed" >&2; exit 1; }
+      sleep 0.1
     done
-    rm -rf "${path[$t]}/md"
+  fi
+  rm -rf "${path[$t]}/md"
+  out=$(mpi bench "$mdtest" -n "$files" -F -d "${path[$t]}/md")
+  for p in $phases; do
+    case $p in create) key=creation ;; stat) key=stat ;; read) key=read ;; remove) key=removal ;; esac
+    v=$(echo "$out" | awk -v k=$key '$1 == "File" && $2 == k { print $3; exit }')
+    res[$t.$p]="${res[$t.$p]:-} $v"
+  done
+  rm -rf "${path[$t]}/md"
+  if [ -n "$pid" ]; then fusermount3 -u "$dir/pair/mnt"; wait "$pid"; fi
+}
+# Blocks run in turn, one block later each repetition; within a pair the
+# order alternates.
+blocks=("plain" "mdt-off mdt-fifo" "mdt-tbf" "off-uncached fifo-uncached")
+for rep in $(seq "$reps"); do
+  for i in "${!blocks[@]}"; do
+    read -ra pair <<< "${blocks[$(( (i + rep) % ${#blocks[@]} ))]}"
+    if [ ${#pair[@]} = 2 ] && [ $((rep % 2)) = 0 ]; then pair=("${pair[1]}" "${pair[0]}"); fi
+    for t in "${pair[@]}"; do run_target "$t"; done
   done
 done
 
+# The geometric mean of a/b within each repetition, and its 95 % interval.
+ratio_ci() {  # $1 a, $2 b, $3 phase
+  paste <(echo "${res[$1.$3]}" | tr ' ' '\n' | grep -v '^$') \
+        <(echo "${res[$2.$3]}" | tr ' ' '\n' | grep -v '^$') |
+    awk 'BEGIN { split("12.71 4.30 3.18 2.78 2.57 2.45 2.36 2.31 2.26 2.23 2.20 2.18 2.16 2.14 2.13 2.12 2.11 2.10 2.09 2.09", t) }
+         $2 > 0 && $1 > 0 { x = log($1 / $2); n++; s += x; ss += x * x }
+         END {
+           if (n < 2) { printf "%.3f", exp(s / n); exit }
+           m = s / n; sd = sqrt((ss - n * m * m) / (n - 1)); q = (n - 1 <= 20) ? t[n - 1] : 2.0
+           h = q * sd / sqrt(n)
+           printf "%.3f [%.3f-%.3f]", exp(m), exp(m - h), exp(m + h)
+         }'
+}
+
 echo "stripefs metadata NRS benchmark, $(date -u +%F): mdtest -n $files -F, $np processes,"
-echo "  4 OSTs on one disk, median of $reps interleaved runs (ops/s); ratios: median over"
-echo "  repetitions of the ratio within each, to mdt_nrs=off mounted the same way"
-printf "%-10s" "phase"; for t in $targets; do printf " %18s" "$t"; done; printf "   %s\n" "fifo/off tbf/off fifo/off(uncached)"
+echo "  4 OSTs on one disk, $reps repetitions: median ops/s [range]; ratios to mdt_nrs=off mounted"
+echo "  the same way: geometric mean over repetitions [95 % confidence interval]"
+printf "%-10s" "phase"; for t in $targets; do printf " %18s" "$t"; done; echo
 for p in $phases; do
   printf "%-10s" "$p"
   for t in $targets; do
-    printf " %9s %-8s" "$(echo "${res[$t.$p]}" | median)" "[$(echo "${res[$t.$p]}" | range)]"
+    printf " %9.0f %-8s" "$(echo "${res[$t.$p]}" | median)" "[$(echo "${res[$t.$p]}" | range)]"
   done
-  printf "   %.3f    %.3f   %.3f\n" "$(paired mdt-fifo mdt-off "$p")" \
-    "$(paired mdt-tbf mdt-off "$p")" "$(paired fifo-uncached off-uncached "$p")"
+  echo
+done
+printf "\n%-10s %-24s %-24s %-24s\n" "phase" "fifo/off" "fifo/off (uncached)" "tbf/off"
+for p in $phases; do
+  printf "%-10s %-24s %-24s %-24s\n" "$p" "$(ratio_ci mdt-fifo mdt-off "$p")" \
+    "$(ratio_ci fifo-uncached off-uncached "$p")" "$(ratio_ci mdt-tbf mdt-off "$p")"
 done
 
 # ---- Accuracy of a create rule, with a free job beside ----
