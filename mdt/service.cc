@@ -36,13 +36,13 @@ struct Service::Impl {
   // REQUIRES: `lock` holds mu; holds it again on return.
   void Pump(std::unique_lock<std::mutex>& lock, bool by_service,
             std::optional<nrs::TimePoint> now = std::nullopt);
-  // REQUIRES: mu held. Arms the timer for `when` unless it is armed for
-  // an earlier time.
   // Serves a request counted active (its place in service taken) with mu
   // released, then completes it. Returns when it finished.
   // REQUIRES: `lock` holds mu; holds it again on return.
   nrs::TimePoint ServeLocked(std::unique_lock<std::mutex>& lock,
                              std::unique_ptr<MdRequest> request);
+  // REQUIRES: mu held. Arms the timer for `when` unless it is armed for
+  // an earlier time.
   void ArmLocked(nrs::TimePoint when);
   void OnTimer();
   // The policy is through with its epoch early: start the next one now,
@@ -126,8 +126,9 @@ nrs::TimePoint Service::Impl::ServeLocked(std::unique_lock<std::mutex>& lock,
   completed++;
   EndEarlyIfDoneLocked(done);
   if (draining) idle.notify_all();
+  // The request dies on return, under mu: it holds nothing but its own
+  // fields.
   return done;
-  // The request dies here, under mu: it holds nothing but its own fields.
 }
 
 void Service::Impl::ArmLocked(nrs::TimePoint when) {
