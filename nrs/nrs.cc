@@ -78,23 +78,26 @@ void Nrs::SetHighPriority(OpSet ops, uint32_t ratio) {
   hp_ratio_ = std::max<uint32_t>(1, ratio);
 }
 
+void Nrs::CountPick(bool high) {
+  if (!high) {
+    hp_in_a_row_ = 0;
+  } else if (hp_in_a_row_ < hp_ratio_) {
+    hp_in_a_row_++;
+  }
+}
+
 void Nrs::Enqueue(Request* request, TimePoint now) {
-  const bool high = (hp_ops_ & OpBit(request->info.op)) != 0;
+  const bool high = IsHigh(request->info.op);
   request->sched.high_priority = high;
   (high ? high_ : regular_).Enqueue(request, now);
 }
 
 bool Nrs::AdmitNow(Request* request, TimePoint now) {
   if (Queued() != 0) return false;
-  const bool high = (hp_ops_ & OpBit(request->info.op)) != 0;
+  const bool high = IsHigh(request->info.op);
   if (!(high ? high_ : regular_).AdmitNow(request, now)) return false;
   request->sched.high_priority = high;
-  // As Dequeue counts a pick of either head.
-  if (!high) {
-    hp_in_a_row_ = 0;
-  } else if (hp_in_a_row_ < hp_ratio_) {
-    hp_in_a_row_++;
-  }
+  CountPick(high);
   return true;
 }
 Pick Nrs::Dequeue(TimePoint now, bool force) {
@@ -106,13 +109,13 @@ Pick Nrs::Dequeue(TimePoint now, bool force) {
   if (high_allowed) {
     high_pick = high_.Dequeue(now, force);
     if (high_pick.request != nullptr) {
-      hp_in_a_row_++;
+      CountPick(true);
       return high_pick;
     }
   }
   Pick regular_pick = regular_.Dequeue(now, force);
   if (regular_pick.request != nullptr) {
-    hp_in_a_row_ = 0;
+    CountPick(false);
     return regular_pick;
   }
   if (!high_allowed) {

@@ -84,6 +84,12 @@ class Nrs {
   uint32_t hp_ratio() const { return hp_ratio_; }
 
  private:
+  bool IsHigh(Op op) const { return (hp_ops_ & OpBit(op)) != 0; }
+  // A request of that head was handed out: the run of high-priority ones
+  // grows (up to the ratio, where only regular work that is ready stops
+  // it) or ends.
+  void CountPick(bool high);
+
   Scheduler regular_;
   Scheduler high_;
   OpSet hp_ops_ = kDefaultHpOps;

@@ -76,12 +76,16 @@ Pick Scheduler::DequeueFrom(Slot& slot, TimePoint now, bool force) {
   if (slot.stats.queued == 0) return Pick::Empty();
   Pick pick = force ? Pick::Of(slot.policy->TakeAny()) : slot.policy->Dequeue(now);
   if (pick.request == nullptr) return pick;
-  Request* request = pick.request;
   slot.stats.queued--;
+  HandOut(slot, pick.request, now);
+  return Pick::Of(pick.request);
+}
+
+void Scheduler::HandOut(Slot& slot, Request* request, TimePoint now) {
   slot.stats.active++;
   request->sched.dequeued = now;
   request->policy_data = nullptr;
-  return Pick::Of(request);
+  NoteOrder(request->info);
 }
 
 void Scheduler::NoteOrder(const RequestInfo& info) {
@@ -102,12 +106,9 @@ bool Scheduler::AdmitNow(Request* request, TimePoint now) {
   if (Queued() != 0) return false;
   Slot* slot = primary_ != nullptr ? primary_.get() : fallback_.get();
   if (!slot->policy->ServesArrivalAtOnce()) return false;
-  // What Enqueue and DequeueFrom would have counted, net.
+  // What Enqueue and Dequeue would have done, net of the queue.
   request->sched.stats = &slot->stats;
-  request->sched.dequeued = now;
-  request->policy_data = nullptr;
-  slot->stats.active++;
-  NoteOrder(request->info);
+  HandOut(*slot, request, now);
   fallback_next_ = slot != fallback_.get();
   return true;
 }
@@ -115,7 +116,6 @@ Pick Scheduler::Dequeue(TimePoint now, bool force) {
   std::optional<TimePoint> earliest;
   auto try_slot = [&](Slot& slot) -> Request* {
     Pick pick = DequeueFrom(slot, now, force);
-    if (pick.request != nullptr) NoteOrder(pick.request->info);
     if (pick.request == nullptr && pick.not_before.has_value() &&
         (!earliest.has_value() || *pick.not_before < *earliest)) {
       earliest = pick.not_before;

@@ -133,6 +133,9 @@ class Scheduler {
   // The slot whose stats `request` was queued against, or null.
   Slot* SlotOf(const Request& request);
   void NoteOrder(const RequestInfo& info);
+  // Counts `request`, taken from `slot`'s policy (or admitted past it), as
+  // in service from `now`.
+  void HandOut(Slot& slot, Request* request, TimePoint now);
   // Retires the primary: stopping if it still holds requests, else destroyed.
   void RetirePrimary();
 
