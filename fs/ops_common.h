@@ -70,9 +70,19 @@ class FuseMdRequest final : public mdt::MdRequest {
     info = Caller(req, fs);
     info.op = op;
     info.object_id = ino;
-    // info.arrival: stamped by mdt::Service::Submit (one clock read for
+    // info.arrival: stamped by the metadata service (one clock read for
     // arrival and enqueue) or, unscheduled, by ThroughMdt.
     fs_.OpStarted();
+  }
+  // From the stack to the heap when the service cannot serve it at once.
+  // Only for a request not yet scheduled (its scheduler state is unset);
+  // still one operation (OpStarted is not counted again).
+  FuseMdRequest(FuseMdRequest&& unscheduled)
+      : fs_(unscheduled.fs_),
+        job_op_(unscheduled.job_op_),
+        counted_(unscheduled.counted_),
+        body_(std::move(unscheduled.body_)) {
+    info = std::move(unscheduled.info);
   }
   void Serve() override {
     body_();
@@ -98,19 +108,20 @@ class FuseMdRequest final : public mdt::MdRequest {
 // owns copies of what it uses (names, struct stat, fuse_file_info) except
 // `req`, which stays valid until replied to, and it sends the one reply.
 // It is counted in job_stats as MetaJobCount counts, from its arrival.
-// Mounted with mdt_nrs=off, or with `scheduled` false, it runs at once,
-// unscheduled (and is never put on the heap).
+// Served at once (fifo, or mounted with mdt_nrs=off, or `scheduled`
+// false: unscheduled), the request lives on this thread's stack; only one
+// a policy queues goes to the heap.
 template <class Body>
 void ThroughMdt(fuse_req_t req, nrs::Op op, jobstats::JobOp job_op, uint64_t ino, Body body,
                 bool scheduled = true) {
   Filesystem& fs = Fs(req);
+  FuseMdRequest<Body> request(req, fs, op, job_op, ino, std::move(body));
   if (fs.mdt() == nullptr || !scheduled) {
-    FuseMdRequest<Body> request(req, fs, op, job_op, ino, std::move(body));
     request.info.arrival = nrs::Clock::now();
     return request.Serve();
   }
-  fs.mdt()->Submit(
-      std::make_unique<FuseMdRequest<Body>>(req, fs, op, job_op, ino, std::move(body)));
+  if (fs.mdt()->ServeIfAdmitted(request)) return;
+  fs.mdt()->Submit(std::make_unique<FuseMdRequest<Body>>(std::move(request)));
 }
 
 // Logs a failure in one line (debug for the everyday ENOENT/EEXIST kind,

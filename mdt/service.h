@@ -7,9 +7,12 @@
 // as its policy lets it: Submit enqueues it and, while fewer than
 // `max_active` requests are in service, serves what the policies hand out
 // next, which under fifo with an idle service is the caller's own request
-// (admitted without a queue entry: nrs::Nrs::AdmitNow). No hand-off to
-// another thread, so the head costs two trips through its lock per
-// operation. A request a policy holds back (a TBF rate, a delay)
+// (admitted without a queue entry: nrs::Nrs::AdmitNow; ServeIfAdmitted
+// serves it from the caller's stack). No hand-off to another thread, so
+// the head costs two trips through its lock per operation; the lock spins
+// briefly before it sleeps (AdaptiveMutex): every FUSE worker takes it, for
+// a few hundred nanoseconds. A request a policy holds back (a TBF rate, a
+// delay)
 // stays queued and its caller returns at once to read the next FUSE
 // request, so a throttled job never takes a worker from the others: the
 // service's own threads serve it when the policy allows (one Asio timer
@@ -84,6 +87,13 @@ class Service final : public nrs::Target {
   // and serves what is ready on this thread, possibly this request before
   // returning, possibly a request another caller submitted.
   void Submit(std::unique_ptr<MdRequest> request);
+  // The caller-owned form of Submit's common case: when `request` would be
+  // served at once (nothing queued, a place in service free, a policy that
+  // serves arrivals at once: fifo), serves it on this thread, then what
+  // others queued meanwhile, and returns true. Else returns false with
+  // nothing scheduled and `request` unserved (its arrival stamped): the
+  // caller then Submits it. Lets the request live on the caller's stack.
+  bool ServeIfAdmitted(MdRequest& request);
   // Shutdown: from now on requests are served at once, ignoring every
   // throttle, so a stop never waits on a rate.
   void Drain();

@@ -76,6 +76,34 @@ std::unique_ptr<MdRequest> Req(Log* log, int id, const char* jobid = "free",
   return std::make_unique<TestRequest>(log, id, op, jobid, std::move(during));
 }
 
+// A request body that stays in service until released: holds a place.
+class Gate {
+ public:
+  std::function<void()> Body() {
+    return [this] {
+      std::unique_lock<std::mutex> lock(mu_);
+      entered_ = true;
+      changed_.notify_all();
+      changed_.wait(lock, [&] { return released_; });
+    };
+  }
+  void WaitEntered() {
+    std::unique_lock<std::mutex> lock(mu_);
+    changed_.wait(lock, [&] { return entered_; });
+  }
+  void Release() {
+    std::lock_guard<std::mutex> lock(mu_);
+    released_ = true;
+    changed_.notify_all();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable changed_;
+  bool entered_ = false;   // GUARDED_BY(mu_)
+  bool released_ = false;  // GUARDED_BY(mu_)
+};
+
 nrs::Tunables TbfTunables(std::initializer_list<const char*> commands) {
   nrs::Tunables tunables;
   auto rules = nrs::TbfRuleSet::Empty();
@@ -112,6 +140,59 @@ TEST(MdtServiceTest, FifoServesEachRequestOnItsCallersThreadBeforeSubmitReturns)
   const auto status = service.PolicyStatus(nrs::Head::kRegular, {});
   ASSERT_FALSE(status.empty());
   EXPECT_EQ(status[0].stats.completed, 100u);
+}
+
+TEST(MdtServiceTest, ServeIfAdmittedServesACallerOwnedRequestUnderFifo) {
+  Service service(ServiceOptions{});
+  Log log;
+  for (int id = 0; id < 10; ++id) {
+    TestRequest request(&log, id, Op::kGetattr, "free");
+    ASSERT_TRUE(service.ServeIfAdmitted(request)) << id;
+    ASSERT_TRUE(log.Has(id));
+    EXPECT_EQ(log.ThreadOf(id), std::this_thread::get_id());
+    EXPECT_NE(request.info.arrival, nrs::TimePoint{});
+  }
+  // Counted as every other request is.
+  EXPECT_EQ(service.Counters().completed, 10u);
+  EXPECT_EQ(service.Counters().active, 0u);
+  const auto status = service.PolicyStatus(nrs::Head::kRegular, {});
+  ASSERT_FALSE(status.empty());
+  EXPECT_EQ(status[0].stats.completed, 10u);
+  EXPECT_EQ(status[0].stats.active, 0u);
+  EXPECT_EQ(service.HeadStats(nrs::Head::kRegular).dequeued, 10u);
+}
+
+TEST(MdtServiceTest, ServeIfAdmittedRefusesWhatAPolicyMayHoldAndSchedulesNothing) {
+  Service service(ServiceOptions{});
+  const nrs::Tunables tunables = TbfTunables({"start slow jobid={slow} rate=1 depth=1"});
+  service.StartPolicy(nrs::Head::kRegular, Tbf("jobid", tunables));
+  Log log;
+  // TBF may hold any request, so none is admitted past it, not even one
+  // with a token; the caller then Submits it, and only then is it counted.
+  TestRequest request(&log, 1, Op::kCreate, "free");
+  EXPECT_FALSE(service.ServeIfAdmitted(request));
+  EXPECT_FALSE(log.Has(1));
+  EXPECT_EQ(service.Counters().queued, 0u);
+  EXPECT_EQ(service.Counters().completed, 0u);
+  service.Submit(Req(&log, 2, "free"));
+  EXPECT_TRUE(log.Has(2));
+}
+
+TEST(MdtServiceTest, ServeIfAdmittedRefusesWhenAllPlacesAreTaken) {
+  Service service(ServiceOptions{.max_active = 1});
+  Log log;
+  Gate gate;
+  std::thread first([&] { service.Submit(Req(&log, 1, "a", Op::kCreate, gate.Body())); });
+  gate.WaitEntered();
+  TestRequest request(&log, 2, Op::kGetattr, "free");
+  EXPECT_FALSE(service.ServeIfAdmitted(request));
+  EXPECT_FALSE(log.Has(2));
+  EXPECT_EQ(service.Counters().queued, 0u);
+  EXPECT_EQ(service.Counters().active, 1u);
+  gate.Release();
+  first.join();
+  EXPECT_TRUE(service.ServeIfAdmitted(request));
+  EXPECT_TRUE(log.Has(2));
 }
 
 TEST(MdtServiceTest, AThrottledJobWaitsQueuedWhileAnotherJobIsServedAtOnce) {
@@ -161,30 +242,15 @@ TEST(MdtServiceTest, OpcodeRulesHoldOnlyTheirOps) {
 TEST(MdtServiceTest, BeyondMaxActiveARequestQueuesAndTheFinishingThreadServesIt) {
   Service service(ServiceOptions{.max_active = 1});
   Log log;
-  std::mutex gate_mu;
-  std::condition_variable gate_cv;
-  bool entered = false, release = false;
-  auto blocker = [&] {
-    std::unique_lock<std::mutex> lock(gate_mu);
-    entered = true;
-    gate_cv.notify_all();
-    gate_cv.wait(lock, [&] { return release; });
-  };
-  std::thread first([&] { service.Submit(Req(&log, 1, "a", Op::kCreate, blocker)); });
-  {
-    std::unique_lock<std::mutex> lock(gate_mu);
-    gate_cv.wait(lock, [&] { return entered; });
-  }
+  Gate gate;
+  std::thread first([&] { service.Submit(Req(&log, 1, "a", Op::kCreate, gate.Body())); });
+  gate.WaitEntered();
   // The one place is taken: this request queues and Submit returns.
   service.Submit(Req(&log, 2));
   EXPECT_FALSE(log.Has(2));
   EXPECT_EQ(service.Counters().queued, 1u);
   EXPECT_EQ(service.Counters().active, 1u);
-  {
-    std::lock_guard<std::mutex> lock(gate_mu);
-    release = true;
-  }
-  gate_cv.notify_all();
+  gate.Release();
   first.join();
   // Served by the first caller's thread before its Submit returned.
   ASSERT_TRUE(log.Has(2));
