@@ -1,11 +1,16 @@
 // The metadata service: nrs::Nrs owns the order, callers' threads serve
 // what is ready, and the service's Asio threads (max_active of them) serve
-// what a policy held back.
+// what a policy held back. Under fifo with nothing queued, requests take a
+// lock-free way in (the door) and are counted in per-thread tallies that
+// the locked side folds into the NRS statistics when they are read.
 #include "mdt/service.h"
 
 #include <pthread.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <cassert>
 #include <condition_variable>
 #include <mutex>
@@ -18,8 +23,27 @@
 
 #include "common/adaptive_mutex.h"
 #include "common/log.h"
+#include "nrs/stats.h"
 
 namespace sfs::mdt {
+namespace {
+
+uint64_t NanosBetween(nrs::TimePoint from, nrs::TimePoint to) {
+  if (to <= from) return 0;
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(to - from).count());
+}
+
+// Door tallies: one per thread that takes the door, as far as this many
+// go (FUSE workers are created one after another, so their thread ids
+// differ in the low bits and each gets its own).
+constexpr size_t kDoorShards = 8;
+size_t ThisThreadsShard() {
+  thread_local const size_t shard = static_cast<size_t>(gettid()) % kDoorShards;
+  return shard;
+}
+
+}  // namespace
 
 struct Service::Impl {
   explicit Impl(const ServiceOptions& options)
@@ -29,15 +53,37 @@ struct Service::Impl {
         epoch_timer(io),
         epoch_length(options.epoch_length) {}
 
+  // The door: serves `request` on this thread now, with no lock, when it
+  // is open (fifo alone in both heads, nothing queued, not draining) and a
+  // place in service is free; counts it in this thread's tally. False:
+  // not served, nothing changed; take the locked way.
+  bool ServeThroughDoor(MdRequest& request);
+  // Takes a place in service if one is free (active < max_active), or
+  // gives one back; both ways in count places here.
+  bool TakePlace();
+  void ReleasePlace() { active.fetch_sub(1, std::memory_order_seq_cst); }
+  // Opens the door when every arrival would be served at once anyway, else
+  // closes it. Called wherever that may have changed (ends of Pump, policy
+  // changes, drain). REQUIRES: mu held.
+  void RefreshDoorLocked();
+  // Moves the door tallies into the NRS statistics (as if those requests
+  // had passed the heads) and the completed count, so readers see them.
+  // REQUIRES: mu held.
+  void FoldTalliesLocked();
+  // Door requests in service now (places taken past the heads).
+  // REQUIRES: mu held.
+  uint64_t DoorActiveLocked() const;
+
   // Serves ready requests on the calling thread while a place in service
-  // is free; arms the timer when the policies hold the rest back.
+  // is free; arms the timer when the policies hold the rest back. Ends
+  // with RefreshDoorLocked.
   // `by_service`: the service's own thread (counted apart). `now`: the
   // time, when the caller has just read it (a clock read costs as much as
   // the rest of the head on some virtual machines).
   // REQUIRES: `lock` holds mu; holds it again on return.
   void Pump(std::unique_lock<AdaptiveMutex>& lock, bool by_service,
             std::optional<nrs::TimePoint> now = std::nullopt);
-  // Stamps `request`'s arrival (if left at its default) and admits it
+  // The locked way in. Stamps `request`'s arrival (if left at its default) and admits it
   // into service at once when nothing waits, a place is free and its
   // policy would hand it straight back (fifo), counting it as queued and
   // handed out. False: not admitted, nothing changed but the arrival.
@@ -76,16 +122,42 @@ struct Service::Impl {
   // held request, come due meanwhile, from a free place in service.
   std::vector<std::thread> threads;
 
-  // A leaf lock: never held while a request is served. Adaptive: every
-  // FUSE worker takes it twice per operation, each time for a few hundred
-  // nanoseconds, so a waiter spins rather than sleeps (a std::mutex here
-  // made 5,300 futex calls in one mdtest run of 2 x 2,000 files, this 550).
+  // A leaf lock: never held while a request is served. Adaptive: on the
+  // locked way in every FUSE worker takes it twice per operation, each time
+  // for a few hundred nanoseconds, so a waiter spins rather than sleeps
+  // (before the door, a std::mutex here made 5,300 futex calls in one
+  // uncached mdtest run of 2 x 2,000 files, this one 550).
   mutable AdaptiveMutex mu;
   // Notified when a request completes while draining: only ~Service waits.
   std::condition_variable_any idle;
   nrs::Nrs nrs;                  // GUARDED_BY(mu)
-  size_t active = 0;             // GUARDED_BY(mu): requests in service
-  uint64_t completed = 0;        // GUARDED_BY(mu)
+  // Requests in service, either way in. Atomic: the door takes and gives
+  // back places without mu (TakePlace's compare-and-swap keeps the bound).
+  std::atomic<size_t> active{0};
+  uint64_t completed = 0;        // GUARDED_BY(mu), door requests once folded
+
+  // Open only while nrs.ServesEveryArrivalAtOnce() and not draining
+  // (so never while anything is queued): written under mu, read without.
+  // Sequentially consistent with `active`: a door request that finishes
+  // and finds it closed takes mu and pumps, and whoever closed it reads
+  // `active` after, so a queued request never misses a freed place.
+  std::atomic<bool> door_open{false};
+  // nrs.hp_ops(), for the door to count a request in its head.
+  std::atomic<nrs::OpSet> high_ops{nrs::kDefaultHpOps};
+  // What door requests would have left in the heads' statistics, per
+  // head, until FoldTalliesLocked moves it there: their service times
+  // (the histogram's count is the number served) and the sum of those.
+  // Relaxed atomics, two per request: a shard is written by its own
+  // thread (mostly) and read by a folding one.
+  struct HeadTally {
+    std::atomic<uint64_t> service_ns{0};
+    nrs::AtomicLatencyHistogram service;
+  };
+  struct alignas(64) DoorTally {
+    std::array<HeadTally, 2> heads;  // by nrs::Head
+  };
+  std::array<DoorTally, kDoorShards> tallies;
+
   uint64_t served_by_service = 0;  // GUARDED_BY(mu)
   bool draining = false;         // GUARDED_BY(mu): Drain(), dequeue ignoring throttles
   std::optional<nrs::TimePoint> armed_for;  // GUARDED_BY(mu): the timer's expiry, if waiting
@@ -102,35 +174,107 @@ struct Service::Impl {
   bool epochs_stopped = false;              // GUARDED_BY(mu)
 };
 
+bool Service::Impl::TakePlace() {
+  size_t now = active.load(std::memory_order_relaxed);
+  while (now < max_active) {
+    if (active.compare_exchange_weak(now, now + 1, std::memory_order_seq_cst)) return true;
+  }
+  return false;
+}
+
+bool Service::Impl::ServeThroughDoor(MdRequest& request) {
+  if (!door_open.load(std::memory_order_seq_cst) || !TakePlace()) return false;
+  // The door may close from here on (a policy starts, a request queues):
+  // this request came before that change and is served as fifo would.
+  const nrs::TimePoint start = nrs::Clock::now();
+  if (request.info.arrival == nrs::TimePoint{}) request.info.arrival = start;
+  const bool high = (high_ops.load(std::memory_order_relaxed) & nrs::OpBit(request.info.op)) != 0;
+  request.Serve();
+  const nrs::TimePoint done = nrs::Clock::now();
+  const uint64_t service_ns = NanosBetween(start, done);
+  HeadTally& tally = tallies[ThisThreadsShard()].heads[high ? 1 : 0];
+  tally.service_ns.fetch_add(service_ns, std::memory_order_relaxed);
+  tally.service.Add(service_ns);
+  // Closed: something may be queued for the place this frees, or a drain
+  // waits for it. The place is given back under mu then, so this thread
+  // serves what is queued before another takes the place (no hand-off).
+  const bool closed = !door_open.load(std::memory_order_seq_cst);
+  std::unique_lock<AdaptiveMutex> lock(mu, std::defer_lock);
+  if (closed) lock.lock();
+  ReleasePlace();
+  // Checked again after the release: a door closed meanwhile by a request
+  // that queued for want of this place is served here.
+  if (!closed && !door_open.load(std::memory_order_seq_cst)) lock.lock();
+  if (lock.owns_lock()) {
+    Pump(lock, /*by_service=*/false, done);
+    if (draining) idle.notify_all();
+  }
+  return true;
+}
+
+void Service::Impl::RefreshDoorLocked() {
+  door_open.store(!draining && nrs.ServesEveryArrivalAtOnce(), std::memory_order_seq_cst);
+}
+
+void Service::Impl::FoldTalliesLocked() {
+  for (DoorTally& shard : tallies) {
+    for (nrs::Head head : {nrs::Head::kRegular, nrs::Head::kHighPriority}) {
+      HeadTally& tally = shard.heads[head == nrs::Head::kRegular ? 0 : 1];
+      nrs::LatencyHistogram service;
+      const uint64_t served = tally.service.MoveInto(&service);
+      // A request finishing meanwhile may leave its time in this fold and
+      // its count in the next: each lands exactly once.
+      const uint64_t service_ns = tally.service_ns.exchange(0, std::memory_order_relaxed);
+      nrs.head(head).CountServedAtOnce(served, service_ns, service);
+      completed += served;
+    }
+  }
+}
+
+uint64_t Service::Impl::DoorActiveLocked() const {
+  // Places are taken by the door and by requests the heads handed out
+  // (counted there); read apart, so clamped should one finish in between.
+  const uint64_t places = active.load(std::memory_order_relaxed);
+  const uint64_t handed_out = nrs.Active();
+  return places > handed_out ? places - handed_out : 0;
+}
+
 void Service::Impl::Pump(std::unique_lock<AdaptiveMutex>& lock, bool by_service,
                          std::optional<nrs::TimePoint> known_now) {
-  while (active < max_active) {
+  while (nrs.Queued() > 0 && TakePlace()) {
     // The time read last (by the caller, or when the previous request
     // finished, just before this thread took mu again) stands for now.
     const nrs::TimePoint now = known_now.has_value() ? *known_now : nrs::Clock::now();
     nrs::Pick pick = nrs.Dequeue(now, draining);
     if (pick.request == nullptr) {
+      ReleasePlace();
       if (pick.not_before.has_value()) ArmLocked(*pick.not_before);
-      return;
+      break;
     }
     EndEarlyIfDoneLocked(now);
-    active++;
     if (by_service) served_by_service++;
     // Others wait and no timer is armed for them: another thread looks
     // (and serves or arms) while this one serves, so a deadline that
     // passes meanwhile is not missed. Never the case under fifo.
-    if (nrs.Queued() > 0 && !armed_for.has_value() && active < max_active) WakeLater();
+    if (nrs.Queued() > 0 && !armed_for.has_value() &&
+        active.load(std::memory_order_relaxed) < max_active) {
+      WakeLater();
+    }
     // Enqueue was given a released MdRequest; ownership comes back here.
     // It dies under mu: it holds nothing but its own fields.
     const std::unique_ptr<MdRequest> request(static_cast<MdRequest*>(pick.request));
     known_now = ServeLocked(lock, *request);
   }
+  RefreshDoorLocked();
 }
 
 bool Service::Impl::AdmitLocked(MdRequest& request, nrs::TimePoint now) {
   if (request.info.arrival == nrs::TimePoint{}) request.info.arrival = now;
-  if (active >= max_active || draining || !nrs.AdmitNow(&request, now)) return false;
-  active++;
+  if (draining || !TakePlace()) return false;
+  if (!nrs.AdmitNow(&request, now)) {
+    ReleasePlace();
+    return false;
+  }
   EndEarlyIfDoneLocked(now);
   return true;
 }
@@ -142,7 +286,7 @@ nrs::TimePoint Service::Impl::ServeLocked(std::unique_lock<AdaptiveMutex>& lock,
   const nrs::TimePoint done = nrs::Clock::now();
   lock.lock();
   nrs.Complete(&request, done);
-  active--;
+  ReleasePlace();
   completed++;
   EndEarlyIfDoneLocked(done);
   if (draining) idle.notify_all();
@@ -209,6 +353,7 @@ Service::Service(const ServiceOptions& options) : impl_(std::make_unique<Impl>(o
   {
     std::lock_guard<AdaptiveMutex> lock(impl_->mu);
     impl_->ArmEpochTimerLocked(nrs::Clock::now());  // the first epoch starts at once
+    impl_->RefreshDoorLocked();
   }
   for (size_t i = 0; i < impl_->max_active; ++i) {
     impl_->threads.emplace_back([impl = impl_.get()] {
@@ -222,6 +367,7 @@ Service::~Service() {
   {
     std::unique_lock<AdaptiveMutex> lock(impl_->mu);
     impl_->draining = true;
+    impl_->RefreshDoorLocked();  // closed: door requests still in service count in `active`
     impl_->epochs_stopped = true;
     impl_->epoch_timer.cancel();
     impl_->timer.cancel();
@@ -229,13 +375,16 @@ Service::~Service() {
     // Whatever is still queued is served here; callers' threads serving
     // now finish theirs (and serve the rest if they come first).
     impl_->Pump(lock, /*by_service=*/true);
-    impl_->idle.wait(lock, [&] { return impl_->active == 0 && impl_->nrs.Queued() == 0; });
+    impl_->idle.wait(lock, [&] {
+      return impl_->active.load(std::memory_order_seq_cst) == 0 && impl_->nrs.Queued() == 0;
+    });
   }
   impl_->work.reset();
   for (std::thread& t : impl_->threads) t.join();
 }
 
 void Service::Submit(std::unique_ptr<MdRequest> request) {
+  if (impl_->ServeThroughDoor(*request)) return;
   std::unique_lock<AdaptiveMutex> lock(impl_->mu);
   // One clock read for arrival, enqueue and the first dequeue; read under
   // mu so the times the policies see never go back.
@@ -247,12 +396,15 @@ void Service::Submit(std::unique_ptr<MdRequest> request) {
     impl_->Pump(lock, /*by_service=*/false, done);
     return;
   }
+  // Nothing may pass the door while a request waits (Pump reopens it).
+  impl_->door_open.store(false, std::memory_order_seq_cst);
   impl_->nrs.Enqueue(request.release(), now);
   impl_->EndEarlyIfDoneLocked(now);
   impl_->Pump(lock, /*by_service=*/false, now);
 }
 
 bool Service::ServeIfAdmitted(MdRequest& request) {
+  if (impl_->ServeThroughDoor(request)) return true;
   std::unique_lock<AdaptiveMutex> lock(impl_->mu);
   const nrs::TimePoint now = nrs::Clock::now();
   if (!impl_->AdmitLocked(request, now)) return false;
@@ -265,6 +417,7 @@ void Service::Drain() {
   {
     std::lock_guard<AdaptiveMutex> lock(impl_->mu);
     impl_->draining = true;
+    impl_->RefreshDoorLocked();
   }
   impl_->WakeLater();
 }
@@ -273,6 +426,7 @@ void Service::StartPolicy(nrs::Head head, std::unique_ptr<nrs::Policy> policy) {
   {
     std::lock_guard<AdaptiveMutex> lock(impl_->mu);
     impl_->nrs.head(head).StartPrimary(std::move(policy));
+    impl_->RefreshDoorLocked();  // every later arrival meets the new policy
   }
   impl_->WakeLater();
 }
@@ -281,6 +435,7 @@ void Service::StopPolicy(nrs::Head head) {
   {
     std::lock_guard<AdaptiveMutex> lock(impl_->mu);
     impl_->nrs.head(head).StopPrimary();
+    impl_->RefreshDoorLocked();
   }
   impl_->WakeLater();
 }
@@ -296,6 +451,7 @@ void Service::Retune(nrs::Head head, const nrs::Tunables& tunables) {
 void Service::SetHighPriority(nrs::OpSet ops, uint32_t ratio) {
   std::lock_guard<AdaptiveMutex> lock(impl_->mu);
   impl_->nrs.SetHighPriority(ops, ratio);
+  impl_->high_ops.store(ops, std::memory_order_relaxed);
 }
 
 void Service::SetEpochLength(std::chrono::nanoseconds length) {
@@ -307,11 +463,22 @@ std::vector<nrs::PolicyStatus> Service::PolicyStatus(nrs::Head head,
                                                      const std::vector<std::string>& registered,
                                                      bool with_classes) const {
   std::lock_guard<AdaptiveMutex> lock(impl_->mu);
-  return impl_->nrs.head(head).Status(registered, with_classes);
+  impl_->FoldTalliesLocked();
+  std::vector<nrs::PolicyStatus> status = impl_->nrs.head(head).Status(registered, with_classes);
+  // Door requests in service now are fifo's too. Which head they belong
+  // to is known only once they finish, so the regular head shows them all
+  // while in service (ops in the high-priority set included).
+  if (head == nrs::Head::kRegular) {
+    for (nrs::PolicyStatus& policy : status) {
+      if (policy.fallback) policy.stats.active += impl_->DoorActiveLocked();
+    }
+  }
+  return status;
 }
 
 nrs::HeadStats Service::HeadStats(nrs::Head head) const {
   std::lock_guard<AdaptiveMutex> lock(impl_->mu);
+  impl_->FoldTalliesLocked();
   return impl_->nrs.head(head).head_stats();
 }
 
@@ -327,9 +494,10 @@ nrs::Epoch Service::epoch() const {
 
 ServiceCounters Service::Counters() const {
   std::lock_guard<AdaptiveMutex> lock(impl_->mu);
+  impl_->FoldTalliesLocked();
   ServiceCounters counters;
   counters.queued = impl_->nrs.Queued();
-  counters.active = impl_->active;
+  counters.active = impl_->active.load(std::memory_order_relaxed);
   counters.completed = impl_->completed;
   counters.served_by_service = impl_->served_by_service;
   return counters;

@@ -4,21 +4,28 @@
 // control syntax of the OSTs' heads (fs/nrs_control.h, "mdt." settings).
 //
 // A metadata operation runs on the caller's thread (a FUSE worker) as soon
-// as its policy lets it: Submit enqueues it and, while fewer than
-// `max_active` requests are in service, serves what the policies hand out
-// next, which under fifo with an idle service is the caller's own request
-// (admitted without a queue entry: nrs::Nrs::AdmitNow; ServeIfAdmitted
-// serves it from the caller's stack). No hand-off to another thread, so
-// the head costs two trips through its lock per operation; the lock spins
-// briefly before it sleeps (AdaptiveMutex): every FUSE worker takes it, for
-// a few hundred nanoseconds. A request a policy holds back (a TBF rate, a
-// delay)
-// stays queued and its caller returns at once to read the next FUSE
-// request, so a throttled job never takes a worker from the others: the
-// service's own threads serve it when the policy allows (one Asio timer
-// for the earliest such time), or a caller that comes by first does.
-// Whoever finishes a request serves the next ready one before leaving, so
-// nothing ready waits while a place in service is free.
+// as its policy lets it, and while fewer than `max_active` requests are in
+// service. Two ways in:
+// - The door (fifo alone in both heads, nothing queued, not draining: the
+//   default, idle service): the caller takes a place with one atomic
+//   compare-and-swap, serves its request and counts it in its own thread's
+//   tally, taking no lock. The tallies are folded into the NRS statistics
+//   (fifo's, as if each request had been queued and handed out at once)
+//   whenever those are read, so every figure stays exact. A lock shared by
+//   every FUSE worker cost more than its instructions on a 2-core machine:
+//   a worker preempted while holding it stalls the others.
+// - The locked way, otherwise: Submit enqueues the request under the
+//   service's lock and serves what the policies hand out next, possibly
+//   another caller's request. A request a policy holds back (a TBF rate, a
+//   delay) stays queued and its caller returns at once to read the next
+//   FUSE request, so a throttled job never takes a worker from the others:
+//   the service's own threads serve it when the policy allows (one Asio
+//   timer for the earliest such time), or a caller that comes by first
+//   does. Whoever finishes a request serves the next ready one before
+//   leaving, so nothing ready waits while a place in service is free.
+// Starting a policy closes the door before it returns, so every later
+// arrival meets the policy; a request queued for want of a place closes it
+// until the queue is empty again.
 //
 // Epochs (seed 002) are local: the service is the only metadata scheduler,
 // so each epoch starts with its own policy data as the reduction (what an
@@ -26,8 +33,8 @@
 // is through with it (nrs::Policy::EpochDone, never before
 // nrs::kMinEpochSpan).
 //
-// Thread safety: all public methods are safe from any thread. Service::mu_
-// is a leaf; no lock is held while a request is served.
+// Thread safety: all public methods are safe from any thread. The
+// service's lock is a leaf; no lock is held while a request is served.
 #pragma once
 
 #include <chrono>
@@ -85,7 +92,8 @@ class Service final : public nrs::Target {
 
   // Schedules `request` (info.arrival stamped here if left at its default)
   // and serves what is ready on this thread, possibly this request before
-  // returning, possibly a request another caller submitted.
+  // returning (through the door, or admitted at once: nrs::Nrs::AdmitNow),
+  // possibly a request another caller submitted.
   void Submit(std::unique_ptr<MdRequest> request);
   // The caller-owned form of Submit's common case: when `request` would be
   // served at once (nothing queued, a place in service free, a policy that

@@ -60,6 +60,14 @@ class Nrs {
   // REQUIRES: `request` came from Dequeue or AdmitNow and is not yet
   // completed.
   void Complete(Request* request, TimePoint now);
+  // Both heads serve every arrival at once (Scheduler::
+  // ServesEveryArrivalAtOnce) and nothing is queued: a caller may serve
+  // requests past the heads, then count them (Scheduler::CountServedAtOnce
+  // on the head IsHigh names; the high-priority ratio does not see them,
+  // which matters only while both heads have work queued).
+  bool ServesEveryArrivalAtOnce() const {
+    return Queued() == 0 && regular_.ServesEveryArrivalAtOnce() && high_.ServesEveryArrivalAtOnce();
+  }
   // Scheduler::TakeArrivedBefore on both heads.
   std::vector<Request*> TakeArrivedBefore(TimePoint deadline, TimePoint now);
 
@@ -82,9 +90,10 @@ class Nrs {
   size_t Active() const { return regular_.Active() + high_.Active(); }
   OpSet hp_ops() const { return hp_ops_; }
   uint32_t hp_ratio() const { return hp_ratio_; }
+  // The head a request of `op` goes to.
+  bool IsHigh(Op op) const { return (hp_ops_ & OpBit(op)) != 0; }
 
  private:
-  bool IsHigh(Op op) const { return (hp_ops_ & OpBit(op)) != 0; }
   // A request of that head was handed out: the run of high-priority ones
   // grows (up to the ratio, where only regular work that is ready stops
   // it) or ends.

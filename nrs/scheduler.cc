@@ -197,6 +197,24 @@ void Scheduler::Complete(Request* request, TimePoint now) {
   ReapStopped();
 }
 
+bool Scheduler::ServesEveryArrivalAtOnce() const {
+  return primary_ == nullptr && stopping_.empty() && fallback_->policy->ServesArrivalAtOnce();
+}
+
+void Scheduler::CountServedAtOnce(uint64_t requests, uint64_t service_ns,
+                                  const LatencyHistogram& service) {
+  if (requests == 0) return;
+  Slot& slot = *fallback_;
+  slot.stats.completed += requests;
+  slot.stats.service_ns += service_ns;
+  LatencyHistogram waits;
+  waits.Add(0, static_cast<uint32_t>(requests));
+  // FIFO classifies nothing: any request names its one class.
+  const Request any;
+  slot.classes.AddMany(slot.policy->ClassOf(any), requests, 0, waits, service);
+  head_stats_.dequeued += requests;
+}
+
 void Scheduler::ReapStopped() {
   std::erase_if(stopping_, [](const std::unique_ptr<Slot>& slot) { return slot->Idle(); });
 }

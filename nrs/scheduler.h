@@ -87,6 +87,18 @@ class Scheduler {
   // completed.
   void Complete(Request* request, TimePoint now);
 
+  // True when every arrival would be served at once whatever it is: the
+  // fallback alone runs (no primary, none stopping) and it serves arrivals
+  // at once (FIFO). Then a caller may serve requests past this head and
+  // count them afterwards with CountServedAtOnce.
+  bool ServesEveryArrivalAtOnce() const;
+  // Counts `requests` served past this head while ServesEveryArrivalAtOnce
+  // held, as if each had been admitted (AdmitNow) and completed: on the
+  // fallback, zero wait, `service_ns` in all and `service` their latencies,
+  // in the fallback's one class (a policy that serves arrivals at once
+  // does not classify). No bytes: metadata requests move none.
+  void CountServedAtOnce(uint64_t requests, uint64_t service_ns, const LatencyHistogram& service);
+
   // Removes and returns every queued request that arrived before `deadline`
   // (an OST that stopped answering fails them unserved). They leave as if
   // never queued: no wait or service time is counted, and the caller owns

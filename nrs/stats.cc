@@ -21,9 +21,23 @@ uint64_t LatencyHistogram::UpperBoundOf(int bucket) {
   return base + (sub + 1) * step - 1;
 }
 
-void LatencyHistogram::Add(uint64_t ns) {
-  buckets_[BucketOf(ns)]++;
-  count_++;
+void LatencyHistogram::Add(uint64_t ns, uint32_t times) {
+  buckets_[BucketOf(ns)] += times;
+  count_ += times;
+}
+
+uint64_t AtomicLatencyHistogram::MoveInto(LatencyHistogram* into) {
+  uint64_t moved = 0;
+  for (int i = 0; i < LatencyHistogram::kBuckets; i++) {
+    // Most buckets of a service time are empty: a load is cheaper than an
+    // exchange that finds nothing.
+    if (buckets_[i].load(std::memory_order_relaxed) == 0) continue;
+    const uint32_t n = buckets_[i].exchange(0, std::memory_order_relaxed);
+    into->buckets_[i] += n;
+    moved += n;
+  }
+  into->count_ += moved;
+  return moved;
 }
 
 void LatencyHistogram::Merge(const LatencyHistogram& other) {
@@ -46,6 +60,24 @@ uint64_t LatencyHistogram::Percentile(double p) const {
 
 void ClassStatsTable::Add(const std::string& class_name, uint64_t bytes, uint64_t wait_ns,
                           uint64_t service_ns) {
+  ClassStats& stats = Touch(class_name);
+  stats.requests++;
+  stats.bytes += bytes;
+  stats.wait.Add(wait_ns);
+  stats.service.Add(service_ns);
+}
+
+void ClassStatsTable::AddMany(const std::string& class_name, uint64_t requests, uint64_t bytes,
+                              const LatencyHistogram& wait, const LatencyHistogram& service) {
+  if (requests == 0) return;
+  ClassStats& stats = Touch(class_name);
+  stats.requests += requests;
+  stats.bytes += bytes;
+  stats.wait.Merge(wait);
+  stats.service.Merge(service);
+}
+
+ClassStats& ClassStatsTable::Touch(const std::string& class_name) {
   auto it = index_.find(class_name);
   if (it == index_.end()) {
     lru_.emplace_front();
@@ -55,11 +87,7 @@ void ClassStatsTable::Add(const std::string& class_name, uint64_t bytes, uint64_
   } else if (it->second != lru_.begin()) {
     lru_.splice(lru_.begin(), lru_, it->second);
   }
-  ClassStats& stats = *it->second;
-  stats.requests++;
-  stats.bytes += bytes;
-  stats.wait.Add(wait_ns);
-  stats.service.Add(service_ns);
+  return *it->second;
 }
 
 void ClassStatsTable::FoldOldest() {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <list>
 #include <string>
@@ -17,7 +18,7 @@ namespace sfs::nrs {
 // two, so a percentile is known to within 19 %. Fixed size, no allocation.
 class LatencyHistogram {
  public:
-  void Add(uint64_t ns);
+  void Add(uint64_t ns, uint32_t times = 1);
   uint64_t count() const { return count_; }
   // The upper bound of the bucket holding the p-th percentile (0 < p <= 100);
   // 0 when empty.
@@ -32,6 +33,25 @@ class LatencyHistogram {
 
   std::array<uint32_t, kBuckets> buckets_{};
   uint64_t count_ = 0;
+
+  friend class AtomicLatencyHistogram;
+};
+
+// A LatencyHistogram that threads add to without a lock (relaxed atomic
+// counts) and a reader moves out of now and then: for tallies kept off a
+// shared lock (mdt::Service's lock-free way in).
+class AtomicLatencyHistogram {
+ public:
+  void Add(uint64_t ns) {
+    buckets_[LatencyHistogram::BucketOf(ns)].fetch_add(1, std::memory_order_relaxed);
+  }
+  // Adds what was counted since the last call to `into`, forgets it, and
+  // returns how many samples that was. An Add racing with it lands in this
+  // call or the next, never both.
+  uint64_t MoveInto(LatencyHistogram* into);
+
+ private:
+  std::array<std::atomic<uint32_t>, LatencyHistogram::kBuckets> buckets_{};
 };
 
 struct ClassStats {
@@ -49,10 +69,16 @@ class ClassStatsTable {
  public:
   explicit ClassStatsTable(size_t limit = 64) : limit_(limit) { other_.name = "(other)"; }
   void Add(const std::string& class_name, uint64_t bytes, uint64_t wait_ns, uint64_t service_ns);
+  // Many requests of one class at once, as if each were Added.
+  void AddMany(const std::string& class_name, uint64_t requests, uint64_t bytes,
+               const LatencyHistogram& wait, const LatencyHistogram& service);
   // Most recently used first; "(other)" last if anything was folded.
   std::vector<ClassStats> Snapshot() const;
 
  private:
+  // The class's entry, created (folding the oldest away if over the
+  // limit) or moved to the front.
+  ClassStats& Touch(const std::string& class_name);
   void FoldOldest();
 
   size_t limit_;

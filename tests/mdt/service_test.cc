@@ -195,6 +195,130 @@ TEST(MdtServiceTest, ServeIfAdmittedRefusesWhenAllPlacesAreTaken) {
   EXPECT_TRUE(log.Has(2));
 }
 
+TEST(MdtServiceTest, RequestsPastTheDoorAreCountedExactlyInFifosStatistics) {
+  Service service(ServiceOptions{});
+  service.SetHighPriority(nrs::OpBit(Op::kUnlink), 4);
+  Log log;
+  constexpr int kThreads = 4, kPerThread = 500;
+  std::vector<std::thread> submitters;
+  for (int t = 0; t < kThreads; ++t) {
+    submitters.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        const int id = t * kPerThread + i;
+        service.Submit(Req(&log, id, "a", i % 4 == 0 ? Op::kUnlink : Op::kGetattr));
+      }
+    });
+  }
+  for (auto& t : submitters) t.join();
+  ASSERT_TRUE(log.WaitFor(kThreads * kPerThread));
+  const uint64_t total = kThreads * kPerThread, high = total / 4;
+  EXPECT_EQ(service.Counters().completed, total);
+  EXPECT_EQ(service.Counters().active, 0u);
+  EXPECT_EQ(service.HeadStats(nrs::Head::kRegular).dequeued, total - high);
+  EXPECT_EQ(service.HeadStats(nrs::Head::kHighPriority).dequeued, high);
+  for (nrs::Head head : {nrs::Head::kRegular, nrs::Head::kHighPriority}) {
+    const uint64_t expected = head == nrs::Head::kRegular ? total - high : high;
+    const auto status = service.PolicyStatus(head, {});
+    ASSERT_FALSE(status.empty());
+    EXPECT_TRUE(status[0].fallback);
+    EXPECT_EQ(status[0].stats.completed, expected);
+    EXPECT_EQ(status[0].stats.active, 0u);
+    EXPECT_EQ(status[0].stats.wait_ns, 0u);  // nothing ever waited
+    ASSERT_EQ(status[0].classes.size(), 1u);
+    EXPECT_EQ(status[0].classes[0].requests, expected);
+    EXPECT_EQ(status[0].classes[0].wait.count(), expected);
+    EXPECT_EQ(status[0].classes[0].service.count(), expected);
+    EXPECT_EQ(status[0].classes[0].wait.Percentile(100), 0u);
+  }
+  // Read again: nothing counted twice.
+  EXPECT_EQ(service.Counters().completed, total);
+  EXPECT_EQ(service.PolicyStatus(nrs::Head::kRegular, {})[0].stats.completed, total - high);
+}
+
+TEST(MdtServiceTest, ARequestInServiceCountsAsActiveWhicheverWayItCame) {
+  Service service(ServiceOptions{});
+  Log log;
+  Gate gate;
+  std::thread first([&] { service.Submit(Req(&log, 1, "a", Op::kGetattr, gate.Body())); });
+  gate.WaitEntered();
+  EXPECT_EQ(service.Counters().active, 1u);
+  EXPECT_EQ(service.PolicyStatus(nrs::Head::kRegular, {})[0].stats.active, 1u);
+  gate.Release();
+  first.join();
+  EXPECT_EQ(service.Counters().active, 0u);
+  EXPECT_EQ(service.PolicyStatus(nrs::Head::kRegular, {})[0].stats.active, 0u);
+  EXPECT_EQ(service.Counters().completed, 1u);
+}
+
+TEST(MdtServiceTest, NeverMoreThanMaxActiveInServiceAndNoQueuedRequestIsForgotten) {
+  // One place, many callers: each finds it taken now and then and queues,
+  // and whoever frees the place (door or not) must serve what queued.
+  Service service(ServiceOptions{.max_active = 1});
+  Log log;
+  std::atomic<int> in_service{0}, most{0};
+  auto body = [&] {
+    const int now = ++in_service;
+    int seen = most.load();
+    while (now > seen && !most.compare_exchange_weak(seen, now)) {
+    }
+    std::this_thread::yield();
+    --in_service;
+  };
+  constexpr int kThreads = 4, kPerThread = 2000;
+  std::vector<std::thread> submitters;
+  for (int t = 0; t < kThreads; ++t) {
+    submitters.emplace_back([&, t] {
+      for (int i = 0; i < kPerThread; ++i) {
+        service.Submit(Req(&log, t * kPerThread + i, "a", Op::kLookup, body));
+      }
+    });
+  }
+  for (auto& t : submitters) t.join();
+  ASSERT_TRUE(log.WaitFor(kThreads * kPerThread)) << "a queued request was never served";
+  EXPECT_EQ(most.load(), 1);
+  EXPECT_EQ(service.Counters().completed, static_cast<uint64_t>(kThreads * kPerThread));
+  EXPECT_EQ(service.Counters().queued, 0u);
+}
+
+TEST(MdtServiceTest, APolicyStartedWhileTheDoorIsOpenHoldsEveryLaterRequest) {
+  Service service(ServiceOptions{});
+  Log log;
+  service.Submit(Req(&log, 0, "slow", Op::kMkdir));  // through the door
+  ASSERT_TRUE(log.Has(0));
+  const nrs::Tunables tunables = TbfTunables({"start slow jobid={slow} rate=1 depth=1"});
+  service.StartPolicy(nrs::Head::kRegular, Tbf("jobid", tunables));
+  service.Submit(Req(&log, 1, "slow", Op::kMkdir));  // the bucket's token
+  service.Submit(Req(&log, 2, "slow", Op::kMkdir));  // held for about a second
+  EXPECT_FALSE(log.Has(2));
+  EXPECT_EQ(service.Counters().queued, 1u);
+  // Back to fifo alone: the held one is served, and the door opens again.
+  service.StopPolicy(nrs::Head::kRegular);
+  ASSERT_TRUE(log.WaitFor(3));
+  service.Submit(Req(&log, 3, "slow", Op::kMkdir));
+  EXPECT_TRUE(log.Has(3));
+  EXPECT_EQ(log.ThreadOf(3), std::this_thread::get_id());
+}
+
+TEST(MdtServiceTest, DestructionWaitsForARequestInServicePastTheDoor) {
+  auto service = std::make_unique<Service>(ServiceOptions{});
+  Log log;
+  Gate gate;
+  std::thread first([&] { service->Submit(Req(&log, 1, "a", Op::kGetattr, gate.Body())); });
+  gate.WaitEntered();
+  std::atomic<bool> destroyed{false};
+  std::thread destroyer([&] {
+    service.reset();
+    destroyed = true;
+  });
+  std::this_thread::sleep_for(100ms);
+  EXPECT_FALSE(destroyed.load()) << "destroyed with a request still in service";
+  gate.Release();
+  first.join();
+  destroyer.join();
+  EXPECT_TRUE(destroyed.load());
+  EXPECT_TRUE(log.Has(1));
+}
+
 TEST(MdtServiceTest, AThrottledJobWaitsQueuedWhileAnotherJobIsServedAtOnce) {
   Service service(ServiceOptions{});
   const nrs::Tunables tunables = TbfTunables({"start slow jobid={slow} rate=20 depth=1"});

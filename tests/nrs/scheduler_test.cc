@@ -319,5 +319,51 @@ TEST(SchedulerTest, AdmitNowRefusesUnderAPolicyThatMayHoldAnArrival) {
   EXPECT_EQ(PrimaryOf(sched.Status({})).stats.active, 0u);
 }
 
+TEST(SchedulerTest, ServesEveryArrivalAtOnceOnlyWithTheFallbackAlone) {
+  Scheduler sched;
+  EXPECT_TRUE(sched.ServesEveryArrivalAtOnce());
+  sched.StartPrimary(std::make_unique<HoldPolicy>(At(10ms)));
+  EXPECT_FALSE(sched.ServesEveryArrivalAtOnce());
+  // A stopping primary still holding a request keeps it false until drained.
+  auto requests = MakeRequests(1);
+  sched.Enqueue(requests[0].get(), T0());
+  sched.StopPrimary();
+  EXPECT_FALSE(sched.ServesEveryArrivalAtOnce());
+  Pick pick = sched.Dequeue(At(10ms));
+  ASSERT_EQ(pick.request, requests[0].get());
+  sched.Complete(pick.request, At(11ms));
+  EXPECT_TRUE(sched.ServesEveryArrivalAtOnce());
+}
+
+TEST(SchedulerTest, CountServedAtOnceAddsToTheFallbackAsAdmittedRequestsWould) {
+  Scheduler sched;
+  LatencyHistogram service;
+  service.Add(2'000, 3);
+  service.Add(5'000);
+  sched.CountServedAtOnce(4, 11'000, service);
+  sched.CountServedAtOnce(0, 0, LatencyHistogram{});  // nothing: no change
+  const PolicyStatus fifo = FallbackOf(sched.Status({}));
+  EXPECT_EQ(fifo.stats.completed, 4u);
+  EXPECT_EQ(fifo.stats.active, 0u);
+  EXPECT_EQ(fifo.stats.wait_ns, 0u);
+  EXPECT_EQ(fifo.stats.service_ns, 11'000u);
+  EXPECT_EQ(sched.head_stats().dequeued, 4u);
+  ASSERT_EQ(fifo.classes.size(), 1u);
+  EXPECT_EQ(fifo.classes[0].requests, 4u);
+  EXPECT_EQ(fifo.classes[0].wait.count(), 4u);
+  EXPECT_EQ(fifo.classes[0].wait.Percentile(100), 0u);
+  EXPECT_EQ(fifo.classes[0].service.count(), 4u);
+  EXPECT_GE(fifo.classes[0].service.Percentile(100), 5'000u);
+  EXPECT_LT(fifo.classes[0].service.Percentile(75), 5'000u);
+  // A request admitted the usual way lands in the same class.
+  auto requests = MakeRequests(1);
+  ASSERT_TRUE(sched.AdmitNow(requests[0].get(), T0()));
+  sched.Complete(requests[0].get(), At(1ms));
+  const PolicyStatus after = FallbackOf(sched.Status({}));
+  ASSERT_EQ(after.classes.size(), 1u);
+  EXPECT_EQ(after.classes[0].requests, 5u);
+  EXPECT_EQ(after.stats.completed, 5u);
+}
+
 }  // namespace
 }  // namespace sfs::nrs

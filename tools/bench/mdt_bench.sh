@@ -29,13 +29,19 @@
 #    2 cores are shared, so a faster A leaves B less CPU, not less turn).
 #
 #   tools/bench/mdt_bench.sh --mdtest PATH [--dir DIR] [--reps N] [--files N]
-#       [--rates "200 1000"] [--seconds S]
+#       [--rates "200 1000"] [--seconds S] [--uncached-only] [--settle S]
+#       [--mdtest-args "-C"]
+# --uncached-only: only the uncached off/fifo pair of part 1 (where every
+# stat and lookup passes the head), so that many repetitions fit in a few
+# minutes and the interval narrows. --settle S: wait S seconds after each
+# remount before mdtest starts. --mdtest-args: more mdtest arguments for
+# part 1 (e.g. -C, creates only).
 # Must run as root (mounts; mpirun as root).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin=$PWD/build/tools/stripefs/stripefs
 dir=$PWD/build/mdt-bench-work
-mdtest="" reps=5 files=2000 np=2 rates="200 1000" seconds=6
+mdtest="" reps=5 files=2000 np=2 rates="200 1000" seconds=6 uncached_only=0 settle=0 mdtest_args=""
 while [ $# -gt 0 ]; do
   case $1 in
     --mdtest) mdtest=$2; shift 2 ;;
@@ -44,6 +50,9 @@ while [ $# -gt 0 ]; do
     --files) files=$2; shift 2 ;;
     --rates) rates=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
+    --uncached-only) uncached_only=1; shift ;;
+    --settle) settle=$2; shift 2 ;;
+    --mdtest-args) mdtest_args=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -83,8 +92,10 @@ mount_sfs() {  # $1 name, $2 mount options
 }
 
 rm -rf "$dir"; mkdir -p "$dir/plain"
-mount_sfs tbf log_level=warn
-"$bin" set_param "$dir/tbf/mnt" mdt.nrs_policies="tbf jobid" mdt.nrs_tbf_default_rate=1000000000 >/dev/null
+if [ "$uncached_only" = 0 ]; then
+  mount_sfs tbf log_level=warn
+  "$bin" set_param "$dir/tbf/mnt" mdt.nrs_policies="tbf jobid" mdt.nrs_tbf_default_rate=1000000000 >/dev/null
+fi
 # off and fifo, cached and not, are one filesystem remounted with each one's
 # options for each of its runs: the same store and directories, so only the
 # mount options differ between the two sides of a ratio.
@@ -108,9 +119,11 @@ run_target() {  # $1 target: one mdtest run, its phase rates appended to res
       kill -0 "$pid" 2>/dev/null || { echo "mount of $t failed" >&2; exit 1; }
       sleep 0.1
     done
+    sleep "$settle"
   fi
   rm -rf "${path[$t]}/md"
-  out=$(mpi bench "$mdtest" -n "$files" -F -d "${path[$t]}/md")
+  # shellcheck disable=SC2086 # mdtest_args is a word list
+  out=$(mpi bench "$mdtest" -n "$files" -F $mdtest_args -d "${path[$t]}/md")
   for p in $phases; do
     case $p in create) key=creation ;; stat) key=stat ;; read) key=read ;; remove) key=removal ;; esac
     v=$(echo "$out" | awk -v k=$key '$1 == "File" && $2 == k { print $3; exit }')
@@ -122,6 +135,10 @@ run_target() {  # $1 target: one mdtest run, its phase rates appended to res
 # Blocks run in turn, one block later each repetition; within a pair the
 # order alternates.
 blocks=("plain" "mdt-off mdt-fifo" "mdt-tbf" "off-uncached fifo-uncached")
+if [ "$uncached_only" = 1 ]; then
+  blocks=("off-uncached fifo-uncached")
+  targets="off-uncached fifo-uncached"
+fi
 for rep in $(seq "$reps"); do
   for i in "${!blocks[@]}"; do
     read -ra pair <<< "${blocks[$(( (i + rep) % ${#blocks[@]} ))]}"
@@ -137,8 +154,9 @@ ratio_ci() {  # $1 a, $2 b, $3 phase
     awk 'BEGIN { split("12.71 4.30 3.18 2.78 2.57 2.45 2.36 2.31 2.26 2.23 2.20 2.18 2.16 2.14 2.13 2.12 2.11 2.10 2.09 2.09", t) }
          $2 > 0 && $1 > 0 { x = log($1 / $2); n++; s += x; ss += x * x }
          END {
+           if (n == 0) { printf "-"; exit }
            if (n < 2) { printf "%.3f", exp(s / n); exit }
-           m = s / n; sd = sqrt((ss - n * m * m) / (n - 1)); q = (n - 1 <= 20) ? t[n - 1] : 2.0
+           m = s / n; sd = sqrt((ss - n * m * m) / (n - 1)); q = (n - 1 <= 20) ? t[n - 1] : 1.96 + 2.4 / (n - 1)
            h = q * sd / sqrt(n)
            printf "%.3f [%.3f-%.3f]", exp(m), exp(m - h), exp(m + h)
          }'
@@ -155,6 +173,13 @@ for p in $phases; do
   done
   echo
 done
+if [ "$uncached_only" = 1 ]; then
+  printf "\n%-10s %-24s\n" "phase" "fifo/off (uncached)"
+  for p in $phases; do
+    printf "%-10s %-24s\n" "$p" "$(ratio_ci fifo-uncached off-uncached "$p")"
+  done
+  exit 0
+fi
 printf "\n%-10s %-24s %-24s %-24s\n" "phase" "fifo/off" "fifo/off (uncached)" "tbf/off"
 for p in $phases; do
   printf "%-10s %-24s %-24s %-24s\n" "$p" "$(ratio_ci mdt-fifo mdt-off "$p")" \
