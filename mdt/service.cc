@@ -193,6 +193,7 @@ bool Service::Impl::ServeThroughDoor(MdRequest& request) {
   const nrs::TimePoint done = nrs::Clock::now();
   const uint64_t service_ns = NanosBetween(start, done);
   HeadTally& tally = tallies[ThisThreadsShard()].heads[high ? 1 : 0];
+  // The sum first: a fold takes the sum only when it finds a count.
   tally.service_ns.fetch_add(service_ns, std::memory_order_relaxed);
   tally.service.Add(service_ns);
   // Closed: something may be queued for the place this frees, or a drain
@@ -222,8 +223,10 @@ void Service::Impl::FoldTalliesLocked() {
       HeadTally& tally = shard.heads[head == nrs::Head::kRegular ? 0 : 1];
       nrs::LatencyHistogram service;
       const uint64_t served = tally.service.MoveInto(&service);
-      // A request finishing meanwhile may leave its time in this fold and
-      // its count in the next: each lands exactly once.
+      // The sum stays for a fold that finds a count: a request adds to it
+      // before its histogram. One finishing meanwhile may leave its time
+      // in this fold and its count in the next: each lands exactly once.
+      if (served == 0) continue;
       const uint64_t service_ns = tally.service_ns.exchange(0, std::memory_order_relaxed);
       nrs.head(head).CountServedAtOnce(served, service_ns, service);
       completed += served;
