@@ -31,7 +31,9 @@
 // so each epoch starts with its own policy data as the reduction (what an
 // nrs::LocalEpochHub gives), every epoch_length or earlier once the policy
 // is through with it (nrs::Policy::EpochDone, never before
-// nrs::kMinEpochSpan).
+// nrs::kMinEpochSpan). Under fifo alone, which has no epoch data, the
+// epochs rest after the first (no timer wakes a thread) until a policy
+// starts.
 //
 // Thread safety: all public methods are safe from any thread. The
 // service's lock is a leaf; no lock is held while a request is served.

@@ -440,8 +440,26 @@ TEST(MdtServiceTest, HighPriorityOpsGoToTheirOwnHead) {
   EXPECT_EQ(service.HeadStats(nrs::Head::kRegular).dequeued, 1u);
 }
 
+TEST(MdtServiceTest, UnderFifoAloneEpochsRestUntilAPolicyStarts) {
+  Service service(ServiceOptions{.epoch_length = 2ms});
+  // The first epoch starts at once; with fifo alone the timer then sleeps.
+  const auto deadline = std::chrono::steady_clock::now() + 20s;
+  while (service.epoch() < 1 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(1ms);
+  }
+  const nrs::Epoch resting = service.epoch();
+  std::this_thread::sleep_for(50ms);  // 25 epoch lengths
+  EXPECT_EQ(service.epoch(), resting);
+  service.StartPolicy(nrs::Head::kRegular, std::move(nrs::NewCrrnPolicy("jobid", {})).value());
+  while (service.epoch() < resting + 5 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(1ms);
+  }
+  EXPECT_GE(service.epoch(), resting + 5);
+}
+
 TEST(MdtServiceTest, EpochsAdvanceOnTheirOwn) {
   Service service(ServiceOptions{.epoch_length = 2ms});
+  service.StartPolicy(nrs::Head::kRegular, std::move(nrs::NewCrrnPolicy("jobid", {})).value());
   const auto deadline = std::chrono::steady_clock::now() + 20s;
   while (service.epoch() < 5 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(1ms);
