@@ -142,6 +142,10 @@ struct Service::Impl {
   // and finds it closed takes mu and pumps, and whoever closed it reads
   // `active` after, so a queued request never misses a freed place.
   std::atomic<bool> door_open{false};
+  // Door requests past ReleasePlace that may still touch this service
+  // (the door re-check, mu): ~Service waits for none after `active` is 0,
+  // as a caller's filesystem counts its op finished inside Serve.
+  std::atomic<uint32_t> door_tails{0};
   // nrs.hp_ops(), for the door to count a request in its head.
   std::atomic<nrs::OpSet> high_ops{nrs::kDefaultHpOps};
   // What door requests would have left in the heads' statistics, per
@@ -204,16 +208,23 @@ bool Service::Impl::ServeThroughDoor(MdRequest& request) {
   // waits for it. The place is given back under mu then, so this thread
   // serves what is queued before another takes the place (no hand-off).
   const bool closed = !door_open.load(std::memory_order_seq_cst);
-  std::unique_lock<AdaptiveMutex> lock(mu, std::defer_lock);
-  if (closed) lock.lock();
-  ReleasePlace();
-  // Checked again after the release: a door closed meanwhile by a request
-  // that queued for want of this place is served here.
-  if (!closed && !door_open.load(std::memory_order_seq_cst)) lock.lock();
-  if (lock.owns_lock()) {
-    Pump(lock, /*by_service=*/false, done);
-    if (draining) idle.notify_all();
+  {
+    std::unique_lock<AdaptiveMutex> lock(mu, std::defer_lock);
+    if (closed) lock.lock();
+    // Counted before the place is given back, so ~Service, which waits
+    // for no place taken, then waits for this tail too.
+    door_tails.fetch_add(1, std::memory_order_seq_cst);
+    ReleasePlace();
+    // Checked again after the release: a door closed meanwhile by a
+    // request that queued for want of this place is served here.
+    if (!closed && !door_open.load(std::memory_order_seq_cst)) lock.lock();
+    if (lock.owns_lock()) {
+      Pump(lock, /*by_service=*/false, done);
+      if (draining) idle.notify_all();
+    }
   }
+  // The last touch of the service.
+  door_tails.fetch_sub(1, std::memory_order_seq_cst);
   return true;
 }
 
@@ -392,6 +403,9 @@ Service::~Service() {
       return impl_->active.load(std::memory_order_seq_cst) == 0 && impl_->nrs.Queued() == 0;
     });
   }
+  // A door request that gave its place back may still be on its way out
+  // (a few instructions, or waiting for mu that this thread just released).
+  while (impl_->door_tails.load(std::memory_order_seq_cst) != 0) std::this_thread::yield();
   impl_->work.reset();
   for (std::thread& t : impl_->threads) t.join();
 }
