@@ -83,12 +83,6 @@ struct Service::Impl {
   // REQUIRES: `lock` holds mu; holds it again on return.
   void Pump(std::unique_lock<AdaptiveMutex>& lock, bool by_service,
             std::optional<nrs::TimePoint> now = std::nullopt);
-  // The locked way in. Stamps `request`'s arrival (if left at its default) and admits it
-  // into service at once when nothing waits, a place is free and its
-  // policy would hand it straight back (fifo), counting it as queued and
-  // handed out. False: not admitted, nothing changed but the arrival.
-  // REQUIRES: mu held.
-  bool AdmitLocked(MdRequest& request, nrs::TimePoint now);
   // Serves a request counted active (its place in service taken) with mu
   // released, then completes it. Returns when it finished; the request is
   // the caller's still.
@@ -286,17 +280,6 @@ void Service::Impl::Pump(std::unique_lock<AdaptiveMutex>& lock, bool by_service,
   RefreshDoorLocked();
 }
 
-bool Service::Impl::AdmitLocked(MdRequest& request, nrs::TimePoint now) {
-  if (request.info.arrival == nrs::TimePoint{}) request.info.arrival = now;
-  if (draining || !TakePlace()) return false;
-  if (!nrs.AdmitNow(&request, now)) {
-    ReleasePlace();
-    return false;
-  }
-  EndEarlyIfDoneLocked(now);
-  return true;
-}
-
 nrs::TimePoint Service::Impl::ServeLocked(std::unique_lock<AdaptiveMutex>& lock,
                                           MdRequest& request) {
   lock.unlock();
@@ -412,17 +395,13 @@ Service::~Service() {
 
 void Service::Submit(std::unique_ptr<MdRequest> request) {
   if (impl_->ServeThroughDoor(*request)) return;
+  // The locked way: queued, then whatever the policies hand out next is
+  // served here while a place is free (this request too, if it is first).
   std::unique_lock<AdaptiveMutex> lock(impl_->mu);
   // One clock read for arrival, enqueue and the first dequeue; read under
   // mu so the times the policies see never go back.
   const nrs::TimePoint now = nrs::Clock::now();
-  if (impl_->AdmitLocked(*request, now)) {
-    // Served without a trip through the queue, then whatever others
-    // queued meanwhile.
-    const nrs::TimePoint done = impl_->ServeLocked(lock, *request);
-    impl_->Pump(lock, /*by_service=*/false, done);
-    return;
-  }
+  if (request->info.arrival == nrs::TimePoint{}) request->info.arrival = now;
   // Nothing may pass the door while a request waits (Pump reopens it).
   impl_->door_open.store(false, std::memory_order_seq_cst);
   impl_->nrs.Enqueue(request.release(), now);
@@ -431,13 +410,7 @@ void Service::Submit(std::unique_ptr<MdRequest> request) {
 }
 
 bool Service::ServeIfAdmitted(MdRequest& request) {
-  if (impl_->ServeThroughDoor(request)) return true;
-  std::unique_lock<AdaptiveMutex> lock(impl_->mu);
-  const nrs::TimePoint now = nrs::Clock::now();
-  if (!impl_->AdmitLocked(request, now)) return false;
-  const nrs::TimePoint done = impl_->ServeLocked(lock, request);
-  impl_->Pump(lock, /*by_service=*/false, done);
-  return true;
+  return impl_->ServeThroughDoor(request);
 }
 
 void Service::Drain() {

@@ -94,15 +94,13 @@ class Service final : public nrs::Target {
 
   // Schedules `request` (info.arrival stamped here if left at its default)
   // and serves what is ready on this thread, possibly this request before
-  // returning (through the door, or admitted at once: nrs::Nrs::AdmitNow),
-  // possibly a request another caller submitted.
+  // returning, possibly a request another caller submitted.
   void Submit(std::unique_ptr<MdRequest> request);
-  // The caller-owned form of Submit's common case: when `request` would be
-  // served at once (nothing queued, a place in service free, a policy that
-  // serves arrivals at once: fifo), serves it on this thread, then what
-  // others queued meanwhile, and returns true. Else returns false with
-  // nothing scheduled and `request` unserved (its arrival stamped): the
-  // caller then Submits it. Lets the request live on the caller's stack.
+  // The caller-owned form of Submit's common case: when the door is open
+  // (fifo alone, nothing queued) and a place in service is free, serves
+  // `request` on this thread without a lock and returns true. Else returns
+  // false at once, nothing scheduled, no lock taken: the caller then
+  // Submits it. Lets the request live on the caller's stack.
   bool ServeIfAdmitted(MdRequest& request);
   // Shutdown: from now on requests are served at once, ignoring every
   // throttle, so a stop never waits on a rate.

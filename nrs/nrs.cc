@@ -92,14 +92,6 @@ void Nrs::Enqueue(Request* request, TimePoint now) {
   (high ? high_ : regular_).Enqueue(request, now);
 }
 
-bool Nrs::AdmitNow(Request* request, TimePoint now) {
-  if (Queued() != 0) return false;
-  const bool high = IsHigh(request->info.op);
-  if (!(high ? high_ : regular_).AdmitNow(request, now)) return false;
-  request->sched.high_priority = high;
-  CountPick(high);
-  return true;
-}
 Pick Nrs::Dequeue(TimePoint now, bool force) {
   // The common case of a service that keeps up: nothing waits (a request
   // a policy holds back is still queued), so no head needs asking.

@@ -53,12 +53,7 @@ class Nrs {
   void Enqueue(Request* request, TimePoint now);
   // `force`: shutdown, any held request whatever the throttles (Scheduler).
   Pick Dequeue(TimePoint now, bool force = false);
-  // Enqueue and Dequeue in one step when that is sure to hand `request`
-  // straight back (nothing queued in either head, its head's policy serves
-  // arrivals at once: Scheduler::AdmitNow). False: nothing changed.
-  bool AdmitNow(Request* request, TimePoint now);
-  // REQUIRES: `request` came from Dequeue or AdmitNow and is not yet
-  // completed.
+  // REQUIRES: `request` came from Dequeue and is not yet completed.
   void Complete(Request* request, TimePoint now);
   // Both heads serve every arrival at once (Scheduler::
   // ServesEveryArrivalAtOnce) and nothing is queued: a caller may serve
@@ -90,10 +85,9 @@ class Nrs {
   size_t Active() const { return regular_.Active() + high_.Active(); }
   OpSet hp_ops() const { return hp_ops_; }
   uint32_t hp_ratio() const { return hp_ratio_; }
-  // The head a request of `op` goes to.
-  bool IsHigh(Op op) const { return (hp_ops_ & OpBit(op)) != 0; }
 
  private:
+  bool IsHigh(Op op) const { return (hp_ops_ & OpBit(op)) != 0; }
   // A request of that head was handed out: the run of high-priority ones
   // grows (up to the ratio, where only regular work that is ready stops
   // it) or ends.

@@ -62,7 +62,8 @@ class Policy {
 
   // True when, with nothing queued, Enqueue followed by Dequeue always
   // hands the arriving request straight back and leaves no state behind
-  // (fifo): the scheduler may then skip both (Scheduler::AdmitNow).
+  // (fifo): requests may then be served past it and counted afterwards
+  // (Scheduler::ServesEveryArrivalAtOnce), in its one class.
   virtual bool ServesArrivalAtOnce() const { return false; }
 
   // Any request it holds, ignoring every throttle, or null when empty: the

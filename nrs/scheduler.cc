@@ -102,16 +102,6 @@ void Scheduler::NoteOrder(const RequestInfo& info) {
   last_end_ = info.offset + info.length;
 }
 
-bool Scheduler::AdmitNow(Request* request, TimePoint now) {
-  if (Queued() != 0) return false;
-  Slot* slot = primary_ != nullptr ? primary_.get() : fallback_.get();
-  if (!slot->policy->ServesArrivalAtOnce()) return false;
-  // What Enqueue and Dequeue would have done, net of the queue.
-  request->sched.stats = &slot->stats;
-  HandOut(*slot, request, now);
-  fallback_next_ = slot != fallback_.get();
-  return true;
-}
 Pick Scheduler::Dequeue(TimePoint now, bool force) {
   std::optional<TimePoint> earliest;
   auto try_slot = [&](Slot& slot) -> Request* {

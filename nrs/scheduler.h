@@ -76,15 +76,7 @@ class Scheduler {
   // `force` (shutdown), any held request, ignoring throttles.
   Pick Dequeue(TimePoint now, bool force = false);
 
-  // Enqueue and Dequeue in one step, when that is sure to hand `request`
-  // straight back: nothing is queued and the policy that would take it
-  // serves an arrival at once (Policy::ServesArrivalAtOnce). Returns true
-  // with the request dequeued (counted as if queued and handed out), or
-  // false with nothing changed: Enqueue it then.
-  bool AdmitNow(Request* request, TimePoint now);
-
-  // REQUIRES: `request` came from Dequeue or AdmitNow and is not yet
-  // completed.
+  // REQUIRES: `request` came from Dequeue and is not yet completed.
   void Complete(Request* request, TimePoint now);
 
   // True when every arrival would be served at once whatever it is: the
@@ -93,7 +85,7 @@ class Scheduler {
   // count them afterwards with CountServedAtOnce.
   bool ServesEveryArrivalAtOnce() const;
   // Counts `requests` served past this head while ServesEveryArrivalAtOnce
-  // held, as if each had been admitted (AdmitNow) and completed: on the
+  // held, as if each had been queued, handed out at once and completed: on the
   // fallback, zero wait, `service_ns` in all and `service` their latencies,
   // in the fallback's one class (a policy that serves arrivals at once
   // does not classify). No bytes: metadata requests move none.
@@ -145,8 +137,7 @@ class Scheduler {
   // The slot whose stats `request` was queued against, or null.
   Slot* SlotOf(const Request& request);
   void NoteOrder(const RequestInfo& info);
-  // Counts `request`, taken from `slot`'s policy (or admitted past it), as
-  // in service from `now`.
+  // Counts `request`, taken from `slot`'s policy, as in service from `now`.
   void HandOut(Slot& slot, Request* request, TimePoint now);
   // Retires the primary: stopping if it still holds requests, else destroyed.
   void RetirePrimary();

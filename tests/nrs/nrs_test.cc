@@ -153,25 +153,5 @@ TEST(NrsTest, PerClassStatsCountCompletedRequests) {
   EXPECT_LE(status[0].classes[0].service.Percentile(99), 2'380'000u);
 }
 
-TEST(NrsTest, AdmitNowRoutesByOpAndKeepsTheRatioCount) {
-  Nrs nrs;
-  nrs.SetHighPriority(OpBit(Op::kSync), 2);
-  auto requests = MakeRequests(5);
-  for (size_t i = 0; i < 5; i++) requests[i]->info.op = i < 3 ? Op::kSync : Op::kRead;
-  // Two high-priority requests admitted at once use up the ratio...
-  for (size_t i = 0; i < 2; i++) {
-    ASSERT_TRUE(nrs.AdmitNow(requests[i].get(), T0()));
-    EXPECT_TRUE(requests[i]->sched.high_priority);
-    nrs.Complete(requests[i].get(), T0());
-  }
-  EXPECT_EQ(nrs.head(Head::kHighPriority).head_stats().dequeued, 2u);
-  // ...so with both heads waiting, a regular one goes first, as after two
-  // high-priority dequeues.
-  nrs.Enqueue(requests[2].get(), T0());
-  EXPECT_FALSE(nrs.AdmitNow(requests[3].get(), T0()));  // something waits
-  nrs.Enqueue(requests[3].get(), T0());
-  EXPECT_EQ(Drain(nrs, T0()), "rh");
-}
-
 }  // namespace
 }  // namespace sfs::nrs

@@ -277,48 +277,6 @@ TEST(SchedulerTest, TakeArrivedBeforeRemovesOnlyTheOldAndKeepsTheRest) {
   EXPECT_TRUE(sched.TakeArrivedBefore(At(100s), At(100s)).empty());
 }
 
-TEST(SchedulerTest, AdmitNowCountsAsEnqueueAndDequeueAndCompletesExactly) {
-  Scheduler sched;  // the fallback fifo alone serves arrivals at once
-  auto requests = MakeRequests(2);
-  Request* r0 = requests[0].get();
-  r0->info.arrival = At(0ms);
-  r0->info.length = 100;
-  ASSERT_TRUE(sched.AdmitNow(r0, At(1ms)));
-  EXPECT_EQ(r0->sched.dequeued, At(1ms));
-  PolicyStats s = FallbackOf(sched.Status({})).stats;
-  EXPECT_EQ(s.queued, 0u);
-  EXPECT_EQ(s.active, 1u);
-  EXPECT_EQ(sched.head_stats().dequeued, 1u);
-  sched.Complete(r0, At(4ms));
-  s = FallbackOf(sched.Status({})).stats;
-  EXPECT_EQ(s.active, 0u);
-  EXPECT_EQ(s.completed, 1u);
-  EXPECT_EQ(s.bytes, 100u);
-  EXPECT_EQ(s.wait_ns, 1'000'000u);
-  EXPECT_EQ(s.service_ns, 3'000'000u);
-}
-
-TEST(SchedulerTest, AdmitNowRefusesWhenAnythingIsQueued) {
-  Scheduler sched;
-  auto requests = MakeRequests(2);
-  sched.Enqueue(requests[0].get(), T0());
-  EXPECT_FALSE(sched.AdmitNow(requests[1].get(), T0()));
-  // Nothing changed: the queued one comes out first, then nothing.
-  EXPECT_EQ(sched.Dequeue(T0()).request, requests[0].get());
-  EXPECT_EQ(sched.Dequeue(T0()).request, nullptr);
-  EXPECT_EQ(FallbackOf(sched.Status({})).stats.active, 1u);
-}
-
-TEST(SchedulerTest, AdmitNowRefusesUnderAPolicyThatMayHoldAnArrival) {
-  Scheduler sched;
-  sched.StartPrimary(std::make_unique<HoldPolicy>(At(10ms)));
-  auto requests = MakeRequests(1);
-  EXPECT_FALSE(sched.AdmitNow(requests[0].get(), T0()));
-  EXPECT_EQ(sched.Queued(), 0u);
-  EXPECT_EQ(sched.Active(), 0u);
-  EXPECT_EQ(PrimaryOf(sched.Status({})).stats.active, 0u);
-}
-
 TEST(SchedulerTest, ServesEveryArrivalAtOnceOnlyWithTheFallbackAlone) {
   Scheduler sched;
   EXPECT_TRUE(sched.ServesEveryArrivalAtOnce());
@@ -355,9 +313,10 @@ TEST(SchedulerTest, CountServedAtOnceAddsToTheFallbackAsAdmittedRequestsWould) {
   EXPECT_EQ(fifo.classes[0].service.count(), 4u);
   EXPECT_GE(fifo.classes[0].service.Percentile(100), 5'000u);
   EXPECT_LT(fifo.classes[0].service.Percentile(75), 5'000u);
-  // A request admitted the usual way lands in the same class.
+  // A request queued and handed out the usual way lands in the same class.
   auto requests = MakeRequests(1);
-  ASSERT_TRUE(sched.AdmitNow(requests[0].get(), T0()));
+  sched.Enqueue(requests[0].get(), T0());
+  ASSERT_EQ(sched.Dequeue(T0()).request, requests[0].get());
   sched.Complete(requests[0].get(), At(1ms));
   const PolicyStatus after = FallbackOf(sched.Status({}));
   ASSERT_EQ(after.classes.size(), 1u);
