@@ -419,6 +419,10 @@ Result<std::shared_ptr<OpenFile>> Filesystem::AcquireOpen(uint64_t ino) {
   file->size.store(inode->size);
   file->setid.store(HasSetId(inode->mode));
   file->opens = 1;
+  if (config_.extent_credits) {
+    file->extents = std::make_unique<resource::SharedCreditManager>(
+        resource::NewExtentType(), resource::Tunables{}, [] { return resource::Clock::now(); });
+  }
   open_.emplace(ino, file);
   return file;
 }

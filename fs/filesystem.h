@@ -44,6 +44,7 @@
 #include "ost/late_backend.h"
 #include "ost/monitor.h"
 #include "ost/service.h"
+#include "resource/shared_manager.h"
 
 struct fuse_lowlevel_ops;
 
@@ -103,6 +104,9 @@ struct OpenFile {
   // stores it again when `created` or `allocated` moved on.
   layout::Layout stored;  // GUARDED_BY(times_mu)
   int opens = 0;  // GUARDED_BY(Filesystem::open_mu_)
+  // The file's extent credits (fs/extent_credits.h); null when mounted
+  // with extent_credits=off.
+  std::unique_ptr<resource::SharedCreditManager> extents;
 };
 
 inline bool HasSetId(uint32_t mode) { return (mode & (S_ISUID | S_ISGID)) != 0; }
@@ -114,6 +118,8 @@ struct FileHandle {
   // Who opened it: what a write-back of cached pages, which has no caller of
   // its own, is attributed to.
   nrs::RequestInfo opener;
+  // Its owner of the file's extent credits (OpenFile::extents).
+  resource::OwnerId extent_owner = resource::kRootOwner;
 };
 
 class Filesystem {
@@ -143,6 +149,10 @@ class Filesystem {
     // (mdt/service.h); false (mount option mdt_nrs=off): they run
     // unscheduled and the mdt.* settings are refused.
     bool mdt_nrs = true;
+    // Reads and writes hold extent credits (fs/extent_credits.h); false
+    // (mount option extent_credits=off) for measuring what they cost and
+    // what they prevent.
+    bool extent_credits = true;
     // Metadata requests in service at once (mdt::ServiceOptions::max_active):
     // the mount's FUSE workers.
     size_t mdt_active = 4;

@@ -14,6 +14,11 @@ FuseCallbackScope::FuseCallbackScope() { tls_in_fuse_callback = true; }
 FuseCallbackScope::~FuseCallbackScope() { tls_in_fuse_callback = false; }
 bool FuseCallbackScope::active() { return tls_in_fuse_callback; }
 
+NotInFuseCallback::NotInFuseCallback() : was_(tls_in_fuse_callback) {
+  tls_in_fuse_callback = false;
+}
+NotInFuseCallback::~NotInFuseCallback() { tls_in_fuse_callback = was_; }
+
 void MultiPartOp::Launch(Filesystem& fs, std::vector<std::unique_ptr<ost::IoRequest>> parts) {
   // One reference per part plus the submitter's, so a part finishing before
   // the next is submitted cannot complete the op early.

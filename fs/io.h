@@ -32,6 +32,20 @@ class FuseCallbackScope {
   static bool active();
 };
 
+// Clears FuseCallbackScope for the scope's life: for work a FUSE worker
+// runs on behalf of another op (a queued op it let in), which must not be
+// served inline on it.
+class NotInFuseCallback {
+ public:
+  NotInFuseCallback();
+  ~NotInFuseCallback();
+  NotInFuseCallback(const NotInFuseCallback&) = delete;
+  NotInFuseCallback& operator=(const NotInFuseCallback&) = delete;
+
+ private:
+  const bool was_;
+};
+
 class MultiPartOp : public ost::IoObserver {
  public:
   // Submits every part (their observer must be this op) and drops the
@@ -54,6 +68,10 @@ class MultiPartOp : public ost::IoObserver {
   // to a follow-up op that must finish before the next may start).
   void set_turn(std::shared_ptr<void> turn) { turn_ = std::move(turn); }
   const std::shared_ptr<void>& turn() const { return turn_; }
+  // The op's extent credit (fs/extent_credits.h), held until it is deleted
+  // and passed on to a follow-up op that finishes its work.
+  void set_credit(std::shared_ptr<void> credit) { credit_ = std::move(credit); }
+  const std::shared_ptr<void>& credit() const { return credit_; }
 
  protected:
   virtual ~MultiPartOp() = default;
@@ -68,6 +86,9 @@ class MultiPartOp : public ost::IoObserver {
   void Drop();
 
   Filesystem* fs_ = nullptr;  // set by Launch; counts this op as in flight
+  // Released in the reverse of the order they are taken (credit, then
+  // turn: docs/design.md, "Resources and credits").
+  std::shared_ptr<void> credit_;
   std::shared_ptr<void> turn_;
   std::atomic<size_t> pending_{0};
   std::mutex mu_;       // guards first_error_

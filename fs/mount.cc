@@ -187,6 +187,7 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
   config.attr_timeout = options.attr_timeout;
   config.writeback = options.writeback;
   config.mdt_nrs = options.mdt_nrs;
+  config.extent_credits = options.extent_credits;
   config.mdt_active = kFuseWorkers;
   config.direct_writes = options.direct_writes;
   config.ost_timeout = std::max(std::chrono::nanoseconds(std::chrono::milliseconds(1)),

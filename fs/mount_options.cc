@@ -75,7 +75,8 @@ Result<bool> ApplyOwn(std::string_view item, std::string_view key, std::string_v
                       bool has_value, MountOptions* options) {
   const bool ours = key == "log_level" || key == "log_file" || key == "admin_uid" ||
                     key == "ost_threads" || key == "attr_timeout" || key == "ost_timeout" ||
-                    key == "cache" || key == "max_read" || key == "metrics" || key == "mdt_nrs";
+                    key == "cache" || key == "max_read" || key == "metrics" || key == "mdt_nrs" ||
+                    key == "extent_credits";
   if (!ours) return false;
   if (!has_value || value.empty()) return Bad(item, "needs a value (" + std::string(key) + "=...)");
   uint64_t number = 0;
@@ -115,6 +116,9 @@ Result<bool> ApplyOwn(std::string_view item, std::string_view key, std::string_v
   } else if (key == "mdt_nrs") {
     if (value != "on" && value != "off") return Bad(item, "mdt_nrs is on or off");
     options->mdt_nrs = value == "on";
+  } else if (key == "extent_credits") {
+    if (value != "on" && value != "off") return Bad(item, "extent_credits is on or off");
+    options->extent_credits = value == "on";
   } else if (key == "cache") {
     if (value != "writearound" && value != "writethrough" && value != "writeback") {
       return Bad(item, "cache is writearound, writethrough or writeback");

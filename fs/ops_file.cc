@@ -15,6 +15,7 @@
 
 #include "common/log.h"
 #include "fs/fuse_channel.h"
+#include "fs/extent_credits.h"
 #include "fs/io.h"
 #include "fs/ops.h"
 #include "fs/ops_common.h"
@@ -129,7 +130,7 @@ class SplicedReadOp final : public MultiPartOp {
 // Starts a read replied by splice, if it is large enough and pipes with
 // room for it can be had; false if not, and nothing was started.
 bool TrySplicedRead(fuse_req_t req, Filesystem& fs, OpenFile& file, uint64_t offset,
-                    size_t length) {
+                    size_t length, std::shared_ptr<void>& credit) {
   // libfuse splices a reply only if its own pipe holds the reply's header,
   // its bytes and a page per piece (fuse_send_data_iov); ours are as large
   // as the system lets this process make them, and so is libfuse's. A read
@@ -152,6 +153,7 @@ bool TrySplicedRead(fuse_req_t req, Filesystem& fs, OpenFile& file, uint64_t off
     part->pipe = pipe->write_fd();
     op->pipes().push_back(std::move(pipe));
   }
+  op->set_credit(std::move(credit));
   op->Launch(fs, std::move(parts));
   return true;
 }
@@ -249,6 +251,7 @@ class WriteOp final : public MultiPartOp {
     if (offset_ + length_ <= end) return ReplyError(req_, status, "write");
     auto* cut = new CutBackOp(req_, status);
     cut->set_turn(turn());  // the next growing op waits for the cut too
+    cut->set_credit(credit());  // so does overlapping I/O
     cut->Launch(Fs(req_), EveryStripe(TargetOf(*file_), nrs::Op::kTruncate, end, who_, cut));
   }
 
@@ -472,8 +475,12 @@ class FallocateOp final : public MultiPartOp {
 };
 
 void OpenReply(fuse_req_t req, fuse_file_info* fi, std::shared_ptr<OpenFile> file) {
+  // Each handle is an owner of the file's extent credits: alone on the
+  // file it caches a write credit over all of it (fs/extent_credits.h).
+  const resource::OwnerId owner =
+      file->extents ? file->extents->AddOwner("handle") : resource::kRootOwner;
   fi->fh = reinterpret_cast<uint64_t>(
-      new FileHandle{std::move(file), fi->flags, Caller(req, Fs(req))});
+      new FileHandle{std::move(file), fi->flags, Caller(req, Fs(req)), owner});
   // Every change to the data goes through this mount, so cached pages stay
   // valid across opens.
   fi->keep_cache = 1;
@@ -545,6 +552,7 @@ void OpOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
 void OpRelease(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   std::unique_ptr<FileHandle> handle(Handle(fi));
   MetaJobCount count(Fs(req), handle->opener.jobid, jobstats::JobOp::kClose);
+  if (handle->file->extents) handle->file->extents->RemoveOwner(handle->extent_owner);
   Fs(req).ReleaseOpen(handle->file);
   fuse_reply_err(req, 0);
 }
@@ -561,19 +569,31 @@ void OpFlush(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
 void OpRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* fi) {
   const FuseCallbackScope in_callback;
   Filesystem& fs = Fs(req);
-  OpenFile& file = *Handle(fi)->file;
-  const uint64_t file_size = file.size.load();
+  FileHandle& handle = *Handle(fi);
   const uint64_t offset = static_cast<uint64_t>(off);
-  if (offset >= file_size || size == 0) {
+  if (offset >= handle.file->size.load() || size == 0) {
     fuse_reply_buf(req, nullptr, 0);
     return;
   }
-  const size_t length = static_cast<size_t>(std::min<uint64_t>(size, file_size - offset));
-  if (TrySplicedRead(req, fs, file, offset, length)) return;
-  auto* op = new ReadOp(req, length);
-  auto parts = ExtentParts(TargetOf(file), nrs::Op::kRead, offset, length, op->buffer(),
-                           Caller(req, fs), op);
-  op->Launch(fs, std::move(parts));
+  // The size is read again with the credit held: a write it waited for may
+  // have grown the file.
+  WithExtent(
+      handle.file, handle.extent_owner, offset, size, resource::Mode::kRead,
+      [req, &fs, file = handle.file, offset, size](std::shared_ptr<void> credit) {
+        const uint64_t file_size = file->size.load();
+        if (offset >= file_size) {
+          fuse_reply_buf(req, nullptr, 0);
+          return;
+        }
+        const size_t length = static_cast<size_t>(std::min<uint64_t>(size, file_size - offset));
+        if (TrySplicedRead(req, fs, *file, offset, length, credit)) return;
+        auto* op = new ReadOp(req, length);
+        op->set_credit(std::move(credit));
+        auto parts = ExtentParts(TargetOf(*file), nrs::Op::kRead, offset, length, op->buffer(),
+                                 Caller(req, fs), op);
+        op->Launch(fs, std::move(parts));
+      },
+      [] {});
 }
 
 void OpWrite(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t off,
@@ -585,11 +605,22 @@ void OpWrite(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t of
   // carries no caller: the kernel's flusher sends it. It is charged to the
   // process that opened the handle it came through (docs/design.md).
   const nrs::RequestInfo who = fi->writepage ? Handle(fi)->opener : Caller(req, fs);
-  auto* op = new WriteOp(req, file, static_cast<uint64_t>(off), data, size, who);
-  auto parts = ExtentParts(TargetOf(*file), nrs::Op::kWrite, static_cast<uint64_t>(off), size,
-                           op->buffer(), who, op);
-  LaunchGrowing(fs, who, file, static_cast<uint64_t>(off), static_cast<uint64_t>(off) + size, op,
-                std::move(parts));
+  const uint64_t offset = static_cast<uint64_t>(off);
+  auto* op = new WriteOp(req, file, offset, data, size, who);
+  auto parts = std::make_shared<std::vector<std::unique_ptr<ost::IoRequest>>>(
+      ExtentParts(TargetOf(*file), nrs::Op::kWrite, offset, size, op->buffer(), who, op));
+  // The extent credit before the growth turn (the order of
+  // docs/design.md, "Resources and credits").
+  WithExtent(
+      file, Handle(fi)->extent_owner, offset, size, resource::Mode::kWrite,
+      [&fs, who, file, offset, size, op, parts](std::shared_ptr<void> credit) {
+        op->set_credit(std::move(credit));
+        LaunchGrowing(fs, who, file, offset, offset + size, op, std::move(*parts));
+      },
+      // Waiting: the parts must not point into FUSE's buffer.
+      [op, parts] {
+        for (auto& part : *parts) op->OwnBuffers(*part);
+      });
 }
 
 void OpFsync(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
@@ -625,11 +656,18 @@ void OpFallocate(fuse_req_t req, fuse_ino_t, int mode, off_t off, off_t length,
   }
   const nrs::RequestInfo who = Caller(req, fs);
   auto* op = new FallocateOp(req, file, new_end, /*kill_setid=*/who.uid != 0);
-  auto parts = ExtentParts(TargetOf(*file), op_kind, offset, len, nullptr, who, op);
+  auto parts = std::make_shared<std::vector<std::unique_ptr<ost::IoRequest>>>(
+      ExtentParts(TargetOf(*file), op_kind, offset, len, nullptr, who, op));
   // Object sizes follow the file size through truncate, never through
   // preallocation, so objects always keep their size here.
-  for (auto& part : parts) part->keep_size = true;
-  LaunchGrowing(fs, who, file, new_end, new_end, op, std::move(parts));
+  for (auto& part : *parts) part->keep_size = true;
+  WithExtent(
+      file, Handle(fi)->extent_owner, offset, len, resource::Mode::kWrite,
+      [&fs, who, file, new_end, op, parts](std::shared_ptr<void> credit) {
+        op->set_credit(std::move(credit));
+        LaunchGrowing(fs, who, file, new_end, new_end, op, std::move(*parts));
+      },
+      [] {});
 }
 
 // lseek(SEEK_DATA / SEEK_HOLE): each stripe's object is asked from the first
@@ -717,18 +755,11 @@ meta::AttrChange ChangeFrom(const struct stat* attr, int to_set) {
   return change;
 }
 
-void ServeSetattr(fuse_req_t req, fuse_ino_t ino, const struct stat* attr, int to_set,
-                  fuse_file_info* fi) {
+// The truncate itself, with the file's extent credit held if it is open
+// (`credit`; null if it is not).
+void StartTruncate(fuse_req_t req, uint64_t ino, const meta::AttrChange& change,
+                   std::shared_ptr<OpenFile> file, std::shared_ptr<void> credit) {
   Filesystem& fs = Fs(req);
-  meta::AttrChange change = ChangeFrom(attr, to_set);
-  // With FUSE_HANDLE_KILLPRIV_V2 (fs/fuse_channel.h) the kernel leaves the
-  // clearing of set-ID bits to us and says when: chown of a non-directory,
-  // truncate by a caller without CAP_FSETID. This bit is its
-  // FATTR_KILL_SUIDGID.
-  change.kill_setid = (to_set & FUSE_SET_ATTR_KILL_SUID) != 0;
-  if (!change.size.has_value()) return ReplyAttr(req, fs.StoreAttr(ino, change), "setattr");
-
-  std::shared_ptr<OpenFile> file = fi != nullptr ? Handle(fi)->file : fs.FindOpen(ino);
   auto inode = fs.meta().GetInode(ino);
   if (!inode.ok()) return ReplyError(req, inode.status(), "truncate");
   if (!S_ISREG(inode->mode)) return ReplyAttr(req, fs.StoreAttr(ino, change), "truncate");
@@ -754,6 +785,7 @@ void ServeSetattr(fuse_req_t req, fuse_ino_t ino, const struct stat* attr, int t
   }
   auto* op = new TruncateOp(req, ino, change);
   op->file = file;
+  op->set_credit(std::move(credit));
   if (!file) {
     op->layout = std::move(loaded).value();
     op->objects = fs.Handles(op->layout);
@@ -765,6 +797,31 @@ void ServeSetattr(fuse_req_t req, fuse_ino_t ino, const struct stat* attr, int t
   const uint64_t object_end = std::min(*change.size, inode->size);
   auto parts = EveryStripe(target, nrs::Op::kTruncate, object_end, Caller(req, fs), op);
   op->Launch(fs, std::move(parts));
+}
+
+void ServeSetattr(fuse_req_t req, fuse_ino_t ino, const struct stat* attr, int to_set,
+                  fuse_file_info* fi) {
+  Filesystem& fs = Fs(req);
+  meta::AttrChange change = ChangeFrom(attr, to_set);
+  // With FUSE_HANDLE_KILLPRIV_V2 (fs/fuse_channel.h) the kernel leaves the
+  // clearing of set-ID bits to us and says when: chown of a non-directory,
+  // truncate by a caller without CAP_FSETID. This bit is its
+  // FATTR_KILL_SUIDGID.
+  change.kill_setid = (to_set & FUSE_SET_ATTR_KILL_SUID) != 0;
+  if (!change.size.has_value()) return ReplyAttr(req, fs.StoreAttr(ino, change), "setattr");
+
+  std::shared_ptr<OpenFile> file = fi != nullptr ? Handle(fi)->file : fs.FindOpen(ino);
+  if (!file) return StartTruncate(req, ino, change, nullptr, nullptr);
+  // An open file's truncate waits for the I/O before it and holds back the
+  // I/O after it: a write credit over the whole file, through the handle
+  // it came with, else the file's root owner.
+  const resource::OwnerId owner = fi != nullptr ? Handle(fi)->extent_owner : resource::kRootOwner;
+  WithExtent(
+      file, owner, 0, resource::kWholeRange, resource::Mode::kWrite,
+      [req, ino, change, file](std::shared_ptr<void> credit) {
+        StartTruncate(req, ino, change, file, std::move(credit));
+      },
+      [] {});
 }
 
 void OpSetattr(fuse_req_t req, fuse_ino_t ino, struct stat* attr, int to_set,

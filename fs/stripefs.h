@@ -67,6 +67,9 @@ struct MountOptions {
   // mdt_nrs=off: metadata operations skip the metadata service's request
   // scheduler (no mdt.* settings); for measuring what it costs.
   bool mdt_nrs = true;
+  // extent_credits=off: reads and writes hold no extent credits, so
+  // overlapping striped I/O may interleave stripe by stripe; for measuring.
+  bool extent_credits = true;
 };
 
 // Parses one "-o a,b=c" word into `options` (fs/mount_options.cc, which
@@ -82,6 +85,7 @@ struct MountOptions {
 //   max_read      4096..1048576 (bytes; also passed to FUSE)
 //   metrics       ADDRESS:PORT, an IPv4 or [IPv6] literal, port 0..65535
 //   mdt_nrs       on|off
+//   extent_credits on|off
 // A later item overrides an earlier one. EINVAL with a message naming the
 // item otherwise, and `options` is then left unchanged.
 Status ParseMountOption(const std::string& word, MountOptions* options);

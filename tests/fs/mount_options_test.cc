@@ -65,6 +65,21 @@ TEST(MountOptionsTest, MdtNrsIsOnOrOff) {
   }
 }
 
+TEST(MountOptionsTest, ExtentCreditsAreOnOrOff) {
+  MountOptions options;
+  EXPECT_TRUE(options.extent_credits);
+  ASSERT_TRUE(ParseMountOption("extent_credits=off", &options).ok());
+  EXPECT_FALSE(options.extent_credits);
+  EXPECT_TRUE(options.fuse_options.empty());
+  for (const char* bad : {"extent_credits=1", "extent_credits", "extent_credits="}) {
+    Status s = ParseMountOption(bad, &options);
+    EXPECT_EQ(s.err(), EINVAL) << bad;
+    EXPECT_FALSE(options.extent_credits) << bad;
+  }
+  ASSERT_TRUE(ParseMountOption("extent_credits=on", &options).ok());
+  EXPECT_TRUE(options.extent_credits);
+}
+
 TEST(MountOptionsTest, CacheModes) {
   MountOptions options;
   ASSERT_TRUE(ParseMountOption("cache=writeback", &options).ok());

@@ -29,11 +29,11 @@
 #    2 cores are shared, so a faster A leaves B less CPU, not less turn).
 #
 #   tools/bench/mdt_bench.sh --mdtest PATH [--dir DIR] [--reps N] [--files N]
-#       [--rates "200 1000"] [--seconds S] [--uncached-only] [--settle S]
-#       [--mdtest-args "-C"]
+#       [--rates "200 1000"] [--seconds S] [--uncached-only | --cached-only]
+#       [--settle S] [--mdtest-args "-C"]
 # --uncached-only: only the uncached off/fifo pair of part 1 (where every
 # stat and lookup passes the head), so that many repetitions fit in a few
-# minutes and the interval narrows. --settle S: wait S seconds after each
+# minutes and the interval narrows; --cached-only: only the cached pair. --settle S: wait S seconds after each
 # remount before mdtest starts. --mdtest-args: more mdtest arguments for
 # part 1 (e.g. -C, creates only).
 # Must run as root (mounts; mpirun as root).
@@ -41,7 +41,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin=$PWD/build/tools/stripefs/stripefs
 dir=$PWD/build/mdt-bench-work
-mdtest="" reps=5 files=2000 np=2 rates="200 1000" seconds=6 uncached_only=0 settle=0 mdtest_args=""
+mdtest="" reps=5 files=2000 np=2 rates="200 1000" seconds=6 only="" settle=0 mdtest_args=""
 while [ $# -gt 0 ]; do
   case $1 in
     --mdtest) mdtest=$2; shift 2 ;;
@@ -50,7 +50,8 @@ while [ $# -gt 0 ]; do
     --files) files=$2; shift 2 ;;
     --rates) rates=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
-    --uncached-only) uncached_only=1; shift ;;
+    --uncached-only) only=uncached; shift ;;
+    --cached-only) only=cached; shift ;;
     --settle) settle=$2; shift 2 ;;
     --mdtest-args) mdtest_args=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
@@ -76,8 +77,8 @@ mpi() {  # $1 job id, then the command
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
     mpirun --oversubscribe --bind-to none -np "$np" -x SLURM_JOB_ID="$job" "$@"
 }
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-range() { tr ' ' '\n' | grep -v '^$' | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.0f-%.0f", lo, hi }'; }
+# shellcheck source=tools/bench/ratio.sh
+. tools/bench/ratio.sh
 
 mkfs_sfs() {  # $1 name
   local base=$dir/$1
@@ -92,7 +93,7 @@ mount_sfs() {  # $1 name, $2 mount options
 }
 
 rm -rf "$dir"; mkdir -p "$dir/plain"
-if [ "$uncached_only" = 0 ]; then
+if [ -z "$only" ]; then
   mount_sfs tbf log_level=warn
   "$bin" set_param "$dir/tbf/mnt" mdt.nrs_policies="tbf jobid" mdt.nrs_tbf_default_rate=1000000000 >/dev/null
 fi
@@ -135,10 +136,10 @@ run_target() {  # $1 target: one mdtest run, its phase rates appended to res
 # Blocks run in turn, one block later each repetition; within a pair the
 # order alternates.
 blocks=("plain" "mdt-off mdt-fifo" "mdt-tbf" "off-uncached fifo-uncached")
-if [ "$uncached_only" = 1 ]; then
-  blocks=("off-uncached fifo-uncached")
-  targets="off-uncached fifo-uncached"
-fi
+case $only in
+  uncached) blocks=("off-uncached fifo-uncached"); targets="off-uncached fifo-uncached" ;;
+  cached) blocks=("mdt-off mdt-fifo"); targets="mdt-off mdt-fifo" ;;
+esac
 for rep in $(seq "$reps"); do
   for i in "${!blocks[@]}"; do
     read -ra pair <<< "${blocks[$(( (i + rep) % ${#blocks[@]} ))]}"
@@ -147,20 +148,7 @@ for rep in $(seq "$reps"); do
   done
 done
 
-# The geometric mean of a/b within each repetition, and its 95 % interval.
-ratio_ci() {  # $1 a, $2 b, $3 phase
-  paste <(echo "${res[$1.$3]}" | tr ' ' '\n' | grep -v '^$') \
-        <(echo "${res[$2.$3]}" | tr ' ' '\n' | grep -v '^$') |
-    awk 'BEGIN { split("12.71 4.30 3.18 2.78 2.57 2.45 2.36 2.31 2.26 2.23 2.20 2.18 2.16 2.14 2.13 2.12 2.11 2.10 2.09 2.09", t) }
-         $2 > 0 && $1 > 0 { x = log($1 / $2); n++; s += x; ss += x * x }
-         END {
-           if (n == 0) { printf "-"; exit }
-           if (n < 2) { printf "%.3f", exp(s / n); exit }
-           m = s / n; sd = sqrt((ss - n * m * m) / (n - 1)); q = (n - 1 <= 20) ? t[n - 1] : 1.96 + 2.4 / (n - 1)
-           h = q * sd / sqrt(n)
-           printf "%.3f [%.3f-%.3f]", exp(m), exp(m - h), exp(m + h)
-         }'
-}
+ratio_ci() { ratio_ci_of "${res[$1.$3]}" "${res[$2.$3]}"; }  # $1 a, $2 b, $3 phase
 
 echo "stripefs metadata NRS benchmark, $(date -u +%F): mdtest -n $files -F, $np processes,"
 echo "  4 OSTs on one disk, $reps repetitions: median ops/s [range]; ratios to mdt_nrs=off mounted"
@@ -173,10 +161,14 @@ for p in $phases; do
   done
   echo
 done
-if [ "$uncached_only" = 1 ]; then
-  printf "\n%-10s %-24s\n" "phase" "fifo/off (uncached)"
+if [ -n "$only" ]; then
+  printf "\n%-10s %-24s\n" "phase" "fifo/off ($only)"
   for p in $phases; do
-    printf "%-10s %-24s\n" "$p" "$(ratio_ci fifo-uncached off-uncached "$p")"
+    if [ "$only" = uncached ]; then
+      printf "%-10s %-24s\n" "$p" "$(ratio_ci fifo-uncached off-uncached "$p")"
+    else
+      printf "%-10s %-24s\n" "$p" "$(ratio_ci mdt-fifo mdt-off "$p")"
+    fi
   done
   exit 0
 fi

@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# Extent credits (issue 11, resource type 1), in one run:
+#
+# 1. Torn reads: build/tools/bench/torn_io on a file striped 4 ways with
+#    64 KiB stripes: 2 writers overwrite the same bytes with whole
+#    patterns while 2 readers read them back with O_DIRECT, each thread
+#    through its own handle; a read holding two patterns is torn. Counted
+#    with extent credits (the default) and with extent_credits=off, under
+#    the orr and "tbf uid" policies, for 512 KiB patterns (one FUSE request
+#    each) and 4 MiB patterns (which the kernel cuts into 1 MiB writes and
+#    max_read-sized reads, docs/design.md "Resources and credits").
+# 2. Cost: IOR (2 processes) on one filesystem remounted with and without
+#    extent credits, back to back in alternating order: sequential 1 MiB
+#    and random 4 KiB writes and reads, a file per process (each handle
+#    alone on its file: the cached whole-file credit) and a shared file
+#    (two handles on one file: a credit per request). Prints the geometric
+#    mean of on/off per workload over the repetitions [95 % interval].
+#
+#   tools/bench/extent_bench.sh --ior PATH [--dir DIR] [--reps N]
+#       [--reads N] [--seq-mib N] [--rand-mib N]
+# Must run as root (mounts; mpirun as root).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+bin=$PWD/build/tools/stripefs/stripefs
+torn=$PWD/build/tools/bench/torn_io
+dir=$PWD/build/extent-bench-work
+ior="" reps=8 reads=10000 seq_mib=256 rand_mib=32 np=2
+while [ $# -gt 0 ]; do
+  case $1 in
+    --ior) ior=$2; shift 2 ;;
+    --dir) dir=$2; shift 2 ;;
+    --reps) reps=$2; shift 2 ;;
+    --reads) reads=$2; shift 2 ;;
+    --seq-mib) seq_mib=$2; shift 2 ;;
+    --rand-mib) rand_mib=$2; shift 2 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+[ -x "$bin" ] && [ -x "$torn" ] || { echo "build first: scripts/build.sh" >&2; exit 1; }
+[ -n "$ior" ] && [ -x "$ior" ] || { echo "give --ior PATH (README: building IOR)" >&2; exit 1; }
+command -v mpirun >/dev/null || { echo "mpirun missing: apt-get install openmpi-bin" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "run as root (mounts)" >&2; exit 1; }
+
+mnt=$dir/mnt pid=""
+cleanup() {
+  set +e
+  grep -q " $mnt " /proc/mounts && { fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt"; }
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# shellcheck source=tools/bench/ratio.sh
+. tools/bench/ratio.sh
+mpi() {
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    mpirun --oversubscribe --bind-to none -np "$np" "$@"
+}
+mkfs_sfs() {  # $1 stripe size
+  rm -rf "$dir"; mkdir -p "$mnt" "$dir"/ost{0,1,2,3}
+  "$bin" mkfs --meta "$dir/meta" --ost "$dir/ost0" --ost "$dir/ost1" --ost "$dir/ost2" \
+    --ost "$dir/ost3" --stripe-count 4 --stripe-size "$1" >/dev/null
+}
+mount_sfs() {  # $1 mount options
+  "$bin" mount "$dir/meta" "$mnt" -f -o "$1" &
+  pid=$!
+  until grep -q " $mnt " /proc/mounts; do
+    kill -0 "$pid" 2>/dev/null || { echo "mount -o $1 failed" >&2; exit 1; }
+    sleep 0.1
+  done
+}
+umount_sfs() { fusermount3 -u "$mnt"; wait "$pid"; }
+
+echo "stripefs extent credits benchmark, $(date -u +%F): 4 OSTs on one disk"
+echo
+echo "Torn reads (torn_io: 2 writers, 2 readers, a handle each; file striped 4 x 64 KiB)"
+printf "%-10s %-8s %-9s %14s %14s\n" pattern policy reads "credits on" "credits off"
+mkfs_sfs 64K
+for size in 512K 4M; do
+  n=$reads
+  [ "$size" = 4M ] && n=$((reads / 5))
+  for policy in orr "tbf uid"; do
+    declare -A count=()
+    for credits in on off; do
+      mount_sfs "log_level=warn,extent_credits=$credits"
+      "$bin" set_param "$mnt" nrs_policies="$policy" >/dev/null
+      out=$("$torn" "$mnt/torn.$size" "$size" 2 2 "$n")
+      count[$credits]=$(echo "$out" | awk '{ print $4 }')
+      rm -f "$mnt/torn.$size"
+      umount_sfs
+    done
+    printf "%-10s %-8s %-9s %14s %14s\n" "$size" "${policy%% *}" "$n" "${count[on]}" "${count[off]}"
+  done
+done
+
+echo
+echo "IOR, $np processes, extent credits on / off (the same filesystem remounted; $reps repetitions)"
+mkfs_sfs 1M
+declare -A res=()
+workloads="seq-write seq-read rand-write rand-read shared-write shared-read"
+run_ior() {  # $1 workload: prints MiB/s
+  local args
+  case $1 in
+    seq-write) args="-F -w -e -t 1m -b ${seq_mib}m -o $mnt/ior.seq" ;;
+    seq-read) args="-F -r -t 1m -b ${seq_mib}m -o $mnt/ior.seq" ;;
+    rand-write) args="-F -w -e -z -t 4k -b ${rand_mib}m -o $mnt/ior.rand" ;;
+    rand-read) args="-F -r -z -t 4k -b ${rand_mib}m -o $mnt/ior.rand" ;;
+    shared-write) args="-w -e -t 1m -b ${seq_mib}m -o $mnt/ior.shared" ;;
+    shared-read) args="-r -t 1m -b ${seq_mib}m -o $mnt/ior.shared" ;;
+  esac
+  # shellcheck disable=SC2086
+  mpi "$ior" -a POSIX -k $args |
+    awk '/^Summary of all tests/ { s = 1 } s && ($1 == "write" || $1 == "read") { print $2; exit }'
+}
+for rep in $(seq "$reps"); do
+  sides="on off"
+  [ $((rep % 2)) = 0 ] && sides="off on"
+  for credits in $sides; do
+    mount_sfs "log_level=warn,extent_credits=$credits"
+    for w in $workloads; do res[$credits.$w]="${res[$credits.$w]:-} $(run_ior "$w")"; done
+    rm -f "$mnt"/ior.*
+    umount_sfs
+  done
+done
+ratio_ci() { ratio_ci_of "${res[on.$1]}" "${res[off.$1]}"; }  # $1 workload
+printf "%-13s %12s %12s   %s\n" workload "on MiB/s" "off MiB/s" "on / off"
+for w in $workloads; do
+  printf "%-13s %12s %12s   %s\n" "$w" "$(echo "${res[on.$w]}" | median)" \
+    "$(echo "${res[off.$w]}" | median)" "$(ratio_ci "$w")"
+done
