@@ -17,14 +17,18 @@
 #    mean of on/off per workload over the repetitions [95 % interval].
 #
 #   tools/bench/extent_bench.sh --ior PATH [--dir DIR] [--reps N]
-#       [--reads N] [--seq-mib N] [--rand-mib N]
+#       [--reads N] [--seq-mib N] [--rand-mib N] [--ior-only]
+#       [--workloads "seq-write seq-read"]
+# --ior-only skips part 1; --workloads runs only those IOR workloads (a
+# read needs its write before it).
 # Must run as root (mounts; mpirun as root).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin=$PWD/build/tools/stripefs/stripefs
 torn=$PWD/build/tools/bench/torn_io
 dir=$PWD/build/extent-bench-work
-ior="" reps=8 reads=10000 seq_mib=256 rand_mib=32 np=2
+ior="" reps=8 reads=10000 seq_mib=256 rand_mib=32 np=2 ior_only=0
+workloads="seq-write seq-read rand-write rand-read shared-write shared-read"
 while [ $# -gt 0 ]; do
   case $1 in
     --ior) ior=$2; shift 2 ;;
@@ -33,6 +37,8 @@ while [ $# -gt 0 ]; do
     --reads) reads=$2; shift 2 ;;
     --seq-mib) seq_mib=$2; shift 2 ;;
     --rand-mib) rand_mib=$2; shift 2 ;;
+    --ior-only) ior_only=1; shift ;;
+    --workloads) workloads=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -71,6 +77,7 @@ mount_sfs() {  # $1 mount options
 umount_sfs() { fusermount3 -u "$mnt"; wait "$pid"; }
 
 echo "stripefs extent credits benchmark, $(date -u +%F): 4 OSTs on one disk"
+if [ "$ior_only" = 0 ]; then
 echo
 echo "Torn reads (torn_io: 2 writers, 2 readers, a handle each; file striped 4 x 64 KiB)"
 printf "%-10s %-8s %-9s %14s %14s\n" pattern policy reads "credits on" "credits off"
@@ -91,12 +98,12 @@ for size in 512K 4M; do
     printf "%-10s %-8s %-9s %14s %14s\n" "$size" "${policy%% *}" "$n" "${count[on]}" "${count[off]}"
   done
 done
+fi
 
 echo
 echo "IOR, $np processes, extent credits on / off (the same filesystem remounted; $reps repetitions)"
 mkfs_sfs 1M
 declare -A res=()
-workloads="seq-write seq-read rand-write rand-read shared-write shared-read"
 run_ior() {  # $1 workload: prints MiB/s
   local args
   case $1 in
