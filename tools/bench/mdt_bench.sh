@@ -30,18 +30,19 @@
 #
 #   tools/bench/mdt_bench.sh --mdtest PATH [--dir DIR] [--reps N] [--files N]
 #       [--rates "200 1000"] [--seconds S] [--uncached-only | --cached-only]
-#       [--settle S] [--mdtest-args "-C"]
+#       [--settle S] [--mdtest-args "-C"] [--aa]
 # --uncached-only: only the uncached off/fifo pair of part 1 (where every
 # stat and lookup passes the head), so that many repetitions fit in a few
 # minutes and the interval narrows; --cached-only: only the cached pair. --settle S: wait S seconds after each
 # remount before mdtest starts. --mdtest-args: more mdtest arguments for
-# part 1 (e.g. -C, creates only).
+# part 1 (e.g. -C, creates only). --aa: an A/A control: the fifo sides
+# are mounted mdt_nrs=off too, so their ratios show the bench's own error.
 # Must run as root (mounts; mpirun as root).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin=$PWD/build/tools/stripefs/stripefs
 dir=$PWD/build/mdt-bench-work
-mdtest="" reps=5 files=2000 np=2 rates="200 1000" seconds=6 only="" settle=0 mdtest_args=""
+mdtest="" reps=5 files=2000 np=2 rates="200 1000" seconds=6 only="" settle=0 aa=0 mdtest_args=""
 while [ $# -gt 0 ]; do
   case $1 in
     --mdtest) mdtest=$2; shift 2 ;;
@@ -52,6 +53,7 @@ while [ $# -gt 0 ]; do
     --seconds) seconds=$2; shift 2 ;;
     --uncached-only) only=uncached; shift ;;
     --cached-only) only=cached; shift ;;
+    --aa) aa=1; shift ;;
     --settle) settle=$2; shift 2 ;;
     --mdtest-args) mdtest_args=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
@@ -105,6 +107,10 @@ mounts+=("$dir/pair/mnt")
 declare -A remount=([mdt-off]=log_level=warn,mdt_nrs=off [mdt-fifo]=log_level=warn
                     [off-uncached]=log_level=warn,mdt_nrs=off,attr_timeout=0
                     [fifo-uncached]=log_level=warn,attr_timeout=0)
+if [ "$aa" = 1 ]; then
+  remount[mdt-fifo]=${remount[mdt-off]}
+  remount[fifo-uncached]=${remount[off-uncached]}
+fi
 declare -A path=([plain]=$dir/plain [mdt-off]=$dir/pair/mnt [mdt-fifo]=$dir/pair/mnt
                  [mdt-tbf]=$dir/tbf/mnt [off-uncached]=$dir/pair/mnt
                  [fifo-uncached]=$dir/pair/mnt)
