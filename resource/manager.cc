@@ -7,7 +7,7 @@ namespace sfs::resource {
 
 CreditManager::CreditManager(std::unique_ptr<CreditType> type, Tunables tunables)
     : type_(std::move(type)), tunables_(tunables) {
-  owners_.push_back(Owner{"root"});
+  owners_.push_back(Owner{"root", true, 0});
 }
 
 OwnerId CreditManager::AddOwner(std::string name) {
@@ -21,10 +21,10 @@ OwnerId CreditManager::AddOwner(std::string name) {
         std::any_of(holds_.begin(), holds_.end(), [id](const Hold& h) { return h.owner == id; });
     if (referred) continue;
     gone_.erase(gone_.begin() + static_cast<std::ptrdiff_t>(i));
-    owners_[id] = Owner{std::move(name)};
+    owners_[id] = Owner{std::move(name), true, 0};
     return id;
   }
-  owners_.push_back(Owner{std::move(name)});
+  owners_.push_back(Owner{std::move(name), true, 0});
   return static_cast<OwnerId>(owners_.size() - 1);
 }
 

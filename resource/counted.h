@@ -1,0 +1,92 @@
+// Counted credits: an amount of one resource (bytes or inodes of a quota
+// id, free space of an OST) that a root hands to sub-owners in chunks they
+// spend locally (seed 003's quota and grant types, Lustre's qmt/qsd
+// split). Amounts are divisible and never clash, so nothing queues: a
+// request is granted from the owner's cache, else from the root's free
+// amount, else from other owners' unused chunks taken back (revoked),
+// else denied (the caller's EDQUOT or ENOSPC).
+//
+// Pure logic, clock injected; not thread-safe (one caller at a time).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "resource/manager.h"
+
+namespace sfs::resource {
+
+struct CountedTunables {
+  // What a sub-owner asks the root for beyond its need, so that its next
+  // requests are local; near the limit the root hands out less (below).
+  uint64_t chunk = 64ull << 20;
+  // How long a sub-owner keeps an unused chunk.
+  Clock::duration lease = std::chrono::seconds(30);
+};
+
+struct CountedStats {
+  uint64_t cached = 0;   // granted to the owner, unused
+  uint64_t held = 0;     // reserved by its users' requests in flight
+  uint64_t revoked = 0;  // times the root took its unused chunk back
+  uint64_t asked = 0;    // times it had to ask the root
+};
+
+class CountedCredits {
+ public:
+  // Runs (through TakeCallbacks) when the root takes an owner's unused
+  // chunk back: `amount` it no longer has.
+  using OnRevoke = std::function<void(OwnerId, uint64_t amount)>;
+
+  // `total`: what may be in use at all (a limit minus what is used).
+  CountedCredits(uint64_t total, CountedTunables tunables, OnRevoke on_revoke);
+
+  OwnerId AddOwner(std::string name);
+  // Its unused and reserved amounts go back to the root.
+  void RemoveOwner(OwnerId owner);
+
+  // Reserves `amount` for a user of `owner`: true if granted (from its
+  // cache, or with the root's help), false if there is not that much.
+  bool Get(OwnerId owner, uint64_t amount, Clock::time_point now);
+  // Ends a reservation of `reserved`, of which `used` was spent (it leaves
+  // the pool: it is usage now); the rest returns to the owner's cache.
+  // REQUIRES: used <= reserved <= what the owner holds.
+  void Put(OwnerId owner, uint64_t reserved, uint64_t used, Clock::time_point now);
+
+  // Usage fell by `amount` (a file shrank or went): it is free again.
+  void Release(uint64_t amount);
+  // A new total (the limit changed, or usage was recounted): what the
+  // owners cache beyond it is taken back at once. Reservations in flight
+  // are kept (they may end above the total; the next request is denied).
+  void SetTotal(uint64_t total);
+
+  // Unused chunks whose lease ran out go back to the root.
+  void Expire(Clock::time_point now);
+
+  // Held by nobody; negative after SetTotal fell below what is held.
+  int64_t free() const { return free_; }
+  int64_t total() const;  // free + cached + held
+  CountedStats Stats(OwnerId owner) const;
+  std::vector<std::function<void()>> TakeCallbacks();
+
+ private:
+  struct Owner {
+    std::string name;
+    bool alive = true;
+    CountedStats stats;
+    Clock::time_point lease_end;
+  };
+  void Revoke(Owner& owner, OwnerId id);
+
+  const CountedTunables tunables_;
+  const OnRevoke on_revoke_;
+  // Below zero when SetTotal fell below what users hold: unused ends of
+  // reservations then pay it back before any owner caches again.
+  int64_t free_ = 0;
+  std::vector<Owner> owners_;  // by OwnerId; [0] is the root, unused
+  size_t live_ = 0;
+  std::vector<std::function<void()>> callbacks_;
+};
+
+}  // namespace sfs::resource
