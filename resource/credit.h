@@ -69,7 +69,8 @@ class CreditType {
 
 // Byte ranges of one file in read or write mode. Reads share; a write
 // clashes with any overlapping credit. An owner alone on its file is
-// granted a write credit over the whole file.
+// granted a write credit over the whole file; a reader beside others a
+// read credit over the whole file.
 std::unique_ptr<CreditType> NewExtentType();
 
 }  // namespace sfs::resource

@@ -21,13 +21,17 @@ class ExtentType final : public CreditType {
   }
 
   Credit Expand(const Credit& wanted, bool alone) const override {
-    if (!alone) return wanted;
     // Alone on the file: the whole file, writable, so none of the owner's
-    // later requests needs the root (lockless mode).
+    // later requests needs the root (lockless mode). Reading beside
+    // others: the whole file for reading, as Lustre expands read locks,
+    // so readers keep one credit each until a writer revokes it. A write
+    // beside others gets what it asked for. (The manager grants only what
+    // clashes with nobody.)
+    if (!alone && wanted.mode == Mode::kWrite) return wanted;
     Credit whole = wanted;
     whole.start = 0;
     whole.end = kWholeRange;
-    whole.mode = Mode::kWrite;
+    whole.mode = alone ? Mode::kWrite : Mode::kRead;
     return whole;
   }
 };

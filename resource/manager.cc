@@ -160,9 +160,14 @@ CreditManager::Admit CreditManager::TryAdmit(Ticket ticket, OwnerId owner, const
     holds_.push_back(Hold{ticket, owner, wanted, 0});
     return Admit::kGranted;
   }
-  // More than was asked for only if it clashes with nothing anyone has.
+  // More than was asked for only if it clashes with nothing anyone has or
+  // waits for: a larger credit that a waiting request would have to
+  // revoke again could keep that request waiting for ever.
   Credit granted = type_->Expand(wanted, live_sub_owners_ == 1);
-  if (ClashesWithOthersGrant(owner, granted) || ClashesWithHold(granted)) granted = wanted;
+  if (ClashesWithOthersGrant(owner, granted) || ClashesWithHold(granted) ||
+      ClashesWithWaiter(ticket, granted)) {
+    granted = wanted;
+  }
   grants_.push_back(Grant{next_grant_++, owner, granted, 1, false, now, now, std::move(on_revoke)});
   holds_.push_back(Hold{ticket, owner, wanted, grants_.back().id});
   return Admit::kGranted;
@@ -171,6 +176,13 @@ CreditManager::Admit CreditManager::TryAdmit(Ticket ticket, OwnerId owner, const
 bool CreditManager::ClashesWithHold(const Credit& wanted) const {
   for (const Hold& hold : holds_) {
     if (type_->Conflicts(hold.credit, wanted)) return true;
+  }
+  return false;
+}
+
+bool CreditManager::ClashesWithWaiter(Ticket self, const Credit& credit) const {
+  for (const Waiter& waiter : waiting_) {
+    if (waiter.ticket != self && type_->Conflicts(waiter.credit, credit)) return true;
   }
   return false;
 }

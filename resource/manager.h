@@ -146,6 +146,7 @@ class CreditManager {
                  OnRevoke& on_revoke, Clock::time_point now);
   bool ClashesWithHold(const Credit& wanted) const;
   bool ClashesWithOthersGrant(OwnerId owner, const Credit& credit) const;
+  bool ClashesWithWaiter(Ticket self, const Credit& credit) const;
   void Revoke(Grant& grant);
   void Cancel(size_t grant_index);
   void TrimCache(OwnerId owner);

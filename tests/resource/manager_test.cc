@@ -56,14 +56,14 @@ TEST_F(ManagerTest, ASecondOwnerRevokesTheFirstOnesUnusedCredit) {
   auto use = Get(a, Extent(0, 10, Mode::kWrite));
   manager_.Put(use.ticket, now_);
   const OwnerId b = manager_.AddOwner("b");
-  auto other = Get(b, Extent(100, 200, Mode::kRead));
+  auto other = Get(b, Extent(100, 200, Mode::kWrite));
   ASSERT_EQ(other.state, State::kGranted);
   RunCallbacks();
   EXPECT_EQ(revoke_notices_[a], 1);
   EXPECT_EQ(manager_.Stats(a).revoked, 1u);
   EXPECT_EQ(manager_.Stats(a).cached, 0u);
-  // Two owners now: grants are what was asked, so a's next request
-  // elsewhere clashes with nothing b has.
+  // Two owners now: a write is granted what was asked, so a's next
+  // request elsewhere clashes with nothing b has.
   auto again = Get(a, Extent(0, 10, Mode::kWrite));
   EXPECT_EQ(again.state, State::kGranted);
   EXPECT_EQ(manager_.Stats(b).revoked, 0u);
@@ -118,6 +118,44 @@ TEST_F(ManagerTest, ALaterReadDoesNotOvertakeAQueuedWriteItOverlaps) {
   EXPECT_EQ(writing.state, State::kQueued);
   // Shares with the held read, but would starve the write: waits.
   EXPECT_EQ(reading_too.state, State::kQueued);
+}
+
+TEST_F(ManagerTest, ReadersBesideOthersCacheTheWholeFileUntilAWriterComes) {
+  const OwnerId a = manager_.AddOwner("a");
+  const OwnerId b = manager_.AddOwner("b");
+  manager_.Put(Get(a, Extent(0, 10, Mode::kRead)).ticket, now_);
+  manager_.Put(Get(b, Extent(500, 510, Mode::kRead)).ticket, now_);
+  // Each reads anywhere from its own cache now.
+  EXPECT_EQ(Get(a, Extent(1000, 1010, Mode::kRead), {.non_block_local = true}).state,
+            State::kGranted);
+  EXPECT_EQ(Get(b, Extent(7, 8, Mode::kRead), {.non_block_local = true}).state,
+            State::kGranted);
+  EXPECT_EQ(manager_.Stats(kRootOwner).granted, 2u);
+  // A write is not expanded beside others, and takes back what it clashes
+  // with once it is no longer in use.
+  const OwnerId c = manager_.AddOwner("c");
+  auto writing = Get(c, Extent(100, 110, Mode::kWrite));
+  EXPECT_EQ(writing.state, State::kQueued);  // a's and b's reads above still hold
+  EXPECT_EQ(manager_.Stats(a).revoked, 1u);
+  EXPECT_EQ(manager_.Stats(b).revoked, 1u);
+}
+
+// A reader whose whole-file credit is being revoked for a waiting write
+// gets what it asks for, not a new whole-file credit the write would have
+// to revoke again.
+TEST_F(ManagerTest, AWaitingWriterIsNotStarvedByExpandedReads) {
+  const OwnerId reader = manager_.AddOwner("reader");
+  const OwnerId writer = manager_.AddOwner("writer");
+  auto first = Get(reader, Extent(0, 10, Mode::kRead));
+  ASSERT_EQ(first.state, State::kGranted);
+  auto writing = Get(writer, Extent(100, 110, Mode::kWrite));
+  ASSERT_EQ(writing.state, State::kQueued);
+  auto second = Get(reader, Extent(0, 10, Mode::kRead));  // no overlap with the write
+  ASSERT_EQ(second.state, State::kGranted);
+  manager_.Put(first.ticket, now_);
+  RunCallbacks();
+  ASSERT_EQ(decided_.size(), 1u);
+  EXPECT_EQ(decided_[0], std::make_pair(writing.ticket, Outcome::kGranted));
 }
 
 TEST_F(ManagerTest, ReadsShare) {
