@@ -306,6 +306,11 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
   }
   fs->placement_control_ = std::make_unique<PlacementControl>(fs->meta_.get(), services);
   if (Status loaded = fs->placement_control_->Load(); !loaded.ok()) return loaded;
+  fs->quota_ = std::make_unique<QuotaControl>(fs->meta_.get(), fs->osts_.size());
+  if (Status loaded = fs->quota_->Load(); !loaded.ok()) return loaded;
+  fs->space_ = std::make_unique<SpaceGrants>(
+      [osts = &fs->osts_](uint32_t ost) { return osts->at(ost).LastSpace(); },
+      [osts = &fs->osts_](uint32_t ost) { osts->at(ost).RequestSpaceSample(); });
   // An OST that stops answering gets no new files until it answers again.
   for (auto& service : fs->osts_.All()) {
     service->SetHealthListener([control = fs->placement_control_.get()](uint32_t index,
@@ -418,6 +423,9 @@ Result<std::shared_ptr<OpenFile>> Filesystem::AcquireOpen(uint64_t ino) {
   file->stored = file->layout;
   file->size.store(inode->size);
   file->setid.store(HasSetId(inode->mode));
+  file->uid.store(inode->uid);
+  file->gid.store(inode->gid);
+  file->projid.store(inode->projid);
   file->opens = 1;
   if (config_.extent_credits) {
     file->extents = std::make_unique<resource::SharedCreditManager>(
@@ -500,6 +508,8 @@ Result<meta::Inode> Filesystem::StoreAttr(uint64_t ino, meta::AttrChange change)
   if (std::shared_ptr<OpenFile> now_open = FindOpen(ino)) {
     if (change.size.has_value()) now_open->size.store(stored->size);
     now_open->setid.store(HasSetId(stored->mode));
+    now_open->uid.store(stored->uid);
+    now_open->gid.store(stored->gid);
   }
   return stored;
 }
@@ -607,11 +617,13 @@ bool Filesystem::IsSettingName(const std::string& name) {
          name == kOstDfName || name == kJobStatsName || name == kJobCleanupKey ||
          name == kMetricsAddressName || name == kOstAddName || name == kOstCountKey ||
          NrsControl::Handles(NrsControl::Scope::kOsts, name) ||
-         NrsControl::Handles(NrsControl::Scope::kMdt, name) || PlacementControl::Handles(name);
+         NrsControl::Handles(NrsControl::Scope::kMdt, name) || PlacementControl::Handles(name) ||
+         QuotaControl::Handles(name);
 }
 
 Status Filesystem::RemoveSetting(const std::string& name) {
   if (PlacementControl::Handles(name)) return placement_control_->Remove(name);
+  if (QuotaControl::Handles(name)) return quota_->Remove(name);
   return Status::Error(EINVAL, "setting " + name + " cannot be removed");
 }
 
@@ -642,6 +654,7 @@ Result<std::string> Filesystem::GetSetting(const std::string& name) {
     return mdt_nrs_control_->Get(name);
   }
   if (PlacementControl::Handles(name)) return placement_control_->Get(name);
+  if (QuotaControl::Handles(name)) return quota_->Get(name);
   return Status::Error(ENODATA, "no setting " + name);
 }
 
@@ -725,6 +738,7 @@ Status Filesystem::SetSetting(const std::string& name, const std::string& raw) {
     return mdt_nrs_control_->Set(name, raw);
   }
   if (PlacementControl::Handles(name)) return placement_control_->Set(name, raw);
+  if (QuotaControl::Handles(name)) return quota_->Set(name, raw);
   // setfattr -v and `echo x >` style values may carry a newline.
   std::string value = raw;
   while (!value.empty() && (value.back() == '\n' || value.back() == ' ')) value.pop_back();

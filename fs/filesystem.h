@@ -30,6 +30,8 @@
 #include "fs/ost_table.h"
 #include "fs/pipe_pool.h"
 #include "fs/placement_control.h"
+#include "fs/quota_control.h"
+#include "fs/space_grants.h"
 #include "fs/settings_keys.h"
 #include "fs/stripefs.h"
 #include "jobstats/job_stats.h"
@@ -91,6 +93,11 @@ struct OpenFile {
   // Whether the inode has set-user-ID or set-group-ID bits, which a write by
   // non-root must clear in the store (refreshed when this mount changes them).
   std::atomic<bool> setid{false};
+  // Whose quota the file counts for (refreshed when this mount changes
+  // them, as setid).
+  std::atomic<uint32_t> uid{0};
+  std::atomic<uint32_t> gid{0};
+  std::atomic<uint32_t> projid{0};
   // Set by the first request on the objects: only then may they be open in
   // their OSTs' caches, to be closed when the file is (CloseObjects).
   std::atomic<bool> touched{false};
@@ -174,6 +181,10 @@ class Filesystem {
   JobIds& jobids() { return jobids_; }
   InitAmendment& init_amendment() { return init_amendment_; }
   PipePool& read_pipes() { return read_pipes_; }
+  // Quota limits and reservations (fs/quota_control.h).
+  QuotaControl& quota() { return *quota_; }
+  // Free-space grants of the OSTs (fs/space_grants.h).
+  SpaceGrants& space() { return *space_; }
   // What the metadata service did per job id (job_stats, target "mdt").
   jobstats::JobStats& meta_job_stats() { return meta_job_stats_; }
   std::shared_ptr<const Settings> settings() const { return settings_.load(); }
@@ -191,8 +202,10 @@ class Filesystem {
   // (fs/layout_xattr.cc). Setting needs the owner or an admin (EPERM).
   // A directory's layout is the default for what is created in it and is
   // copied to new subdirectories; a file's may only be set while it is
-  // empty (ENOTEMPTY) and not open (EBUSY). A project id may only be set on
-  // a directory (EINVAL elsewhere).
+  // empty (ENOTEMPTY) and not open (EBUSY). A project id is the inode's
+  // (meta::Inode::projid, inherited from the directory at creation); it
+  // may only be changed on a directory (EINVAL elsewhere), by an admin
+  // (EPERM), and reads ENODATA while 0.
   Result<std::string> GetLayoutXattr(uint64_t ino);
   Status SetLayoutXattr(uint32_t uid, uint64_t ino, const std::string& value);
   Status RemoveLayoutXattr(uint32_t uid, uint64_t ino);
@@ -290,8 +303,9 @@ class Filesystem {
   // Removes the objects of a layout no file uses any more (the old layout
   // of an empty file given a new one); failures are logged.
   void DropObjects(const layout::Layout& old_layout);
-  // The caller may change ino's layout or project id.
+  // The caller may change ino's layout.
   Status CheckOwner(uint32_t uid, uint64_t ino, const char* what);
+  Status ChangeProjid(uint32_t uid, uint64_t ino, uint32_t projid);
   // Asks every OST for a space sample and waits up to `patience` for them.
   void AwaitFirstSpaceSamples(std::chrono::nanoseconds patience);
   // Stores the unsaved mtimes of files still open (a stop without release).
@@ -331,6 +345,8 @@ class Filesystem {
   std::unique_ptr<NrsControl> nrs_control_;              // borrows meta_ and osts_
   std::unique_ptr<NrsControl> mdt_nrs_control_;          // borrows meta_ and mdt_; may be null
   std::unique_ptr<PlacementControl> placement_control_;  // borrows meta_ and osts_
+  std::unique_ptr<QuotaControl> quota_;                  // borrows meta_
+  std::unique_ptr<SpaceGrants> space_;                   // reads osts_' samples
   JobIds jobids_;
   // Its cleanup interval is the one every OST's JobStats has too
   // (job_cleanup_interval; changed under settings_mu_: persist, then apply).

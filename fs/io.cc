@@ -3,6 +3,8 @@
 #include <algorithm>
 
 #include "fs/filesystem.h"
+#include "fs/quota_control.h"
+#include "fs/space_grants.h"
 
 namespace sfs::fs {
 
@@ -39,6 +41,15 @@ void MultiPartOp::Launch(Filesystem& fs, std::vector<std::unique_ptr<ost::IoRequ
     }
   }
   Drop();
+}
+
+void MultiPartOp::Refuse(Filesystem& fs, Status status) {
+  refused_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    first_error_ = std::move(status);
+  }
+  Launch(fs, {});
 }
 
 void MultiPartOp::PartDone(ost::IoRequest& request, const Status& status, size_t) {

@@ -17,6 +17,8 @@
 namespace sfs::fs {
 
 class Filesystem;
+class QuotaHold;
+class SpaceHold;
 
 // Marks the calling thread as a FUSE worker inside a read or write
 // callback for the scope's life: only there may a lone part be served on
@@ -72,6 +74,16 @@ class MultiPartOp : public ost::IoObserver {
   // and passed on to a follow-up op that finishes its work.
   void set_credit(std::shared_ptr<void> credit) { credit_ = std::move(credit); }
   const std::shared_ptr<void>& credit() const { return credit_; }
+  // Its quota reservation (fs/quota_control.h) and space grant
+  // (fs/space_grants.h), held until it is deleted.
+  void set_quota(std::shared_ptr<QuotaHold> quota) { quota_ = std::move(quota); }
+  QuotaHold* quota() const { return quota_.get(); }
+  void set_space(std::shared_ptr<SpaceHold> space) { space_ = std::move(space); }
+
+  // Finishes the op with `status` without starting anything (refused
+  // before its first part: quota, space). Finish sees refused() true.
+  void Refuse(Filesystem& fs, Status status);
+  bool refused() const { return refused_; }
 
  protected:
   virtual ~MultiPartOp() = default;
@@ -86,10 +98,13 @@ class MultiPartOp : public ost::IoObserver {
   void Drop();
 
   Filesystem* fs_ = nullptr;  // set by Launch; counts this op as in flight
-  // Released in the reverse of the order they are taken (credit, then
-  // turn: docs/design.md, "Resources and credits").
+  // Released in the reverse of the order they are taken (credit, turn,
+  // quota, space: docs/design.md, "Resources and credits").
   std::shared_ptr<void> credit_;
   std::shared_ptr<void> turn_;
+  std::shared_ptr<QuotaHold> quota_;
+  std::shared_ptr<SpaceHold> space_;
+  bool refused_ = false;
   std::atomic<size_t> pending_{0};
   std::mutex mu_;       // guards first_error_
   Status first_error_;  // GUARDED_BY(mu_)

@@ -153,7 +153,12 @@ Status Filesystem::RemoveLayoutXattr(uint32_t uid, uint64_t ino) {
 }
 
 Result<std::string> Filesystem::GetProjid(uint64_t ino) {
-  return meta_->GetXattr(ino, kProjidXattrName);
+  auto inode = meta_->GetInode(ino);
+  if (!inode.ok()) return inode.status();
+  if (inode->projid == 0) {
+    return Status::Error(ENODATA, fmt::format("inode {} belongs to no project", ino));
+  }
+  return std::to_string(inode->projid);
 }
 
 Status Filesystem::SetProjid(uint32_t uid, uint64_t ino, const std::string& value) {
@@ -165,8 +170,18 @@ Status Filesystem::SetProjid(uint32_t uid, uint64_t ino, const std::string& valu
     return Status::Error(EINVAL,
                          "projid must be a number from 0 to 4294967295, not '" + value + "'");
   }
+  return ChangeProjid(uid, ino, projid);
+}
+
+Status Filesystem::RemoveProjid(uint32_t uid, uint64_t ino) {
+  auto current = GetProjid(ino);
+  if (!current.ok()) return current.status();
+  return ChangeProjid(uid, ino, 0);
+}
+
+Status Filesystem::ChangeProjid(uint32_t uid, uint64_t ino, uint32_t projid) {
   // Only a directory hands its project id on (at mkdir and to the files
-  // created in it); on anything else it would be stored and never used.
+  // created in it); a file's is its directory's, fixed when it is made.
   auto inode = meta_->GetInode(ino);
   if (!inode.ok()) return inode.status();
   if (!S_ISDIR(inode->mode)) {
@@ -174,13 +189,17 @@ Status Filesystem::SetProjid(uint32_t uid, uint64_t ino, const std::string& valu
                                              "inode {} is not one",
                                              ino));
   }
-  SFS_RETURN_IF_ERROR(CheckOwner(uid, ino, "project id"));
-  return meta_->SetXattr(ino, kProjidXattrName, std::to_string(projid), 0);
-}
-
-Status Filesystem::RemoveProjid(uint32_t uid, uint64_t ino) {
-  SFS_RETURN_IF_ERROR(CheckOwner(uid, ino, "project id"));
-  return meta_->RemoveXattr(ino, kProjidXattrName);
+  // It decides which project quota the directory's new files count for, so
+  // their owner may not move them out of it: admins only, as `lfs project`.
+  if (!IsAdmin(uid)) {
+    return Status::Error(EPERM, fmt::format("uid {} may not change the project id of inode {} "
+                                            "(root or admin_uid only)",
+                                            uid, ino));
+  }
+  meta::AttrChange change;
+  change.projid = projid;
+  auto changed = meta_->SetAttr(ino, change);
+  return changed.ok() ? Status::Ok() : changed.status();
 }
 
 void Filesystem::DropObjects(const layout::Layout& old_layout) {

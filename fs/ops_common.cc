@@ -115,15 +115,18 @@ Result<meta::Inode> MakeNode(fuse_req_t req, fuse_ino_t parent, const char* name
     node.gid = dir->gid;
     if (S_ISDIR(mode)) node.mode |= S_ISGID;
   }
-  if (symlink_target != nullptr) node.symlink = symlink_target;
-  // The directory's default layout and project id: copied to a new
-  // subdirectory (in the same write), used by a new file.
-  auto dir_layout = fs.meta().GetXattr(parent, kLayoutXattrName);
-  auto dir_projid = fs.meta().GetXattr(parent, kProjidXattrName);
-  if (S_ISDIR(mode)) {
-    if (dir_layout.ok()) node.xattrs[kLayoutXattrName] = *dir_layout;
-    if (dir_projid.ok()) node.xattrs[kProjidXattrName] = *dir_projid;
+  // Checked before anything is allotted to it: the new inode counts for
+  // its user, group and (inherited) project.
+  auto quota = fs.quota().ReserveInodes(QuotaOwner{node.uid, node.gid, dir->projid}, ctx->uid, 1);
+  if (!quota.ok()) {
+    return Status::Error(quota.err(), "create of '" + std::string(name) + "' in inode " +
+                                          std::to_string(parent) + ": " + quota.status().message());
   }
+  if (symlink_target != nullptr) node.symlink = symlink_target;
+  // The directory's default layout: copied to a new subdirectory (in the
+  // same write), used by a new file. Its project id the store hands on.
+  auto dir_layout = fs.meta().GetXattr(parent, kLayoutXattrName);
+  if (S_ISDIR(mode) && dir_layout.ok()) node.xattrs[kLayoutXattrName] = *dir_layout;
   if (S_ISREG(mode)) {
     layout::LayoutSpec spec;
     if (dir_layout.ok()) {
@@ -139,15 +142,14 @@ Result<meta::Inode> MakeNode(fuse_req_t req, fuse_ino_t parent, const char* name
     who.gid = ctx->gid;
     who.jobid = *fs.jobids().Resolve(ctx->pid, ctx->uid, ctx->gid, fs.settings()->jobid);
     who.fallback_pool = spec.pool;
-    if (dir_projid.ok()) {
-      // Stored by SetProjid in canonical decimal form.
-      std::from_chars(dir_projid->data(), dir_projid->data() + dir_projid->size(), who.projid);
-    }
+    who.projid = dir->projid;
     auto layout = fs.NewLayout(who, spec);
     if (!layout.ok()) return layout.status();
     node.layout = layout::Encode(*layout);
   }
-  return fs.meta().Create(parent, name, node);
+  auto created = fs.meta().Create(parent, name, node);
+  if (created.ok() && *quota) (*quota)->Use(1);
+  return created;
 }
 
 Status CheckName(const char* name) {

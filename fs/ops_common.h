@@ -20,7 +20,6 @@ namespace sfs::fs {
 
 // Reserved extended attributes a directory carries for what is made in it.
 inline constexpr const char* kLayoutXattrName = "user.stripefs.layout";
-inline constexpr const char* kProjidXattrName = "user.stripefs.projid";
 
 inline Filesystem& Fs(fuse_req_t req) {
   return *static_cast<Filesystem*>(fuse_req_userdata(req));

@@ -20,6 +20,8 @@
 #include "fs/ops.h"
 #include "fs/ops_common.h"
 #include "fs/pipe_pool.h"
+#include "fs/quota_control.h"
+#include "fs/space_grants.h"
 
 namespace sfs::fs {
 namespace {
@@ -67,6 +69,67 @@ void GrowSize(OpenFile& file, uint64_t end) {
   uint64_t seen = file.size.load(std::memory_order_relaxed);
   while (seen < end && !file.size.compare_exchange_weak(seen, end)) {
   }
+}
+
+// Whose quota a change to `file` counts for.
+QuotaOwner OwnerOf(const OpenFile& file) {
+  return QuotaOwner{file.uid.load(), file.gid.load(), file.projid.load()};
+}
+
+// The OST of the stripe that holds file byte `offset`: the one whose
+// quota chunk pays for growth ending there.
+uint32_t OstAt(const layout::Layout& layout, uint64_t offset) {
+  return layout.objects[(offset / layout.stripe_size) % layout.stripe_count()].ost;
+}
+
+// The room a write or preallocation part may take on its OST: its bytes
+// past the object's end, and those inside too unless the object is known
+// to hold no holes (its allocation, as its OST last reported it, covers
+// its size), plus a block for rounding.
+uint64_t SpaceNeeded(const OpenFile& file, uint64_t file_size, const ost::IoRequest& part) {
+  constexpr uint64_t kBlock = 4096;
+  const uint32_t stripe = static_cast<uint32_t>(part.tag);
+  const uint64_t object_size = layout::ObjectSizeFor(file.layout, stripe, file_size);
+  const uint64_t begin = part.info.offset;
+  const uint64_t end = begin + part.info.length;
+  uint64_t needed = end > object_size ? end - std::max(begin, object_size) : 0;
+  const bool dense = file.allocated[stripe].load(std::memory_order_relaxed) >= object_size;
+  if (!dense && begin < object_size) needed += std::min(end, object_size) - begin;
+  return needed == 0 ? 0 : needed + kBlock;
+}
+
+// What a data op is granted before its first part runs, after its extent
+// credit and growth turn (the total order of docs/design.md): quota for
+// the bytes it adds past the file's size (returned in `growth`), then room
+// on every OST its parts write. Refused: EDQUOT or ENOSPC, and nothing of
+// the op was started.
+Status Admit(Filesystem& fs, const nrs::RequestInfo& who, OpenFile& file, uint64_t new_end,
+             const std::vector<std::unique_ptr<ost::IoRequest>>& parts, MultiPartOp* op,
+             uint64_t* growth) {
+  const uint64_t size = file.size.load();
+  *growth = new_end > size ? new_end - size : 0;
+  if (*growth > 0) {
+    auto hold = fs.quota().ReserveBytes(OwnerOf(file), who.uid, OstAt(file.layout, new_end - 1),
+                                        *growth);
+    if (!hold.ok()) {
+      return Status::Error(hold.err(), "inode " + std::to_string(file.ino) + ": " +
+                                           hold.status().message());
+    }
+    op->set_quota(std::move(hold).value());
+  }
+  std::vector<std::pair<uint32_t, uint64_t>> per_ost;
+  for (const auto& part : parts) {
+    if (part->info.op == nrs::Op::kWrite || part->info.op == nrs::Op::kAllocate) {
+      per_ost.emplace_back(part->info.ost, SpaceNeeded(file, size, *part));
+    }
+  }
+  auto space = fs.space().Reserve(per_ost);
+  if (!space.ok()) {
+    return Status::Error(space.err(), "inode " + std::to_string(file.ino) + ": " +
+                                          space.status().message());
+  }
+  op->set_space(std::move(space).value());
+  return Status::Ok();
 }
 
 class ReadOp final : public MultiPartOp {
@@ -186,6 +249,9 @@ class WriteOp final : public MultiPartOp {
       : req_(req), file_(std::move(file)), offset_(offset), length_(length), who_(who),
         borrowed_(data) {}
   char* buffer() { return const_cast<char*>(borrowed_); }  // only read from
+  // What the write adds to the file's size (Admit), which its quota
+  // reservation covers.
+  void set_growth(uint64_t growth) { growth_ = growth; }
 
   void OwnBuffers(ost::IoRequest& part) override {
     if (!own_) {
@@ -206,6 +272,7 @@ class WriteOp final : public MultiPartOp {
   }
 
   void Finish(const Status& status) override {
+    if (refused()) return ReplyError(req_, status, "write");  // nothing was sent
     Status marked;
     {
       std::lock_guard<std::mutex> lock(file_->times_mu);
@@ -216,6 +283,7 @@ class WriteOp final : public MultiPartOp {
     if (!status.ok()) return Refused(status);
     Status noted = NoteSizeAndTimes();
     if (!noted.ok()) return Refused(noted);
+    if (quota() != nullptr) quota()->Use(growth_);  // stored with the size
     fuse_reply_write(req_, length_);
   }
 
@@ -263,6 +331,7 @@ class WriteOp final : public MultiPartOp {
   const char* const borrowed_;   // FUSE's; see the constructor
   std::unique_ptr<char[]> own_;  // the copy, once one was needed
   NewObjects created_;
+  uint64_t growth_ = 0;
 };
 
 // Cuts every object to the file's end, then starts the op (a write or a
@@ -330,19 +399,28 @@ class GrowthTurn {
   std::shared_ptr<OpenFile> file_;
 };
 
-// Launches `op` with `parts`. An op that grows the file to `new_end` waits
-// for its turn (GrowthTurn). If `op` makes [end of file, unwritten_until)
-// part of the file without writing it (a write further on, a
-// preallocation) and the objects were not trimmed yet in this open
-// (OpenFile::trimmed), they are cut to the end first. Later gaps are clean:
-// a refused write cuts back itself.
+// Launches `op` with `parts` once admitted (Admit; refused, the op
+// finishes with its error having started nothing). An op that grows the
+// file to `new_end` waits for its turn (GrowthTurn), and is admitted in it,
+// where the size it grows from is settled. If `op` makes [end of file,
+// unwritten_until) part of the file without writing it (a write further
+// on, a preallocation) and the objects were not trimmed yet in this open
+// (OpenFile::trimmed), they are cut to the end first. Later gaps are
+// clean: a refused write cuts back itself. `admitted(growth)` runs once
+// the op is admitted, before it starts.
 void LaunchGrowing(Filesystem& fs, const nrs::RequestInfo& who,
                    const std::shared_ptr<OpenFile>& file, uint64_t unwritten_until,
                    uint64_t new_end, MultiPartOp* op,
-                   std::vector<std::unique_ptr<ost::IoRequest>> parts) {
+                   std::vector<std::unique_ptr<ost::IoRequest>> parts,
+                   const std::function<void(uint64_t)>& admitted) {
   if (new_end <= file->size.load()) {
     // Inside the file: nothing to trim (unwritten_until <= new_end), and no
     // growing op's cut reaches below the recorded size.
+    uint64_t growth = 0;
+    if (Status ok = Admit(fs, who, *file, new_end, parts, op, &growth); !ok.ok()) {
+      return op->Refuse(fs, std::move(ok));
+    }
+    admitted(growth);
     op->Launch(fs, std::move(parts));
     return;
   }
@@ -354,9 +432,14 @@ void LaunchGrowing(Filesystem& fs, const nrs::RequestInfo& who,
   };
   GrowthTurn::Take(
       file,
-      [&fs, who, file, unwritten_until, op, shared_parts,
-       own_parts](std::shared_ptr<GrowthTurn> turn) {
+      [&fs, who, file, unwritten_until, new_end, op, shared_parts, own_parts,
+       admitted](std::shared_ptr<GrowthTurn> turn) {
         op->set_turn(std::move(turn));
+        uint64_t growth = 0;
+        if (Status ok = Admit(fs, who, *file, new_end, *shared_parts, op, &growth); !ok.ok()) {
+          return op->Refuse(fs, std::move(ok));
+        }
+        admitted(growth);
         const uint64_t end = file->size.load();
         if (unwritten_until > end && !file->trimmed.exchange(true)) {
           own_parts();
@@ -389,8 +472,8 @@ class SyncOp final : public MultiPartOp {
 // Truncate (setattr with a size): objects first, then the inode.
 class TruncateOp final : public MultiPartOp {
  public:
-  TruncateOp(fuse_req_t req, uint64_t ino, meta::AttrChange change)
-      : req_(req), ino_(ino), change_(std::move(change)) {}
+  TruncateOp(fuse_req_t req, uint64_t ino, meta::AttrChange change, uint64_t growth)
+      : req_(req), ino_(ino), change_(std::move(change)), growth_(growth) {}
   // The open file, or, for a file that is not open, its layout, fresh
   // handles and the objects' allocation (reported by the OSTs, stored here).
   std::shared_ptr<OpenFile> file;
@@ -428,11 +511,14 @@ class TruncateOp final : public MultiPartOp {
     // StoreAttr updates whichever file is open by now: it may have been
     // opened meanwhile, having read the old size (AcquireOpen); an open
     // file's allocation is stored with it.
-    ReplyAttr(req_, Fs(req_).StoreAttr(ino_, change_), "truncate");
+    auto stored = Fs(req_).StoreAttr(ino_, change_);
+    if (stored.ok() && quota() != nullptr) quota()->Use(growth_);
+    ReplyAttr(req_, stored, "truncate");
   }
   fuse_req_t req_;
   uint64_t ino_;
   meta::AttrChange change_;
+  const uint64_t growth_;  // what the truncate adds to the size (quota)
 };
 
 // fallocate: punch or preallocate; a preallocation may grow the file.
@@ -441,6 +527,7 @@ class FallocateOp final : public MultiPartOp {
   // `kill_setid`: the caller is not root (see Finish).
   FallocateOp(fuse_req_t req, std::shared_ptr<OpenFile> file, uint64_t new_end, bool kill_setid)
       : req_(req), file_(std::move(file)), new_end_(new_end), kill_setid_(kill_setid) {}
+  void set_growth(uint64_t growth) { growth_ = growth; }
 
  private:
   void OnPart(const ost::IoRequest& part, const Status& status) override {
@@ -464,6 +551,7 @@ class FallocateOp final : public MultiPartOp {
     if (change.size.has_value() || change.kill_setid) {
       auto inode = Fs(req_).StoreAttr(file_->ino, change);
       if (!inode.ok()) return ReplyError(req_, inode.status(), "fallocate");
+      if (change.size.has_value() && quota() != nullptr) quota()->Use(growth_);
     }
     fuse_reply_err(req_, 0);
   }
@@ -472,6 +560,7 @@ class FallocateOp final : public MultiPartOp {
   uint64_t new_end_;
   const bool kill_setid_;
   NewObjects created_;
+  uint64_t growth_ = 0;
 };
 
 void OpenReply(fuse_req_t req, fuse_file_info* fi, std::shared_ptr<OpenFile> file) {
@@ -615,7 +704,8 @@ void OpWrite(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t of
       file, Handle(fi)->extent_owner, offset, size, resource::Mode::kWrite,
       [&fs, who, file, offset, size, op, parts](std::shared_ptr<void> credit) {
         op->set_credit(std::move(credit));
-        LaunchGrowing(fs, who, file, offset, offset + size, op, std::move(*parts));
+        LaunchGrowing(fs, who, file, offset, offset + size, op, std::move(*parts),
+                      [op](uint64_t growth) { op->set_growth(growth); });
       },
       // Waiting: the parts must not point into FUSE's buffer.
       [op, parts] {
@@ -665,7 +755,8 @@ void OpFallocate(fuse_req_t req, fuse_ino_t, int mode, off_t off, off_t length,
       file, Handle(fi)->extent_owner, offset, len, resource::Mode::kWrite,
       [&fs, who, file, new_end, op, parts](std::shared_ptr<void> credit) {
         op->set_credit(std::move(credit));
-        LaunchGrowing(fs, who, file, new_end, new_end, op, std::move(*parts));
+        LaunchGrowing(fs, who, file, new_end, new_end, op, std::move(*parts),
+                      [op](uint64_t growth) { op->set_growth(growth); });
       },
       [] {});
 }
@@ -783,9 +874,26 @@ void StartTruncate(fuse_req_t req, uint64_t ino, const meta::AttrChange& change,
                         "truncate");
     }
   }
-  auto* op = new TruncateOp(req, ino, change);
+  // Growing counts against quota like a write (sizes are what quotas
+  // limit); cutting frees it once stored.
+  std::shared_ptr<QuotaHold> quota;
+  uint64_t growth = 0;
+  if (*change.size > inode->size) {
+    growth = *change.size - inode->size;
+    auto hold = fs.quota().ReserveBytes(QuotaOwner{inode->uid, inode->gid, inode->projid},
+                                        fuse_req_ctx(req)->uid, OstAt(*loaded, *change.size - 1),
+                                        growth);
+    if (!hold.ok()) {
+      return ReplyError(req, Status::Error(hold.err(), "truncate of inode " + std::to_string(ino) +
+                                                           ": " + hold.status().message()),
+                        "truncate");
+    }
+    quota = std::move(hold).value();
+  }
+  auto* op = new TruncateOp(req, ino, change, growth);
   op->file = file;
   op->set_credit(std::move(credit));
+  op->set_quota(std::move(quota));
   if (!file) {
     op->layout = std::move(loaded).value();
     op->objects = fs.Handles(op->layout);
@@ -799,6 +907,32 @@ void StartTruncate(fuse_req_t req, uint64_t ino, const meta::AttrChange& change,
   op->Launch(fs, std::move(parts));
 }
 
+// chown and chgrp: the file's usage moves to its new user and group,
+// which must have room for it unless the caller is root.
+void ChangeOwner(fuse_req_t req, uint64_t ino, const meta::AttrChange& change) {
+  Filesystem& fs = Fs(req);
+  auto inode = fs.meta().GetInode(ino);
+  if (!inode.ok()) return ReplyError(req, inode.status(), "setattr");
+  const QuotaOwner from{inode->uid, inode->gid, inode->projid};
+  const QuotaOwner to{change.uid.value_or(inode->uid), change.gid.value_or(inode->gid),
+                      inode->projid};
+  // An open file's size may be ahead of the store's only by writes in
+  // flight, which their own reservations cover.
+  const uint64_t bytes = S_ISREG(inode->mode) ? inode->size : 0;
+  auto holds = fs.quota().ReserveMove(from, to, fuse_req_ctx(req)->uid, bytes);
+  if (!holds.ok()) {
+    return ReplyError(req, Status::Error(holds.err(), "chown of inode " + std::to_string(ino) +
+                                                          ": " + holds.status().message()),
+                      "setattr");
+  }
+  auto stored = fs.StoreAttr(ino, change);
+  if (stored.ok()) {
+    if (holds->bytes) holds->bytes->Use(bytes);
+    if (holds->inodes) holds->inodes->Use(1);
+  }
+  ReplyAttr(req, stored, "setattr");
+}
+
 void ServeSetattr(fuse_req_t req, fuse_ino_t ino, const struct stat* attr, int to_set,
                   fuse_file_info* fi) {
   Filesystem& fs = Fs(req);
@@ -808,7 +942,12 @@ void ServeSetattr(fuse_req_t req, fuse_ino_t ino, const struct stat* attr, int t
   // truncate by a caller without CAP_FSETID. This bit is its
   // FATTR_KILL_SUIDGID.
   change.kill_setid = (to_set & FUSE_SET_ATTR_KILL_SUID) != 0;
-  if (!change.size.has_value()) return ReplyAttr(req, fs.StoreAttr(ino, change), "setattr");
+  if (!change.size.has_value()) {
+    if (!change.uid.has_value() && !change.gid.has_value()) {
+      return ReplyAttr(req, fs.StoreAttr(ino, change), "setattr");
+    }
+    return ChangeOwner(req, ino, change);
+  }
 
   std::shared_ptr<OpenFile> file = fi != nullptr ? Handle(fi)->file : fs.FindOpen(ino);
   if (!file) return StartTruncate(req, ino, change, nullptr, nullptr);

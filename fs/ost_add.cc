@@ -164,6 +164,7 @@ Status Filesystem::AddOst(const std::string& requested) {
     control->SetResponsive(ost, responsive);
   });
   monitor_->Add(added);
+  quota_->SetOsts(osts_.size());  // its block quota sub-owner, before any file can use it
   if (Status placed = placement_control_->AddOst(added); !placed.ok()) return unpublished(placed);
   Logger("fs")->info("OST {} added at {}: weight 1, in no pool; new files may use it", index,
                      *prepared);

@@ -139,16 +139,19 @@ std::string EncodeInode(const Inode& inode) {
   PutTime(&out, inode.mtime);
   PutTime(&out, inode.ctime);
   PutLE(&out, inode.allocated, 8);
+  PutLE(&out, inode.projid, 4);
   out += inode.symlink;
   return out;
 }
 
 Result<Inode> DecodeInode(uint64_t ino, std::string_view value) {
-  if (value.size() < kInodeRecordFixedSize) {
-    return Status::Error(EIO, "meta: short inode record for " + std::to_string(ino));
-  }
-  if (static_cast<uint8_t>(value[0]) != kInodeRecordVersion) {
+  if (value.empty()) return Status::Error(EIO, "meta: empty inode record for " + std::to_string(ino));
+  const uint8_t version = static_cast<uint8_t>(value[0]);
+  if (version != kInodeRecordVersion && version != 2) {
     return Status::Error(EIO, "meta: unknown inode record version for " + std::to_string(ino));
+  }
+  if (value.size() < (version == 2 ? kInodeRecordV2FixedSize : kInodeRecordFixedSize)) {
+    return Status::Error(EIO, "meta: short inode record for " + std::to_string(ino));
   }
   Inode inode;
   inode.ino = ino;
@@ -171,6 +174,7 @@ Result<Inode> DecodeInode(uint64_t ino, std::string_view value) {
   inode.mtime = GetTime(value, &pos);
   inode.ctime = GetTime(value, &pos);
   inode.allocated = GetLE(value, &pos, 8);
+  if (version >= 3) inode.projid = static_cast<uint32_t>(GetLE(value, &pos, 4));
   // EncodeInode never writes such a time (the kernel refuses them at
   // utimensat), and stat would hand it on to every caller.
   for (const Timestamp* t : {&inode.atime, &inode.mtime, &inode.ctime}) {
@@ -181,6 +185,46 @@ Result<Inode> DecodeInode(uint64_t ino, std::string_view value) {
   }
   inode.symlink.assign(value.substr(pos));
   return inode;
+}
+
+std::string UsageKey(const QuotaId& id) {
+  std::string key(1, kUsagePrefix);
+  key.push_back(static_cast<char>(id.type));
+  for (int i = 3; i >= 0; --i) key.push_back(static_cast<char>((id.id >> (8 * i)) & 0xff));
+  return key;
+}
+
+Result<QuotaId> DecodeUsageKey(std::string_view key) {
+  if (key.size() != 6 || key[0] != kUsagePrefix ||
+      static_cast<uint8_t>(key[1]) > static_cast<uint8_t>(QuotaType::kProject)) {
+    return Status::Error(EIO, "meta: bad quota usage key");
+  }
+  QuotaId id;
+  id.type = static_cast<QuotaType>(key[1]);
+  for (int i = 2; i < 6; ++i) id.id = (id.id << 8) | static_cast<unsigned char>(key[i]);
+  return id;
+}
+
+std::string EncodeUsage(const QuotaUsage& usage) {
+  std::string out;
+  out.reserve(kUsageValueSize);
+  out.push_back(1);
+  for (int64_t v : {usage.bytes, usage.inodes, usage.block_grace_end, usage.inode_grace_end}) {
+    PutLE(&out, static_cast<uint64_t>(v), 8);
+  }
+  return out;
+}
+
+Result<QuotaUsage> DecodeUsage(std::string_view value) {
+  if (value.size() != kUsageValueSize || value[0] != 1) {
+    return Status::Error(EIO, "meta: bad quota usage record");
+  }
+  size_t pos = 1;
+  QuotaUsage usage;
+  for (int64_t* v : {&usage.bytes, &usage.inodes, &usage.block_grace_end, &usage.inode_grace_end}) {
+    *v = static_cast<int64_t>(GetLE(value, &pos, 8));
+  }
+  return usage;
 }
 
 std::string EncodeDirent(uint64_t ino, uint32_t mode) {

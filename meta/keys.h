@@ -10,21 +10,29 @@
 //   C/next_ino               inode-number high-water mark (8 BE)
 //   C/next_obj               object-id high-water mark (8 BE)
 //   C/sync                   empty; written by every sync (meta/db_write.h)
+//   C/usage                  "1": the Q records below count every inode
+//                            (absent in a store from before quotas: Open
+//                            counts them once, meta/usage_book.h)
 //   I<ino:8>                 inode record (below)
 //   D<parent:8><name>        dirent: child ino (8 BE) + type bits S_IFMT (4 BE)
 //   L<ino:8>                 layout blob (opaque, encoded by layout/)
 //   X<ino:8><name>           xattr value (full name, e.g. "user.foo")
 //   O<ino:8>                 orphan mark (empty): nlink 0, objects not yet freed
+//   Q<type:1><id:4>          quota usage of a user (0), group (1) or project
+//                            (2): u8 version=1 | i64 bytes | i64 inodes |
+//                            i64 block grace end | i64 inode grace end (LE)
 //
 // A high-water mark is the first identifier never handed out: every id below
 // it may be in use, none at or above it is. It is raised (synced) before any
 // id of a new range is used, so after a crash allocation restarts above it.
 //
-// Inode record, version 2, fixed fields little-endian (the inode number is
+// Inode record, version 3, fixed fields little-endian (the inode number is
 // the key, not part of the value):
-//   u8 version=2 | u32 mode | u32 uid | u32 gid | u32 nlink | u64 size |
+//   u8 version=3 | u32 mode | u32 uid | u32 gid | u32 nlink | u64 size |
 //   u64 rdev | u64 parent | {i64 sec, u32 nsec} atime, mtime, ctime |
-//   u64 allocated | symlink target bytes (the rest of the value)
+//   u64 allocated | u32 projid | symlink target bytes (the rest)
+// Version 2 (before project ids) is the same without projid and still
+// decodes, with project 0; every write stores version 3.
 // A record that is short or carries another version decodes as EIO, so a
 // newer format is never misread; so does one without a valid file type in
 // its mode or with a time whose nsec is not below 10^9, which the encoder is
@@ -35,6 +43,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/quota_id.h"
 #include "common/status.h"
 #include "meta/meta_store.h"
 
@@ -46,13 +55,17 @@ inline constexpr char kDirentPrefix = 'D';
 inline constexpr char kLayoutPrefix = 'L';
 inline constexpr char kXattrPrefix = 'X';
 inline constexpr char kOrphanPrefix = 'O';
+inline constexpr char kUsagePrefix = 'Q';
 inline constexpr std::string_view kNextInoKey = "C/next_ino";
 inline constexpr std::string_view kNextObjKey = "C/next_obj";
 // Written (empty) by every sync: a synced write makes the WAL durable.
 inline constexpr std::string_view kSyncKey = "C/sync";
+inline constexpr std::string_view kUsageCountedKey = "C/usage";
 
-inline constexpr uint8_t kInodeRecordVersion = 2;
-inline constexpr size_t kInodeRecordFixedSize = 1 + 4 * 4 + 8 * 3 + 3 * 12 + 8;
+inline constexpr uint8_t kInodeRecordVersion = 3;
+inline constexpr size_t kInodeRecordV2FixedSize = 1 + 4 * 4 + 8 * 3 + 3 * 12 + 8;
+inline constexpr size_t kInodeRecordFixedSize = kInodeRecordV2FixedSize + 4;
+inline constexpr size_t kUsageValueSize = 1 + 4 * 8;
 inline constexpr size_t kDirentValueSize = 12;
 
 // Big-endian integers for keys and counters.
@@ -70,6 +83,12 @@ std::string LayoutKey(uint64_t ino);
 std::string XattrKey(uint64_t ino, std::string_view name);
 std::string XattrPrefix(uint64_t ino);
 std::string OrphanKey(uint64_t ino);
+std::string UsageKey(const QuotaId& id);
+// EIO unless the key is Q, a known type and 4 bytes of id.
+Result<QuotaId> DecodeUsageKey(std::string_view key);
+std::string EncodeUsage(const QuotaUsage& usage);
+// EIO unless version 1 of exactly kUsageValueSize bytes.
+Result<QuotaUsage> DecodeUsage(std::string_view value);
 
 // The smallest key greater than every key starting with `prefix`, or "" when
 // there is none (prefix all 0xff): the exclusive upper bound of a scan.

@@ -21,6 +21,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/quota_id.h"
 #include "common/status.h"
 
 namespace sfs::meta {
@@ -48,6 +49,9 @@ struct Inode {
   // Regular files: bytes the objects occupy on their disks, as last stored
   // (StoreObjects); st_blocks is this in 512-byte units.
   uint64_t allocated = 0;
+  // The project it counts for (quota) and, for a directory, what it hands
+  // to everything created in it; 0 = none.
+  uint32_t projid = 0;
   std::string symlink;  // symlinks only: the target
 };
 
@@ -58,7 +62,8 @@ struct DirEntry {
 };
 
 // What a new node is. For regular files `layout` is the layout blob stored
-// with it in the same batch (may be empty for other types).
+// with it in the same batch (may be empty for other types). Its project id
+// is its parent directory's.
 struct NewNode {
   uint32_t mode = 0;
   uint32_t uid = 0;
@@ -79,6 +84,7 @@ struct AttrChange {
   std::optional<uint64_t> size;
   std::optional<Timestamp> atime;
   std::optional<Timestamp> mtime;
+  std::optional<uint32_t> projid;  // directories only (EINVAL elsewhere)
   // After `mode` is applied: clear set-user-ID, and set-group-ID if group
   // executable (without it S_ISGID marks mandatory locking, not privilege),
   // as for a write or truncate by non-root and for chown.
@@ -111,6 +117,35 @@ struct Removed {
 using PurgeNow = std::function<bool(uint64_t ino, const std::string& layout)>;
 
 enum class RenameMode { kReplace, kNoReplace, kExchange };
+
+// Quota usage (issue 11). Every inode but the root directory counts one
+// inode for its user, its group and its project (if not 0); a regular file
+// also counts its size in bytes (apparent size: holes count, as they do
+// for the size a quota limits). The store keeps one usage record per id
+// and changes it in the same batch as the inode change it counts (create,
+// purge, size, owner, group, project), so usage is exact after a crash.
+struct Charge {
+  QuotaId id;
+  int64_t bytes = 0;
+  int64_t inodes = 0;
+};
+// What `inode` counts for: up to three charges (no project: two; the
+// root directory: none).
+std::vector<Charge> ChargesOf(const Inode& inode);
+
+// The soft limits that decide usage records' grace ends (QuotaUsage): a
+// record whose bytes (inodes) go above `bytes` (`inodes`) gets a grace end
+// of now + the grace period in the same batch, one that falls back to or
+// below it gets 0. 0 = no soft limit.
+struct SoftLimit {
+  uint64_t bytes = 0;
+  uint64_t inodes = 0;
+};
+
+// Called with an id's usage after every batch that changed it landed, in
+// commit order, with the store's mutation lock held: it must be quick and
+// must not call back into the store.
+using UsageObserver = std::function<void(const QuotaId& id, const QuotaUsage& usage)>;
 
 // How the store uses the machine.
 struct StoreOptions {
@@ -215,6 +250,18 @@ class MetaStore {
   // reused after a crash. Object ids are global across OSTs.
   virtual Result<uint64_t> AllocateObjectIds(uint32_t count) = 0;  // first of `count`
 
+  // --- quota usage ---
+  // Replaces the soft-limit table (ids not in it have none) and the grace
+  // periods; records whose grace end the new table contradicts (over a
+  // soft limit without a grace end, or not over one with it) are fixed at
+  // once in one batch. A grace end already running is kept.
+  virtual Status SetSoftLimits(const std::map<QuotaId, SoftLimit>& soft, QuotaGrace grace) = 0;
+  // Installs the observer (replacing any), first calling it with every
+  // record there is, so the observer misses no change.
+  virtual void SetUsageObserver(UsageObserver observer) = 0;
+  virtual std::map<QuotaId, QuotaUsage> AllUsage() = 0;
+  virtual QuotaUsage GetUsage(const QuotaId& id) = 0;  // zeros if none
+
   // --- whole-store scans and raw repairs, for stripefs fsck (fsck/fsck.h)
   // on an unmounted store. Each scan reads one consistent state, in key
   // order. A repair is one batch and skips the namespace's checks: the
@@ -249,6 +296,9 @@ class MetaStore {
   virtual Status RepairOrphanMark(uint64_t ino, bool marked) = 0;
   // Erases every record of `ino` (inode, layout, xattrs, orphan mark).
   virtual Status EraseRecords(uint64_t ino) = 0;
+  // Replaces every usage record by `usage` (fsck's recount: ChargesOf over
+  // every inode), keeping grace ends where an id stays over its limit.
+  virtual Status RepairUsage(const std::map<QuotaId, QuotaUsage>& usage) = 0;
 
   // Makes everything written so far durable (syncs the WAL). While the disk
   // is full, fails like a write (ENOSPC) instead of syncing.

@@ -19,6 +19,7 @@ Result<Inode*> Mutation::Load(uint64_t ino) {
   if (it != inodes_.end()) return &it->second;
   auto inode = ReadInode(db_, rocksdb::ReadOptions(), ino);
   SFS_RETURN_IF_ERROR(inode);
+  loaded_charges_.emplace(ino, ChargesOf(*inode));
   return &inodes_.emplace(ino, std::move(*inode)).first->second;
 }
 
@@ -69,6 +70,7 @@ void Mutation::DeleteDirent(uint64_t parent, std::string_view name) {
 }
 
 Status Mutation::DeleteInode(uint64_t ino, bool has_orphan_mark) {
+  if (!inodes_.count(ino) && !deleted_.count(ino)) (void)Load(ino);
   std::vector<std::string> xattr_keys;
   Status s = ScanPrefix(db_, rocksdb::ReadOptions(), XattrPrefix(ino),
                         [&](std::string_view key, std::string_view) {
@@ -108,8 +110,17 @@ Result<Removed> Mutation::DropLink(Inode* inode) {
 }
 
 Status Mutation::Commit(std::string_view context) {
-  for (const auto& [ino, inode] : inodes_) batch_.Put(InodeKey(ino), EncodeInode(inode));
-  return WriteToDb(db_, /*sync=*/false, &batch_, context);
+  std::map<QuotaId, Charge> deltas;
+  for (const auto& [ino, charges] : loaded_charges_) AddCharges(charges, -1, &deltas);
+  for (const auto& [ino, inode] : inodes_) {
+    batch_.Put(InodeKey(ino), EncodeInode(inode));
+    AddCharges(ChargesOf(inode), +1, &deltas);
+  }
+  const UsageRecords records = usage_->Next(deltas, now_.sec);
+  PutUsageRecords(records, &batch_);
+  SFS_RETURN_IF_ERROR(WriteToDb(db_, /*sync=*/false, &batch_, context));
+  usage_->Apply(records);
+  return Status::Ok();
 }
 
 }  // namespace sfs::meta

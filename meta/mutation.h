@@ -2,7 +2,9 @@
 // WriteBatch. Inodes are loaded once and edited in place, so an operation that
 // reaches the same inode in two roles (a rename within one directory, an
 // exchange of two hard links' parents) sees its own edits and writes the
-// inode once. Nothing reaches the database until Commit.
+// inode once. Nothing reaches the database until Commit, which also
+// writes the quota usage the mutation moved (every inode's charges as
+// loaded against its charges as committed), in the same batch.
 //
 // REQUIRES: the caller holds the store's mutation mutex from the first Load
 // to Commit, so the reads it checks against cannot change underneath it.
@@ -21,12 +23,13 @@
 #include "common/status.h"
 #include "meta/keys.h"
 #include "meta/meta_store.h"
+#include "meta/usage_book.h"
 
 namespace sfs::meta {
 
 class Mutation {
  public:
-  explicit Mutation(rocksdb::DB* db) : db_(db), now_(Timestamp::Now()) {}
+  Mutation(rocksdb::DB* db, UsageBook* usage) : db_(db), usage_(usage), now_(Timestamp::Now()) {}
   Mutation(const Mutation&) = delete;
   Mutation& operator=(const Mutation&) = delete;
 
@@ -47,6 +50,8 @@ class Mutation {
 
   // Deletes the inode with its layout, xattrs and orphan mark (unless the
   // caller knows it has none); pointers from Load to it dangle afterwards.
+  // Its usage goes with it (it is loaded first if it was not, so its
+  // charges are known; one that cannot be read charges nothing).
   Status DeleteInode(uint64_t ino, bool has_orphan_mark = true);
   void MarkOrphan(uint64_t ino);
   // Drops one link of a non-directory whose name is gone, as unlink does
@@ -61,15 +66,19 @@ class Mutation {
   // One clock reading for the whole mutation, so the times it sets agree.
   const Timestamp& now() const { return now_; }
 
-  // Writes every loaded or added inode and the batch, atomically, unsynced.
+  // Writes every loaded or added inode, the usage records they moved and
+  // the batch, atomically, unsynced; then tells the usage book.
   Status Commit(std::string_view context);
 
  private:
   rocksdb::DB* db_;
+  UsageBook* usage_;
   const Timestamp now_;
   rocksdb::WriteBatch batch_;
   std::map<uint64_t, Inode> inodes_;
   std::set<uint64_t> deleted_;
+  // What each inode read from the database counted for when it was read.
+  std::map<uint64_t, std::vector<Charge>> loaded_charges_;
 };
 
 }  // namespace sfs::meta

@@ -71,6 +71,7 @@ Result<std::unique_ptr<MetaStore>> MetaStore::Format(
   for (const auto& [name, value] : settings) batch.Put(SettingKey(name), value);
   batch.Put(std::string(kNextInoKey), EncodeU64BE(kFirstIno));
   batch.Put(std::string(kNextObjKey), EncodeU64BE(kFirstObjectId));
+  batch.Put(std::string(kUsageCountedKey), "1");  // nothing to count yet
   SFS_RETURN_IF_ERROR(WriteToDb(db->get(), /*sync=*/true, &batch, "meta: format " + dir));
   return std::unique_ptr<MetaStore>(new RocksMetaStore(std::move(*db), kFirstIno, kFirstObjectId));
 }
@@ -84,20 +85,27 @@ Result<std::unique_ptr<MetaStore>> MetaStore::Open(const std::string& dir,
   SFS_RETURN_IF_ERROR(next_ino);
   auto next_obj = ReadCounter(db->get(), kNextObjKey);
   SFS_RETURN_IF_ERROR(next_obj);
-  return std::unique_ptr<MetaStore>(new RocksMetaStore(std::move(*db), *next_ino, *next_obj));
+  auto store = std::make_unique<RocksMetaStore>(std::move(*db), *next_ino, *next_obj);
+  SFS_RETURN_IF_ERROR(store->LoadUsage());
+  return std::unique_ptr<MetaStore>(std::move(store));
 }
 
 Status MetaStore::Destroy(const std::string& dir) {
   return FromRocks(rocksdb::DestroyDB(dir, rocksdb::Options()), "meta: destroy " + dir);
 }
 
-// Both ranges start empty at the persisted mark: ids between the last one
-// used before a crash and the old limit are skipped, never reused.
+// Both masters start at the persisted mark with their sub-owners' ranges
+// empty: ids between the last one used before a crash and the old mark
+// are skipped, never reused.
 RocksMetaStore::RocksMetaStore(std::unique_ptr<rocksdb::DB> db, uint64_t next_ino,
                                uint64_t next_obj)
     : db_(std::move(db)),
-      ino_range_{kNextInoKey, next_ino, next_ino},
-      obj_range_{kNextObjKey, next_obj, next_obj} {}
+      inos_(next_ino, kIdRangeSize,
+            [this](uint64_t mark) { return PersistMark(kNextInoKey, mark); }),
+      objects_(next_obj, kIdRangeSize,
+               [this](uint64_t mark) { return PersistMark(kNextObjKey, mark); }),
+      ino_owner_(inos_.AddOwner("namespace")),
+      object_owner_(objects_.AddOwner("placement")) {}
 
 // --- settings ---
 
@@ -151,26 +159,16 @@ Result<Inode> RocksMetaStore::Lookup(uint64_t parent, const std::string& name) {
 
 // --- identifiers ---
 
-Result<uint64_t> RocksMetaStore::TakeIds(IdRange* range, uint64_t count) {
-  if (range->limit - range->next < count) {
-    // Extending from the old limit keeps [next, next + count) contiguous and
-    // wastes nothing; a large request simply gets a larger extension.
-    uint64_t new_limit = std::max(range->limit + kIdRangeSize, range->next + count);
-    rocksdb::WriteBatch batch;
-    batch.Put(rocksdb::Slice(range->key.data(), range->key.size()), EncodeU64BE(new_limit));
-    SFS_RETURN_IF_ERROR(
-        WriteToDb(db_.get(), /*sync=*/true, &batch, "meta: raise " + std::string(range->key)));
-    range->limit = new_limit;
-  }
-  uint64_t first = range->next;
-  range->next += count;
-  return first;
+Status RocksMetaStore::PersistMark(std::string_view key, uint64_t mark) {
+  rocksdb::WriteBatch batch;
+  batch.Put(rocksdb::Slice(key.data(), key.size()), EncodeU64BE(mark));
+  return WriteToDb(db_.get(), /*sync=*/true, &batch, "meta: raise " + std::string(key));
 }
 
 Result<uint64_t> RocksMetaStore::AllocateObjectIds(uint32_t count) {
   if (count == 0) return Status::Error(EINVAL, "meta: allocate zero object ids");
   std::lock_guard<std::mutex> lock(mu_);
-  return TakeIds(&obj_range_, count);
+  return objects_.Take(object_owner_, count);
 }
 
 Status RocksMetaStore::Sync() { return SyncDb(db_.get()); }

@@ -14,11 +14,14 @@
 #include <string_view>
 
 #include "meta/meta_store.h"
+#include "meta/usage_book.h"
+#include "resource/id_ranges.h"
 
 namespace sfs::meta {
 
-// Identifiers are handed out in ranges of this many; one synced write per
-// range keeps allocation off the sync path almost always.
+// Identifiers are handed out in ranges of this many (resource/id_ranges.h);
+// one synced write per range keeps allocation off the sync path almost
+// always.
 inline constexpr uint64_t kIdRangeSize = 1024;
 inline constexpr uint64_t kFirstIno = kRootIno + 1;
 inline constexpr uint64_t kFirstObjectId = 1;
@@ -79,23 +82,25 @@ class RocksMetaStore final : public MetaStore {
                       const std::optional<DirEntry>& entry) override;
   Status RepairOrphanMark(uint64_t ino, bool marked) override;
   Status EraseRecords(uint64_t ino) override;
+  Status RepairUsage(const std::map<QuotaId, QuotaUsage>& usage) override;
+
+  Status SetSoftLimits(const std::map<QuotaId, SoftLimit>& soft, QuotaGrace grace) override;
+  void SetUsageObserver(UsageObserver observer) override;
+  std::map<QuotaId, QuotaUsage> AllUsage() override;
+  QuotaUsage GetUsage(const QuotaId& id) override;
+
+  // At open: the usage records into memory, counted from the inodes if the
+  // store has none yet or one is damaged (rocks_meta_store_usage.cc).
+  Status LoadUsage();
 
   Status Sync() override;
 
  private:
-  // [next, limit): ids this process may hand out without another write;
-  // `limit` is what `key` holds on disk.
-  struct IdRange {
-    std::string_view key;
-    uint64_t next;
-    uint64_t limit;
-  };
-
-  // The first of `count` consecutive ids from `range`, raising the persisted
-  // limit (synced) first when the range is short. REQUIRES: mu_ held.
-  Result<uint64_t> TakeIds(IdRange* range, uint64_t count);
+  // Makes `mark` the durable high-water mark under `key` (a synced write).
+  Status PersistMark(std::string_view key, uint64_t mark);
   // EINVAL if `dir` is `ancestor` or lies below it. REQUIRES: mu_ held.
   Status CheckNotBelow(uint64_t dir, uint64_t ancestor);
+  Status CountUsage();
   Result<std::optional<Removed>> Exchange(uint64_t parent, const std::string& name,
                                           uint64_t new_parent, const std::string& new_name);
 
@@ -106,8 +111,14 @@ class RocksMetaStore final : public MetaStore {
   // free" still hold when the batch lands) and the id ranges. Reads do not
   // take it. Leaf lock.
   std::mutex mu_;
-  IdRange ino_range_;  // guarded by mu_
-  IdRange obj_range_;  // guarded by mu_
+  // Inode numbers and object ids: the store is the master of each (its
+  // marks on disk); the namespace (creates) and the placement (new
+  // layouts) are their sub-owners.
+  resource::IdRanges inos_;     // guarded by mu_
+  resource::IdRanges objects_;  // guarded by mu_
+  resource::OwnerId ino_owner_;
+  resource::OwnerId object_owner_;
+  UsageBook usage_;    // guarded by mu_
 };
 
 }  // namespace sfs::meta

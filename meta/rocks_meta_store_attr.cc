@@ -28,7 +28,7 @@ Status NoXattr(uint64_t ino, const std::string& name) {
 
 Result<Inode> RocksMetaStore::SetAttr(uint64_t ino, const AttrChange& change) {
   std::lock_guard<std::mutex> lock(mu_);
-  Mutation m(db_.get());
+  Mutation m(db_.get(), &usage_);
   auto loaded = m.Load(ino);
   SFS_RETURN_IF_ERROR(loaded);
   Inode* inode = *loaded;
@@ -36,6 +36,11 @@ Result<Inode> RocksMetaStore::SetAttr(uint64_t ino, const AttrChange& change) {
     if (S_ISDIR(inode->mode)) return Status::Error(EISDIR, "meta: truncate of a directory");
     if (!S_ISREG(inode->mode)) return Status::Error(EINVAL, "meta: truncate of a special file");
   }
+  if (change.projid && !S_ISDIR(inode->mode)) {
+    return Status::Error(EINVAL, "meta: a project id is set on directories only, not on inode " +
+                                     std::to_string(ino));
+  }
+  if (change.projid) inode->projid = *change.projid;
   if (change.mode) inode->mode = (inode->mode & S_IFMT) | (*change.mode & 07777);
   if (change.kill_setid) inode->mode = WithoutSetId(inode->mode);
   if (change.uid) inode->uid = *change.uid;
@@ -56,7 +61,7 @@ Result<Inode> RocksMetaStore::SetAttr(uint64_t ino, const AttrChange& change) {
 Result<Inode> RocksMetaStore::NoteWrite(uint64_t ino, uint64_t end, bool kill_suid,
                                         bool touch_times) {
   std::lock_guard<std::mutex> lock(mu_);
-  Mutation m(db_.get());
+  Mutation m(db_.get(), &usage_);
   auto loaded = m.Load(ino);
   SFS_RETURN_IF_ERROR(loaded);
   Inode* inode = *loaded;
@@ -77,7 +82,7 @@ Result<std::string> RocksMetaStore::GetLayout(uint64_t ino) {
 
 Status RocksMetaStore::PutLayout(uint64_t ino, const std::string& blob, uint64_t allocated) {
   std::lock_guard<std::mutex> lock(mu_);  // so the inode cannot vanish under the check
-  Mutation m(db_.get());
+  Mutation m(db_.get(), &usage_);
   auto loaded = m.Load(ino);
   SFS_RETURN_IF_ERROR(loaded);
   (*loaded)->allocated = allocated;
@@ -120,7 +125,7 @@ Status RocksMetaStore::SetXattr(uint64_t ino, const std::string& name, const std
     return Status::Error(EINVAL, "meta: bad setxattr flags " + std::to_string(flags));
   }
   std::lock_guard<std::mutex> lock(mu_);
-  Mutation m(db_.get());
+  Mutation m(db_.get(), &usage_);
   auto inode = m.Load(ino);
   SFS_RETURN_IF_ERROR(inode);
   auto old = ReadKey(db_.get(), rocksdb::ReadOptions(), XattrKey(ino, name), "meta: setxattr");
@@ -137,7 +142,7 @@ Status RocksMetaStore::SetXattr(uint64_t ino, const std::string& name, const std
 Status RocksMetaStore::RemoveXattr(uint64_t ino, const std::string& name) {
   SFS_RETURN_IF_ERROR(CheckXattrName(name));
   std::lock_guard<std::mutex> lock(mu_);
-  Mutation m(db_.get());
+  Mutation m(db_.get(), &usage_);
   auto inode = m.Load(ino);
   SFS_RETURN_IF_ERROR(inode);
   auto old = ReadKey(db_.get(), rocksdb::ReadOptions(), XattrKey(ino, name), "meta: removexattr");
@@ -173,7 +178,7 @@ Result<std::vector<uint64_t>> RocksMetaStore::Orphans() {
 // A still-linked inode is refused: deleting it would leave dangling dirents.
 Status RocksMetaStore::Purge(uint64_t ino) {
   std::lock_guard<std::mutex> lock(mu_);
-  Mutation m(db_.get());
+  Mutation m(db_.get(), &usage_);
   auto inode = m.Load(ino);
   if (!inode.ok() && inode.err() != ENOENT) return inode.status();
   if (inode.ok() && (*inode)->nlink > 0) {

@@ -100,23 +100,14 @@ Result<MetaStore::IdMarks> RocksMetaStore::StoredIdMarks() {
   return IdMarks{*next_ino, *next_obj};
 }
 
-// The in-memory ranges restart empty at the raised marks, as after a mount:
-// nothing below them is handed out again.
+// The sub-owners' ranges restart empty at the raised marks, as after a
+// mount: nothing below them is handed out again.
 Status RocksMetaStore::RaiseIdMarks(const IdMarks& marks) {
   std::lock_guard<std::mutex> lock(mu_);
   auto stored = StoredIdMarks();
   SFS_RETURN_IF_ERROR(stored);
-  const uint64_t next_ino = std::max(stored->next_ino, marks.next_ino);
-  const uint64_t next_obj = std::max(stored->next_obj, marks.next_obj);
-  rocksdb::WriteBatch batch;
-  batch.Put(std::string(kNextInoKey), EncodeU64BE(next_ino));
-  batch.Put(std::string(kNextObjKey), EncodeU64BE(next_obj));
-  SFS_RETURN_IF_ERROR(WriteToDb(db_.get(), /*sync=*/true, &batch, "meta: raise id marks"));
-  ino_range_.next = std::max(ino_range_.next, next_ino);
-  ino_range_.limit = std::max(ino_range_.limit, next_ino);
-  obj_range_.next = std::max(obj_range_.next, next_obj);
-  obj_range_.limit = std::max(obj_range_.limit, next_obj);
-  return Status::Ok();
+  SFS_RETURN_IF_ERROR(inos_.Raise(std::max(stored->next_ino, marks.next_ino)));
+  return objects_.Raise(std::max(stored->next_obj, marks.next_obj));
 }
 
 Status RocksMetaStore::RepairInode(const Inode& inode) {
@@ -151,7 +142,7 @@ Status RocksMetaStore::RepairOrphanMark(uint64_t ino, bool marked) {
 
 Status RocksMetaStore::EraseRecords(uint64_t ino) {
   std::lock_guard<std::mutex> lock(mu_);
-  Mutation m(db_.get());
+  Mutation m(db_.get(), &usage_);
   SFS_RETURN_IF_ERROR(m.DeleteInode(ino));
   return m.Commit("meta: erase records of " + std::to_string(ino));
 }

@@ -37,7 +37,7 @@ Result<Inode> RocksMetaStore::Create(uint64_t parent, const std::string& name,
     return Status::Error(EINVAL, "meta: create '" + name + "' with unknown file type");
   }
   std::lock_guard<std::mutex> lock(mu_);
-  Mutation m(db_.get());
+  Mutation m(db_.get(), &usage_);
   auto dir = m.LoadDir(parent);
   SFS_RETURN_IF_ERROR(dir);
   auto existing = m.FindDirent(parent, name);
@@ -45,7 +45,7 @@ Result<Inode> RocksMetaStore::Create(uint64_t parent, const std::string& name,
   if (existing->has_value()) return NameExists(name, parent);
   // Allocated only once the create is known to succeed, so failed creates do
   // not burn numbers; a refill is its own synced write ahead of the batch.
-  auto ino = TakeIds(&ino_range_, 1);
+  auto ino = inos_.Take(ino_owner_, 1);
   SFS_RETURN_IF_ERROR(ino);
 
   const bool is_dir = S_ISDIR(node.mode);
@@ -57,6 +57,7 @@ Result<Inode> RocksMetaStore::Create(uint64_t parent, const std::string& name,
   inode.rdev = node.rdev;
   inode.nlink = is_dir ? 2 : 1;
   inode.parent = is_dir ? parent : 0;
+  inode.projid = (*dir)->projid;  // inherited, as under ext4's PROJINHERIT
   inode.atime = inode.mtime = inode.ctime = m.now();
   if (S_ISLNK(node.mode)) {
     inode.symlink = node.symlink;
@@ -75,7 +76,7 @@ Result<Inode> RocksMetaStore::Create(uint64_t parent, const std::string& name,
 Result<Inode> RocksMetaStore::Link(uint64_t ino, uint64_t new_parent, const std::string& new_name) {
   SFS_RETURN_IF_ERROR(CheckName(new_name));
   std::lock_guard<std::mutex> lock(mu_);
-  Mutation m(db_.get());
+  Mutation m(db_.get(), &usage_);
   auto inode = m.Load(ino);
   SFS_RETURN_IF_ERROR(inode);
   if (S_ISDIR((*inode)->mode)) {
@@ -105,7 +106,7 @@ Result<Removed> RocksMetaStore::Unlink(uint64_t parent, const std::string& name,
                                        const PurgeNow& purge_now) {
   SFS_RETURN_IF_ERROR(CheckName(name));
   std::lock_guard<std::mutex> lock(mu_);
-  Mutation m(db_.get());
+  Mutation m(db_.get(), &usage_);
   auto dir = m.LoadDir(parent);
   SFS_RETURN_IF_ERROR(dir);
   auto d = m.FindExisting(parent, name);
@@ -144,7 +145,7 @@ Result<Removed> RocksMetaStore::Unlink(uint64_t parent, const std::string& name,
 Status RocksMetaStore::Rmdir(uint64_t parent, const std::string& name) {
   SFS_RETURN_IF_ERROR(CheckName(name));
   std::lock_guard<std::mutex> lock(mu_);
-  Mutation m(db_.get());
+  Mutation m(db_.get(), &usage_);
   auto dir = m.LoadDir(parent);
   SFS_RETURN_IF_ERROR(dir);
   auto d = m.FindExisting(parent, name);

@@ -14,6 +14,19 @@ namespace {
 // Deeper than any real tree; only a damaged parent chain gets here.
 constexpr int kMaxDepth = 1 << 20;
 
+// A directory with a project id hands it to everything in it; what comes
+// from elsewhere with another one would escape its project's quota, so it
+// is refused with EXDEV, as ext4, XFS and Lustre do: mv then copies (and
+// the copy counts for the project) and removes the original. A rename
+// within one directory moves nothing between projects.
+Status CheckProject(const Inode& moved, const Inode& to_dir) {
+  if (to_dir.projid == 0 || moved.projid == to_dir.projid) return Status::Ok();
+  return Status::Error(EXDEV, "meta: inode " + std::to_string(moved.ino) + " of project " +
+                                  std::to_string(moved.projid) + " cannot move into directory " +
+                                  std::to_string(to_dir.ino) + " of project " +
+                                  std::to_string(to_dir.projid));
+}
+
 // A directory moved from `from` to `to` (different parents): its ".." moves.
 void MoveDir(Inode* moved, Inode* from, Inode* to) {
   moved->parent = to->ino;
@@ -50,7 +63,7 @@ Result<std::optional<Removed>> RocksMetaStore::Rename(uint64_t parent, const std
   if (mode == RenameMode::kExchange) return Exchange(parent, name, new_parent, new_name);
 
   std::lock_guard<std::mutex> lock(mu_);
-  Mutation m(db_.get());
+  Mutation m(db_.get(), &usage_);
   auto src_dir = m.LoadDir(parent);
   SFS_RETURN_IF_ERROR(src_dir);
   auto dst_dir = m.LoadDir(new_parent);
@@ -71,6 +84,7 @@ Result<std::optional<Removed>> RocksMetaStore::Rename(uint64_t parent, const std
   }
   auto moved = m.Load(src->ino);
   SFS_RETURN_IF_ERROR(moved);
+  if (parent != new_parent) SFS_RETURN_IF_ERROR(CheckProject(**moved, **dst_dir));
 
   std::optional<Removed> replaced;
   if (dst->has_value()) {
@@ -113,7 +127,7 @@ Result<std::optional<Removed>> RocksMetaStore::Exchange(uint64_t parent, const s
                                                         uint64_t new_parent,
                                                         const std::string& new_name) {
   std::lock_guard<std::mutex> lock(mu_);
-  Mutation m(db_.get());
+  Mutation m(db_.get(), &usage_);
   auto a_dir = m.LoadDir(parent);
   SFS_RETURN_IF_ERROR(a_dir);
   auto b_dir = m.LoadDir(new_parent);
@@ -134,6 +148,10 @@ Result<std::optional<Removed>> RocksMetaStore::Exchange(uint64_t parent, const s
   SFS_RETURN_IF_ERROR(a_inode);
   auto b_inode = m.Load(b->ino);
   SFS_RETURN_IF_ERROR(b_inode);
+  if (cross) {
+    SFS_RETURN_IF_ERROR(CheckProject(**a_inode, **b_dir));
+    SFS_RETURN_IF_ERROR(CheckProject(**b_inode, **a_dir));
+  }
 
   m.PutDirent(parent, name, b->ino, b->type);
   m.PutDirent(new_parent, new_name, a->ino, a->type);

@@ -458,6 +458,9 @@ void Service::Impl::SampleLoop() {
       sample_requested = false;
     }
     Result<SpaceInfo> sample = Status::Error(EIO, "unset");
+    // Stamped when asked: the sample shows at least every write that had
+    // completed by then (free-space grants count on it, fs/space_grants.h).
+    const nrs::TimePoint asked = nrs::Clock::now();
     {
       BusyScope busy;
       sample = backend->Space();
@@ -466,7 +469,7 @@ void Service::Impl::SampleLoop() {
     space.error = sample.ok() ? Status::Ok() : sample.status();
     if (!sample.ok()) continue;
     space.space = *sample;
-    space.at = nrs::Clock::now();
+    space.at = asked;
     // Seen read-only (or writable again) without a write having failed.
     read_only.store(sample->read_only, std::memory_order_relaxed);
   }

@@ -64,6 +64,7 @@ void CountedCredits::Put(OwnerId id, uint64_t reserved, uint64_t used, Clock::ti
   used = std::min(used, reserved);
   owner.stats.held -= reserved;
   owner.lease_end = now + tunables_.lease;
+  free_ += static_cast<int64_t>(used);  // its Charge took it already
   const int64_t unused = static_cast<int64_t>(reserved - used);
   if (free_ < 0) {
     // The total fell below what was held: pay that back first.
@@ -75,7 +76,15 @@ void CountedCredits::Put(OwnerId id, uint64_t reserved, uint64_t used, Clock::ti
   }
 }
 
-void CountedCredits::Release(uint64_t amount) { free_ += static_cast<int64_t>(amount); }
+void CountedCredits::Charge(int64_t delta) {
+  free_ -= delta;
+  // Usage grew past what is free (unreserved, or a reservation's change
+  // charged before it ended): unused chunks pay the debt, so no owner goes
+  // on granting from a cache the limit no longer covers.
+  for (size_t i = 1; i < owners_.size() && free_ < 0; ++i) {
+    if (owners_[i].stats.cached > 0) Revoke(owners_[i], static_cast<OwnerId>(i));
+  }
+}
 
 void CountedCredits::SetTotal(uint64_t total) {
   for (size_t i = 1; i < owners_.size(); ++i) {

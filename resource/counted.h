@@ -6,6 +6,12 @@
 // amount, else from other owners' unused chunks taken back (revoked),
 // else denied (the caller's EDQUOT or ENOSPC).
 //
+// Usage is told by Charge, from whoever knows it exactly (the metadata
+// store's batches, for quota): a reservation only keeps room for a change
+// until it is made, and its end (Put) gives back all of it, what was spent
+// included, since the spending was charged on its own. So the pool's total
+// is the limit minus usage whatever the order of the two.
+//
 // Pure logic, clock injected; not thread-safe (one caller at a time).
 #pragma once
 
@@ -49,13 +55,17 @@ class CountedCredits {
   // Reserves `amount` for a user of `owner`: true if granted (from its
   // cache, or with the root's help), false if there is not that much.
   bool Get(OwnerId owner, uint64_t amount, Clock::time_point now);
-  // Ends a reservation of `reserved`, of which `used` was spent (it leaves
-  // the pool: it is usage now); the rest returns to the owner's cache.
-  // REQUIRES: used <= reserved <= what the owner holds.
+  // Ends a reservation of `reserved`, of which `used` was spent and
+  // charged (Charge): that part is free again (the charge took it), the
+  // rest returns to the owner's cache. REQUIRES: used <= reserved <= what
+  // the owner holds.
   void Put(OwnerId owner, uint64_t reserved, uint64_t used, Clock::time_point now);
 
-  // Usage fell by `amount` (a file shrank or went): it is free again.
-  void Release(uint64_t amount);
+  // Usage changed by `delta`: what is free shrinks by it or grows. If it
+  // falls below zero, owners' unused chunks are taken back to pay for it;
+  // what they cannot pay stays a debt (usage over the limit, e.g. by an
+  // exempt user) that denies every request until usage falls.
+  void Charge(int64_t delta);
   // A new total (the limit changed, or usage was recounted): what the
   // owners cache beyond it is taken back at once. Reservations in flight
   // are kept (they may end above the total; the next request is denied).
@@ -66,7 +76,7 @@ class CountedCredits {
 
   // Held by nobody; negative after SetTotal fell below what is held.
   int64_t free() const { return free_; }
-  int64_t total() const;  // free + cached + held
+  int64_t total() const;  // free + cached + held: the limit minus usage
   CountedStats Stats(OwnerId owner) const;
   std::vector<std::function<void()>> TakeCallbacks();
 

@@ -67,10 +67,11 @@ TEST(KeysTest, InodeRoundTrip) {
   in.mtime = {1700000000, 1};
   in.ctime = {1700000001, 2};
   in.allocated = uint64_t{3} << 40;
+  in.projid = 0xfffffff0;
   in.symlink = "../target\0with nul"s;
   std::string record = EncodeInode(in);
   EXPECT_EQ(record.size(), kInodeRecordFixedSize + in.symlink.size());
-  EXPECT_EQ(record[0], '\x02');
+  EXPECT_EQ(record[0], '\x03');
   auto out = DecodeInode(77, record);
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->ino, 77u);
@@ -86,7 +87,49 @@ TEST(KeysTest, InodeRoundTrip) {
   EXPECT_EQ(out->mtime.sec, 1700000000);
   EXPECT_EQ(out->ctime.nsec, 2);
   EXPECT_EQ(out->allocated, in.allocated);
+  EXPECT_EQ(out->projid, in.projid);
   EXPECT_EQ(out->symlink, in.symlink);
+}
+
+// A store made before project ids holds version 2 records: they decode,
+// with project 0, and the symlink target where it was.
+TEST(KeysTest, Version2RecordsDecodeWithoutAProject) {
+  Inode in;
+  in.mode = S_IFLNK | 0777;
+  in.uid = 7;
+  in.size = 6;
+  in.projid = 99;
+  in.symlink = "target";
+  std::string v3 = EncodeInode(in);
+  std::string v2 = v3.substr(0, kInodeRecordV2FixedSize) + in.symlink;
+  v2[0] = 2;
+  auto out = DecodeInode(5, v2);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->uid, 7u);
+  EXPECT_EQ(out->projid, 0u);
+  EXPECT_EQ(out->symlink, "target");
+  EXPECT_EQ(DecodeInode(5, v2.substr(0, kInodeRecordV2FixedSize - 1)).err(), EIO);
+  v2[0] = 4;
+  EXPECT_EQ(DecodeInode(5, v2).err(), EIO);
+}
+
+TEST(KeysTest, UsageRecordsRoundTripAndRejectJunk) {
+  const QuotaId id{QuotaType::kProject, 0xfedcba98};
+  const std::string key = UsageKey(id);
+  EXPECT_EQ(key, "Q\x02\xfe\xdc\xba\x98"s);
+  auto decoded = DecodeUsageKey(key);
+  ASSERT_TRUE(decoded.ok());
+  EXPECT_EQ(*decoded, id);
+  EXPECT_EQ(DecodeUsageKey("Q\x03\x00\x00\x00\x01"s).err(), EIO);
+  EXPECT_EQ(DecodeUsageKey("Q\x00\x00\x00\x01"s).err(), EIO);
+  const QuotaUsage usage{1LL << 40, 12345, 1700000000, -1};
+  auto back = DecodeUsage(EncodeUsage(usage));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(*back, usage);
+  EXPECT_EQ(DecodeUsage(EncodeUsage(usage).substr(1)).err(), EIO);
+  std::string v2 = EncodeUsage(usage);
+  v2[0] = 2;
+  EXPECT_EQ(DecodeUsage(v2).err(), EIO);
 }
 
 TEST(KeysTest, InodeRecordIsLittleEndian) {
@@ -110,7 +153,7 @@ TEST(KeysTest, DecodeInodeRejectsShortAndUnknownRecords) {
 // the same fields plus an allocation of 0 after ctime.
 std::string AsVersion2(std::string v1) {
   v1[0] = 2;
-  return v1.insert(kInodeRecordFixedSize - 8, 8, '\0');
+  return v1.insert(kInodeRecordV2FixedSize - 8, 8, '\0');
 }
 
 // Found by fuzz/meta_records_fuzzer: a record with nsec >= 10^9 (which

@@ -19,6 +19,12 @@ class CountedTest : public ::testing::Test {
   void RunCallbacks() {
     for (auto& callback : pool_.TakeCallbacks()) callback();
   }
+  // A reservation of `reserved` whose change used `used`: the store's
+  // batch charges the usage, then the reservation ends.
+  void Spend(OwnerId owner, uint64_t reserved, uint64_t used) {
+    pool_.Charge(static_cast<int64_t>(used));
+    pool_.Put(owner, reserved, used, now_);
+  }
   CountedCredits pool_;
   Clock::time_point now_{};
   std::map<OwnerId, uint64_t> revoked_;
@@ -30,10 +36,10 @@ TEST_F(CountedTest, AnOwnerTakesAChunkAndThenSpendsLocally) {
   EXPECT_EQ(pool_.Stats(ost).asked, 1u);
   EXPECT_EQ(pool_.Stats(ost).held, 10u);
   EXPECT_EQ(pool_.Stats(ost).cached, 100u);  // the chunk beyond its need
-  pool_.Put(ost, 10, 10, now_);
+  Spend(ost, 10, 10);
   for (int i = 0; i < 10; ++i) {
     ASSERT_TRUE(pool_.Get(ost, 10, now_));
-    pool_.Put(ost, 10, 10, now_);
+    Spend(ost, 10, 10);
   }
   EXPECT_EQ(pool_.Stats(ost).asked, 1u);  // every later request was local
   EXPECT_EQ(pool_.Stats(ost).cached, 0u);
@@ -43,7 +49,7 @@ TEST_F(CountedTest, AnOwnerTakesAChunkAndThenSpendsLocally) {
 TEST_F(CountedTest, AnUnusedReservationGoesBackToTheOwner) {
   const OwnerId ost = pool_.AddOwner("ost0");
   ASSERT_TRUE(pool_.Get(ost, 50, now_));
-  pool_.Put(ost, 50, 20, now_);  // a short write
+  Spend(ost, 50, 20);  // a short write
   EXPECT_EQ(pool_.Stats(ost).cached, 130u);
   EXPECT_EQ(pool_.total(), 980);
 }
@@ -93,16 +99,47 @@ TEST_F(CountedTest, ALowerTotalTakesChunksBackAndReservationsPayTheRest) {
 TEST_F(CountedTest, ReleasedUsageIsFreeAgain) {
   const OwnerId a = pool_.AddOwner("a");
   ASSERT_TRUE(pool_.Get(a, 1000, now_));
-  pool_.Put(a, 1000, 1000, now_);
+  Spend(a, 1000, 1000);
   EXPECT_FALSE(pool_.Get(a, 1, now_));
-  pool_.Release(300);  // files removed
+  pool_.Charge(-300);  // files removed
   EXPECT_TRUE(pool_.Get(a, 300, now_));
+}
+
+// Usage that came without a reservation (root is exempt from user and
+// group limits) counts all the same: the pool goes below zero and nobody
+// else is granted anything until usage falls.
+TEST_F(CountedTest, UnreservedUsageOverTheLimitDeniesEveryoneUntilItFalls) {
+  const OwnerId a = pool_.AddOwner("a");
+  ASSERT_TRUE(pool_.Get(a, 10, now_));
+  ASSERT_GT(pool_.Stats(a).cached, 0u);
+  pool_.Charge(1200);
+  EXPECT_EQ(pool_.Stats(a).cached, 0u);  // its chunk paid part of the debt
+  EXPECT_FALSE(pool_.Get(a, 1, now_));
+  Spend(a, 10, 10);
+  EXPECT_EQ(pool_.total(), 1000 - 1210);
+  pool_.Charge(-1210);
+  EXPECT_EQ(pool_.total(), 1000);
+  EXPECT_TRUE(pool_.Get(a, 1000, now_));
+}
+
+// The store charges a change while its reservation is still held: for
+// that moment the pool counts it twice, so a request is refused early,
+// never granted past the limit.
+TEST_F(CountedTest, AChargeBeforeItsReservationEndsIsConservative) {
+  const OwnerId a = pool_.AddOwner("a");
+  const OwnerId b = pool_.AddOwner("b");
+  ASSERT_TRUE(pool_.Get(a, 600, now_));
+  pool_.Charge(600);
+  EXPECT_FALSE(pool_.Get(b, 400, now_));  // 400 are left, but not yet seen
+  pool_.Put(a, 600, 600, now_);
+  EXPECT_TRUE(pool_.Get(b, 400, now_));
+  EXPECT_FALSE(pool_.Get(b, 1, now_));
 }
 
 TEST_F(CountedTest, UnusedChunksGoBackWhenTheirLeaseEnds) {
   const OwnerId a = pool_.AddOwner("a");
   ASSERT_TRUE(pool_.Get(a, 10, now_));
-  pool_.Put(a, 10, 10, now_);
+  Spend(a, 10, 10);
   pool_.Expire(now_ + CountedTunables{}.lease - 1ms);
   EXPECT_EQ(pool_.Stats(a).cached, 100u);
   pool_.Expire(now_ + CountedTunables{}.lease);
@@ -138,12 +175,12 @@ TEST_F(CountedTest, RandomTrafficNeverSpendsMoreThanTheTotal) {
     if (!open.empty() && random() % 2 == 0) {
       const size_t i = random() % open.size();
       const uint64_t used = random() % (open[i].amount + 1);
-      pool_.Put(open[i].owner, open[i].amount, used, now_);
+      Spend(open[i].owner, open[i].amount, used);
       spent += used;
       open.erase(open.begin() + static_cast<std::ptrdiff_t>(i));
     } else if (random() % 50 == 0 && spent > 0) {
       const uint64_t back = random() % (spent + 1);
-      pool_.Release(back);
+      pool_.Charge(-static_cast<int64_t>(back));
       spent -= back;
     } else {
       const OwnerId owner = owners[random() % 4];

@@ -29,6 +29,8 @@ std::string Explain(const std::string& what, int err) {
       return text + " (the file holds data: a layout is set on an empty file)";
     case EBUSY:
       return text + " (the file is open: set its layout before using it)";
+    case EDQUOT:
+      return text + " (over a quota: stripefs quota PATH shows usage and limits)";
     case ENOTSUP:
       return text + " (is this on a stripefs mount?)";
     default:

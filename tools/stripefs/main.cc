@@ -25,6 +25,7 @@
 #include "tools/stripefs/jobstats_cmd.h"
 #include "tools/stripefs/layout_cmds.h"
 #include "tools/stripefs/params.h"
+#include "tools/stripefs/quota_cmds.h"
 
 namespace {
 
@@ -62,8 +63,8 @@ constexpr const char* kHelp =
     "      and nrs_eh_timeout: the metadata service's request scheduler;\n"
     "      rtds_weight rtds_relative rtds_auto rtds_auto_factors pool.<name>\n"
     "      pool_rule.<name> pools pool_rules ost<N>.active job_stats (write 'clear')\n"
-    "      job_cleanup_interval; read-only: ost_count ost_status ost_df\n"
-    "      metrics_address.\n"
+    "      job_cleanup_interval quota.u|g|p.<id> quota_grace; read-only: ost_count\n"
+    "      ost_status ost_df metrics_address quota.\n"
     "  stripefs setstripe [-c COUNT] [-S SIZE] [-p POOL] [-o OST,...] PATH\n"
     "  stripefs getstripe PATH...\n"
     "      Sets the layout of a new file or a directory's default; shows layouts.\n"
@@ -75,6 +76,14 @@ constexpr const char* kHelp =
     "      no pool; new files may use it at once.\n"
     "  stripefs ost deactivate|activate MOUNTPOINT N\n"
     "      Stops or resumes placing new objects on OST N; its files stay usable.\n"
+    "  stripefs setquota -u|-g|-p ID [-b BSOFT] [-B BHARD] [-i ISOFT] [-I IHARD] PATH\n"
+    "  stripefs setquota -t [-b BLOCK_GRACE] [-i INODE_GRACE] PATH\n"
+    "      Sets the byte (b) and inode (i) soft and hard limits of a user, group\n"
+    "      or project (sizes take K, M, G, T, P; 0 removes a limit; limits not\n"
+    "      given keep their value), or the grace periods (seconds, or with\n"
+    "      s, m, h, d, w). Root or admin_uid only.\n"
+    "  stripefs quota [-u|-g|-p ID] [--json] PATH\n"
+    "      Usage, limits and grace left (default: your user and group).\n"
     "  stripefs df [-h | -i] [--json] MOUNTPOINT\n"
     "      Space, inodes, weight and state per OST and in total, like lfs df.\n"
     "  stripefs jobstats MOUNTPOINT [--top N] [--sort bytes|ops] [--json]\n"
@@ -204,6 +213,8 @@ int main(int argc, char** argv) {
   if (command == "getstripe") return sfs::cli::GetStripe(args);
   if (command == "pool") return sfs::cli::Pool(args);
   if (command == "df") return sfs::cli::Df(args);
+  if (command == "setquota") return sfs::cli::SetQuota(args);
+  if (command == "quota") return sfs::cli::Quota(args);
   if (command == "ost") return sfs::cli::Ost(args);
   if (command == "jobstats") return sfs::cli::JobStats(args);
   if (command == "fsck") return Fsck(args);

@@ -1,0 +1,84 @@
+// Free-space grants of the mount's OSTs (issue 11, resource/free_space.h):
+// a write or preallocation is granted room for every byte of every part
+// before any part is submitted, and refused with ENOSPC, having started
+// nothing, when one of its OSTs cannot take its share. OSTs on one backing
+// filesystem share one pool (ost::SpaceInfo::device), so room is counted
+// once. Each pool follows its OSTs' background space samples
+// (ost::Service::LastSpace), looked at when a grant is asked for. A pool
+// counts what was written since its sample as used, so right after space
+// was freed it may be short: a grant it refuses asks the OST for a fresh
+// sample and waits for it a little (kFreshSampleWait) before refusing.
+//
+// Thread safety: every method may be called from any thread; mu_ guards
+// the pools and is a leaf (held only around arithmetic; the samples are
+// read before it is taken).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "ost/service.h"
+#include "resource/free_space.h"
+
+namespace sfs::fs {
+
+class SpaceGrants;
+
+// Room granted to one op on its OSTs, given back (as written, until the
+// next samples show it) when the op is gone.
+class SpaceHold {
+ public:
+  SpaceHold(SpaceGrants* grants, std::vector<std::pair<uint64_t, uint64_t>> pool_bytes)
+      : grants_(grants), pool_bytes_(std::move(pool_bytes)) {}
+  ~SpaceHold();
+  SpaceHold(const SpaceHold&) = delete;
+  SpaceHold& operator=(const SpaceHold&) = delete;
+
+ private:
+  SpaceGrants* const grants_;
+  const std::vector<std::pair<uint64_t, uint64_t>> pool_bytes_;  // pool key, bytes
+};
+
+class SpaceGrants {
+ public:
+  // `sample_of(ost)`: the OST's latest background sample;
+  // `request_sample(ost)` asks its sampler for a new one.
+  SpaceGrants(std::function<ost::SpaceSample(uint32_t)> sample_of,
+              std::function<void(uint32_t)> request_sample)
+      : sample_of_(std::move(sample_of)), request_sample_(std::move(request_sample)) {}
+
+  // How long a refused grant waits for a fresh sample of its OST: a
+  // healthy disk answers statvfs in microseconds; a hung one is refused.
+  static constexpr std::chrono::milliseconds kFreshSampleWait{250};
+
+  // Grants every OST its bytes (`per_ost`: OST index, bytes; an OST may
+  // appear more than once), all or none. ENOSPC naming the OST otherwise.
+  Result<std::shared_ptr<SpaceHold>> Reserve(const std::vector<std::pair<uint32_t, uint64_t>>& per_ost);
+
+  // Bytes granted and not yet returned, over every pool (for tests).
+  uint64_t granted();
+
+ private:
+  friend class SpaceHold;
+  using Clock = resource::FreeSpace::Clock;
+  void Return(const std::vector<std::pair<uint64_t, uint64_t>>& pool_bytes);
+  // One try; on refusal, `short_ost` is the OST whose pool was short.
+  Result<std::shared_ptr<SpaceHold>> TryReserve(
+      const std::vector<std::pair<uint32_t, uint64_t>>& per_ost, uint32_t* short_ost);
+
+  const std::function<ost::SpaceSample(uint32_t)> sample_of_;
+  const std::function<void(uint32_t)> request_sample_;
+  std::mutex mu_;
+  // By pool key: the backing filesystem's device, or (OST | 1 << 63)
+  // while its device is not known.
+  std::map<uint64_t, resource::FreeSpace> pools_;  // GUARDED_BY(mu_)
+};
+
+}  // namespace sfs::fs

@@ -1,0 +1,153 @@
+// Quota usage records (meta_store.h, "Quota usage"): soft limits, the
+// observer, reads, fsck's repair, and the one-time count of a store made
+// before quotas existed.
+#include <rocksdb/write_batch.h>
+
+#include "meta/db_reads.h"
+#include "meta/db_write.h"
+#include "meta/keys.h"
+#include "meta/rocks_meta_store.h"
+#include "meta/usage_book.h"
+
+namespace sfs::meta {
+namespace {
+
+// Before inodes carried a project id, a directory's was this xattr (the
+// name fs/ gave it); the upgrade moves it into the inode.
+constexpr std::string_view kPreQuotaProjidXattr = "user.stripefs.projid";
+
+}  // namespace
+
+Status RocksMetaStore::LoadUsage() {
+  auto counted = ReadKey(db_.get(), rocksdb::ReadOptions(), kUsageCountedKey, "meta: usage mark");
+  if (counted.err() == ENOENT) return CountUsage();
+  SFS_RETURN_IF_ERROR(counted);
+  std::map<QuotaId, QuotaUsage> records;
+  Status bad;
+  Status s = ScanPrefix(db_.get(), rocksdb::ReadOptions(), std::string(1, kUsagePrefix),
+                        [&](std::string_view key, std::string_view value) {
+                          auto id = DecodeUsageKey(key);
+                          auto usage = DecodeUsage(value);
+                          if (!id.ok() || !usage.ok()) {
+                            bad = !id.ok() ? id.status() : usage.status();
+                            return false;
+                          }
+                          records[*id] = *usage;
+                          return true;
+                        });
+  SFS_RETURN_IF_ERROR(s);
+  // A damaged record is counted again from the inodes, which are the
+  // truth (grace ends restart).
+  if (!bad.ok()) return CountUsage();
+  usage_.Reset(std::move(records));
+  return Status::Ok();
+}
+
+// Every inode is counted and the records replaced, in one batch with the
+// mark. For a store from before quotas, every directory's project id also
+// moves from its xattr into its inode (files made before keep none: they
+// were never recorded).
+Status RocksMetaStore::CountUsage() {
+  rocksdb::WriteBatch batch;
+  Status s = ScanPrefix(db_.get(), rocksdb::ReadOptions(), std::string(1, kUsagePrefix),
+                        [&](std::string_view key, std::string_view) {
+                          batch.Delete(key);
+                          return true;
+                        });
+  SFS_RETURN_IF_ERROR(s);
+  std::map<uint64_t, uint32_t> dir_projids;
+  s = ScanPrefix(db_.get(), rocksdb::ReadOptions(), std::string(1, kXattrPrefix),
+                        [&](std::string_view key, std::string_view value) {
+                          if (key.size() < 9 || key.substr(9) != kPreQuotaProjidXattr) return true;
+                          uint32_t projid = 0;
+                          for (char c : value) {
+                            if (c < '0' || c > '9') return true;  // never stored so
+                            projid = projid * 10 + static_cast<uint32_t>(c - '0');
+                          }
+                          dir_projids[DecodeU64BE(key.substr(1, 8))] = projid;
+                          batch.Delete(key);
+                          return true;
+                        });
+  SFS_RETURN_IF_ERROR(s);
+  std::map<QuotaId, Charge> totals;
+  Status bad;
+  s = ScanPrefix(db_.get(), rocksdb::ReadOptions(), std::string(1, kInodePrefix),
+                 [&](std::string_view key, std::string_view value) {
+                   auto ino = DecodeInoKey(key);
+                   auto inode = ino.ok() ? DecodeInode(*ino, value) : Result<Inode>(ino.status());
+                   if (!inode.ok()) {
+                     bad = inode.status();
+                     return false;
+                   }
+                   if (auto it = dir_projids.find(*ino); it != dir_projids.end()) {
+                     inode->projid = it->second;
+                     batch.Put(key, EncodeInode(*inode));
+                   }
+                   AddCharges(ChargesOf(*inode), +1, &totals);
+                   return true;
+                 });
+  SFS_RETURN_IF_ERROR(s);
+  SFS_RETURN_IF_ERROR(bad);
+  UsageBook fresh;
+  const UsageRecords records = fresh.Next(totals, Timestamp::Now().sec);
+  PutUsageRecords(records, &batch);
+  batch.Put(std::string(kUsageCountedKey), "1");
+  SFS_RETURN_IF_ERROR(WriteToDb(db_.get(), /*sync=*/true, &batch, "meta: count quota usage"));
+  std::map<QuotaId, QuotaUsage> loaded;
+  for (const auto& [id, usage] : records) {
+    if (!(usage == QuotaUsage{})) loaded[id] = usage;
+  }
+  usage_.Reset(std::move(loaded));
+  return Status::Ok();
+}
+
+Status RocksMetaStore::SetSoftLimits(const std::map<QuotaId, SoftLimit>& soft, QuotaGrace grace) {
+  std::lock_guard<std::mutex> lock(mu_);
+  usage_.SetSoftLimits(soft, grace);
+  const UsageRecords fixed = usage_.Restamped(Timestamp::Now().sec);
+  if (fixed.empty()) return Status::Ok();
+  rocksdb::WriteBatch batch;
+  PutUsageRecords(fixed, &batch);
+  SFS_RETURN_IF_ERROR(WriteToDb(db_.get(), /*sync=*/false, &batch, "meta: quota grace"));
+  usage_.Apply(fixed);
+  return Status::Ok();
+}
+
+void RocksMetaStore::SetUsageObserver(UsageObserver observer) {
+  std::lock_guard<std::mutex> lock(mu_);
+  usage_.SetObserver(std::move(observer));
+}
+
+std::map<QuotaId, QuotaUsage> RocksMetaStore::AllUsage() {
+  std::lock_guard<std::mutex> lock(mu_);
+  return usage_.records();
+}
+
+QuotaUsage RocksMetaStore::GetUsage(const QuotaId& id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return usage_.Get(id);
+}
+
+Status RocksMetaStore::RepairUsage(const std::map<QuotaId, QuotaUsage>& usage) {
+  std::lock_guard<std::mutex> lock(mu_);
+  // Every id either side knows: ids no longer used go to zero (deleted).
+  std::map<QuotaId, Charge> deltas;
+  for (const auto& [id, stored] : usage_.records()) {
+    deltas[id] = Charge{id, -stored.bytes, -stored.inodes};
+  }
+  for (const auto& [id, counted] : usage) {
+    Charge& delta = deltas[id];
+    delta.id = id;
+    delta.bytes += counted.bytes;
+    delta.inodes += counted.inodes;
+  }
+  const UsageRecords records = usage_.Next(deltas, Timestamp::Now().sec);
+  rocksdb::WriteBatch batch;
+  PutUsageRecords(records, &batch);
+  batch.Put(std::string(kUsageCountedKey), "1");
+  SFS_RETURN_IF_ERROR(WriteToDb(db_.get(), /*sync=*/true, &batch, "meta: repair quota usage"));
+  usage_.Apply(records);
+  return Status::Ok();
+}
+
+}  // namespace sfs::meta

@@ -1,0 +1,87 @@
+#include "resource/free_space.h"
+
+#include <gtest/gtest.h>
+
+namespace sfs::resource {
+namespace {
+
+using namespace std::chrono_literals;
+using Clock = FreeSpace::Clock;
+
+TEST(FreeSpaceTest, BeforeAnySampleEverythingIsGranted) {
+  FreeSpace space(100);
+  EXPECT_FALSE(space.left().has_value());
+  EXPECT_TRUE(space.Get(1ULL << 40));
+}
+
+TEST(FreeSpaceTest, GrantsInFlightAndTheMarginAreNotGivenTwice) {
+  FreeSpace space(100);
+  const Clock::time_point t0{};
+  space.Sample(1000, t0);
+  EXPECT_TRUE(space.Get(600));
+  EXPECT_FALSE(space.Get(301));  // 1000 - 600 - 100
+  EXPECT_TRUE(space.Get(300));
+  EXPECT_EQ(*space.left(), 0);
+  space.Cancel(300);  // refused elsewhere, never sent
+  EXPECT_EQ(*space.left(), 300);
+}
+
+// A completed write counts as used until a sample taken after it shows
+// the disk: then the sample alone says.
+TEST(FreeSpaceTest, WrittenBytesCountUntilALaterSampleShowsThem) {
+  FreeSpace space(0);
+  const Clock::time_point t0{};
+  space.Sample(1000, t0);
+  ASSERT_TRUE(space.Get(400));
+  space.Put(400, t0 + 1s);
+  EXPECT_EQ(*space.left(), 600);
+  space.Sample(900, t0 + 500ms);  // taken before the write ended: still counted
+  EXPECT_EQ(*space.left(), 500);
+  space.Sample(700, t0 + 2s);  // after: an overwrite may have used only 300
+  EXPECT_EQ(*space.left(), 700);
+  space.Sample(5000, t0 + 1500ms);  // older than what is known: ignored
+  EXPECT_EQ(*space.left(), 700);
+}
+
+TEST(FreeSpaceTest, ASampleBetweenWritesOfOneMarkCountsTheLaterOnes) {
+  FreeSpace space(0);
+  const Clock::time_point t0{};
+  space.Sample(1000, t0);
+  ASSERT_TRUE(space.Get(100));
+  space.Put(100, t0 + 100ms);
+  ASSERT_TRUE(space.Get(100));
+  space.Put(100, t0 + 105ms);  // within the spacing: the same mark
+  // A sample between the two cannot tell whether it shows the second: it
+  // counts both as written since.
+  space.Sample(900, t0 + 102ms);
+  EXPECT_EQ(*space.left(), 700);
+  // One after the last write of the mark shows them all.
+  space.Sample(800, t0 + 106ms);
+  EXPECT_EQ(*space.left(), 800);
+}
+
+// A burst of writes, then quiet: the next sample is believed whole.
+TEST(FreeSpaceTest, AfterABurstTheNextSampleShowsEverything) {
+  FreeSpace space(0);
+  const Clock::time_point t0{};
+  space.Sample(10000, t0);
+  for (int i = 0; i < 50; ++i) {
+    ASSERT_TRUE(space.Get(100));
+    space.Put(100, t0 + std::chrono::microseconds(100 * i));
+  }
+  EXPECT_EQ(*space.left(), 5000);
+  space.Sample(5000, t0 + 1s);
+  EXPECT_EQ(*space.left(), 5000);
+  space.Sample(9000, t0 + 2s);  // files removed
+  EXPECT_EQ(*space.left(), 9000);
+}
+
+TEST(FreeSpaceTest, AFullOrReadOnlyDiskGrantsNothing) {
+  FreeSpace space(0);
+  space.Sample(0, Clock::time_point{} + 1s);
+  EXPECT_FALSE(space.Get(1));
+  EXPECT_TRUE(space.Get(0));
+}
+
+}  // namespace
+}  // namespace sfs::resource
