@@ -391,7 +391,24 @@ Result<layout::Layout> Filesystem::LoadLayout(uint64_t ino) {
   return decoded;
 }
 
-Result<std::shared_ptr<OpenFile>> Filesystem::AcquireOpen(uint64_t ino) {
+namespace {
+
+// A new handle's read credit on the file's layout (OpenFile::layout_credits).
+Filesystem::Opened TakeLayoutCredit(std::shared_ptr<OpenFile> file) {
+  Filesystem::Opened opened{std::move(file)};
+  opened.layout_owner = opened.file->layout_credits->AddOwner("handle");
+  const resource::Credit reading{resource::Kind::kLayout, opened.file->ino, 0,
+                                 resource::kWholeRange, resource::Mode::kRead};
+  // Reads share, and a change holds the write credit only under open_mu_,
+  // which the caller holds: granted at once.
+  opened.layout_ticket =
+      opened.file->layout_credits->Get(opened.layout_owner, reading, {}, nullptr, nullptr).ticket;
+  return opened;
+}
+
+}  // namespace
+
+Result<Filesystem::Opened> Filesystem::AcquireOpen(uint64_t ino) {
   // The inode is read and the file inserted under one hold of open_mu_, so
   // an open cannot interleave with an unlink's ForgetRemoved (which checks
   // open_ under the same lock) or miss a truncate's size (TruncateOp updates
@@ -401,7 +418,7 @@ Result<std::shared_ptr<OpenFile>> Filesystem::AcquireOpen(uint64_t ino) {
   auto it = open_.find(ino);
   if (it != open_.end()) {
     it->second->opens++;
-    return it->second;
+    return TakeLayoutCredit(it->second);
   }
   if (destroying_.count(ino) != 0) return Status::Error(ENOENT, "file is being deleted");
   auto inode = meta_->GetInode(ino);
@@ -431,8 +448,10 @@ Result<std::shared_ptr<OpenFile>> Filesystem::AcquireOpen(uint64_t ino) {
     file->extents = std::make_unique<resource::SharedCreditManager>(
         resource::NewExtentType(), resource::Tunables{}, [] { return resource::Clock::now(); });
   }
+  file->layout_credits = std::make_unique<resource::SharedCreditManager>(
+      resource::NewLayoutType(), resource::Tunables{}, [] { return resource::Clock::now(); });
   open_.emplace(ino, file);
-  return file;
+  return TakeLayoutCredit(std::move(file));
 }
 
 std::shared_ptr<OpenFile> Filesystem::FindOpen(uint64_t ino) {
@@ -441,7 +460,10 @@ std::shared_ptr<OpenFile> Filesystem::FindOpen(uint64_t ino) {
   return it == open_.end() ? nullptr : it->second;
 }
 
-void Filesystem::ReleaseOpen(const std::shared_ptr<OpenFile>& file) {
+void Filesystem::ReleaseOpen(const std::shared_ptr<OpenFile>& file, resource::OwnerId layout_owner,
+                             resource::Ticket layout_ticket) {
+  file->layout_credits->Put(layout_ticket);
+  file->layout_credits->RemoveOwner(layout_owner);
   {
     std::lock_guard<std::mutex> lock(open_mu_);
     if (--file->opens > 0) return;

@@ -563,13 +563,16 @@ class FallocateOp final : public MultiPartOp {
   uint64_t growth_ = 0;
 };
 
-void OpenReply(fuse_req_t req, fuse_file_info* fi, std::shared_ptr<OpenFile> file) {
+void OpenReply(fuse_req_t req, fuse_file_info* fi, Filesystem::Opened opened) {
+  std::shared_ptr<OpenFile> file = std::move(opened.file);
   // Each handle is an owner of the file's extent credits: alone on the
   // file it caches a write credit over all of it (fs/extent_credits.h).
   const resource::OwnerId owner =
       file->extents ? file->extents->AddOwner("handle") : resource::kRootOwner;
-  fi->fh = reinterpret_cast<uint64_t>(
-      new FileHandle{std::move(file), fi->flags, Caller(req, Fs(req)), owner});
+  // It holds its read credit on the layout (AcquireOpen) until released.
+  fi->fh = reinterpret_cast<uint64_t>(new FileHandle{std::move(file), fi->flags,
+                                                     Caller(req, Fs(req)), owner,
+                                                     opened.layout_owner, opened.layout_ticket});
   // Every change to the data goes through this mount, so cached pages stay
   // valid across opens.
   fi->keep_cache = 1;
@@ -642,7 +645,7 @@ void OpRelease(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   std::unique_ptr<FileHandle> handle(Handle(fi));
   MetaJobCount count(Fs(req), handle->opener.jobid, jobstats::JobOp::kClose);
   if (handle->file->extents) handle->file->extents->RemoveOwner(handle->extent_owner);
-  Fs(req).ReleaseOpen(handle->file);
+  Fs(req).ReleaseOpen(handle->file, handle->layout_owner, handle->layout_ticket);
   fuse_reply_err(req, 0);
 }
 

@@ -30,6 +30,10 @@ class Checker {
   void CheckLinkCounts();
   void CheckObjects();
   void CheckIdMarks();
+  // Quota usage against a count of every inode as it is now (after the
+  // repairs above, which change what is counted). Skipped while an inode
+  // record is unreadable (reported by Load): it counts for someone.
+  Status CheckUsage();
 
   Report TakeReport() { return std::move(report_); }
 

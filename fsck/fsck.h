@@ -21,8 +21,12 @@
 //      would show through a later truncate-up), objects no file names
 //      (orphans: freed), and entries in an OST's objects/ tree that are not
 //      objects (reported, left alone);
-//   5. identifier high-water marks at or below an id in use (raised).
-// Quotas do not exist yet, so there is no usage to recount. Opening the
+//   5. identifier high-water marks at or below an id in use (raised);
+//   6. quota usage: each user's, group's and project's stored usage against
+//      a count of every inode as the repairs above left them (stored
+//      anew; an id whose usage changes loses a running grace period, which
+//      restarts at the next mount); not while an inode record is unreadable,
+//      since it counts for someone. Opening the
 // filesystem (its lock, store and labelled OSTs) is fs/'s part: fs::RunFsck.
 #pragma once
 

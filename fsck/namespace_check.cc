@@ -314,6 +314,42 @@ void Checker::CheckIdMarks() {
   }
 }
 
+Status Checker::CheckUsage() {
+  std::map<QuotaId, QuotaUsage> counted;
+  size_t unreadable = 0;
+  Status s = store_.ScanInodes([&](uint64_t, const Result<meta::Inode>& inode) {
+    if (!inode.ok()) {
+      ++unreadable;
+      return;
+    }
+    for (const meta::Charge& charge : meta::ChargesOf(*inode)) {
+      QuotaUsage& usage = counted[charge.id];
+      usage.bytes += charge.bytes;
+      usage.inodes += charge.inodes;
+    }
+  });
+  SFS_RETURN_IF_ERROR(s);
+  if (unreadable > 0) {
+    // Whose they are is unknown: a count without them would be wrong too.
+    return Status::Ok();
+  }
+  std::erase_if(counted, [](const auto& kv) { return kv.second.bytes == 0 && kv.second.inodes == 0; });
+  const std::map<QuotaId, QuotaUsage> stored = store_.AllUsage();
+  std::set<QuotaId> ids;
+  for (const auto& [id, usage] : stored) ids.insert(id);
+  for (const auto& [id, usage] : counted) ids.insert(id);
+  for (const QuotaId& id : ids) {
+    const QuotaUsage have = stored.count(id) ? stored.at(id) : QuotaUsage{};
+    const QuotaUsage want = counted.count(id) ? counted.at(id) : QuotaUsage{};
+    if (have.bytes == want.bytes && have.inodes == want.inodes) continue;
+    // One repair sets every record; the findings after the first find it done.
+    Repairable(fmt::format("quota usage of {}: stored {} bytes and {} inodes, counted {} and {}",
+                           ToString(id), have.bytes, have.inodes, want.bytes, want.inodes),
+               "store the counted usage", [&] { return store_.RepairUsage(counted); });
+  }
+  return Status::Ok();
+}
+
 Result<Report> Check(meta::MetaStore& store, const OstBackends& osts, const Options& options,
                      const std::function<void(const Finding&)>& on_finding) {
   Checker checker(store, osts, options, on_finding);
@@ -324,6 +360,7 @@ Result<Report> Check(meta::MetaStore& store, const OstBackends& osts, const Opti
   checker.CheckLinkCounts();
   checker.CheckObjects();
   checker.CheckIdMarks();
+  SFS_RETURN_IF_ERROR(checker.CheckUsage());
   SFS_RETURN_IF_ERROR(store.Sync());
   return checker.TakeReport();
 }

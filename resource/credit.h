@@ -73,4 +73,10 @@ class CreditType {
 // read credit over the whole file.
 std::unique_ptr<CreditType> NewExtentType();
 
+// A file's layout (seed 003's open-file resource): each open handle holds
+// a read credit for its whole life, since its I/O maps offsets through the
+// layout it was opened with; a change needs the write credit, which
+// clashes with any other. Ranges are ignored.
+std::unique_ptr<CreditType> NewLayoutType();
+
 }  // namespace sfs::resource

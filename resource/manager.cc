@@ -70,7 +70,7 @@ CreditManager::GetResult CreditManager::Get(OwnerId owner, const Credit& wanted,
     }
   }
   if (!behind) {
-    switch (TryAdmit(ticket, owner, wanted, flags.non_block_local, on_revoke, now)) {
+    switch (TryAdmit(ticket, owner, wanted, flags, on_revoke, now)) {
       case Admit::kGranted:
         return {State::kGranted, ticket};
       case Admit::kDenied:
@@ -78,7 +78,7 @@ CreditManager::GetResult CreditManager::Get(OwnerId owner, const Credit& wanted,
       case Admit::kWait:
         break;
     }
-  } else if (flags.non_block_local) {
+  } else if (flags.non_block_local || flags.non_block_remote) {
     return {State::kDenied, 0};
   }
   waiting_.push_back(Waiter{ticket, owner, wanted, std::move(done), std::move(on_revoke)});
@@ -129,9 +129,11 @@ OwnerStats CreditManager::Stats(OwnerId owner) const {
 size_t CreditManager::owners() const { return live_sub_owners_; }
 
 CreditManager::Admit CreditManager::TryAdmit(Ticket ticket, OwnerId owner, const Credit& wanted,
-                                             bool non_block_local, OnRevoke& on_revoke,
+                                             GetFlags flags, OnRevoke& on_revoke,
                                              Clock::time_point now) {
-  if (ClashesWithHold(wanted)) return non_block_local ? Admit::kDenied : Admit::kWait;
+  if (ClashesWithHold(wanted)) {
+    return flags.non_block_local || flags.non_block_remote ? Admit::kDenied : Admit::kWait;
+  }
   if (owner != kRootOwner) {
     for (Grant& grant : grants_) {
       if (grant.owner == owner && !grant.revoking && type_->Matches(wanted, grant.credit)) {
@@ -141,7 +143,8 @@ CreditManager::Admit CreditManager::TryAdmit(Ticket ticket, OwnerId owner, const
       }
     }
   }
-  if (non_block_local) return Admit::kDenied;
+  if (flags.non_block_local) return Admit::kDenied;
+  if (flags.non_block_remote && ClashesWithOthersGrant(owner, wanted)) return Admit::kDenied;
   // Ask the root: every other owner's conflicting credit must go first.
   // Unused ones go now; one in use is marked and goes with its last Put.
   bool blocked = false;
@@ -242,7 +245,7 @@ void CreditManager::Pump(Clock::time_point now) {
         break;
       }
     }
-    if (!behind && TryAdmit(it->ticket, it->owner, it->credit, false, it->on_revoke, now) ==
+    if (!behind && TryAdmit(it->ticket, it->owner, it->credit, GetFlags{}, it->on_revoke, now) ==
                        Admit::kGranted) {
       callbacks_.push_back([done = std::move(it->done), ticket = it->ticket] {
         done(Outcome::kGranted, ticket);

@@ -49,6 +49,10 @@ struct GetFlags {
   // a matching credit and nothing in use clashes; never queue, never ask
   // the master.
   bool non_block_local = false;
+  // Seed 003's non-block-remote: deny at once rather than revoke or wait
+  // when the request clashes with a credit another owner holds or was
+  // granted (the master's conflicts are not resolved).
+  bool non_block_remote = false;
 };
 
 struct Tunables {
@@ -142,7 +146,7 @@ class CreditManager {
   };
   enum class Admit { kGranted, kWait, kDenied };
 
-  Admit TryAdmit(Ticket ticket, OwnerId owner, const Credit& wanted, bool non_block_local,
+  Admit TryAdmit(Ticket ticket, OwnerId owner, const Credit& wanted, GetFlags flags,
                  OnRevoke& on_revoke, Clock::time_point now);
   bool ClashesWithHold(const Credit& wanted) const;
   bool ClashesWithOthersGrant(OwnerId owner, const Credit& credit) const;

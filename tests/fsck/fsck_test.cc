@@ -6,6 +6,7 @@
 #include <rocksdb/db.h>
 #include <sys/stat.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -224,7 +225,9 @@ TEST_F(FsckTest, HighWaterMarksBelowIdsInUseAreRaised) {
   layout.objects.push_back({0, 1ull << 40, true, 0});
   ASSERT_TRUE(store_->PutLayout(far.ino, layout::Encode(layout), 0).ok());
   ASSERT_TRUE(osts_[0]->Open(1ull << 40, true).ok());
-  ExpectRepaired(2);
+  // The marks, and the usage of the user and group the inode written by
+  // hand (past the store's accounting) counts for.
+  ExpectRepaired(4);
   auto marks = store_->StoredIdMarks();
   EXPECT_EQ(marks->next_ino, (1u << 20) + 1);
   EXPECT_EQ(marks->next_obj, (1ull << 40) + 1);
@@ -232,6 +235,24 @@ TEST_F(FsckTest, HighWaterMarksBelowIdsInUseAreRaised) {
   EXPECT_GT(*store_->AllocateObjectIds(1), 1ull << 40);
   Reopen();
   EXPECT_GT(store_->Create(meta::kRootIno, "next", meta::NewNode{S_IFREG | 0644})->ino, 1u << 20);
+}
+
+TEST_F(FsckTest, QuotaUsageIsRecountedFromTheInodes) {
+  StripedFile("a", 300 * 1024);
+  ASSERT_TRUE(Dir(meta::kRootIno, "d").ok());
+  std::map<QuotaId, QuotaUsage> wrong;
+  wrong[{QuotaType::kUser, 1000}] = QuotaUsage{5, 5, 0, 0};
+  wrong[{QuotaType::kProject, 9}] = QuotaUsage{1, 1, 0, 0};  // nobody's
+  ASSERT_TRUE(store_->RepairUsage(wrong).ok());
+  // The file is root's, the directory user 1000's and group 100's: user 1000
+  // off, users 0, group 0 and group 100 missing, project 9 stale.
+  ExpectRepaired(5);
+  EXPECT_EQ(store_->GetUsage({QuotaType::kUser, 0}).bytes, 300 * 1024);
+  EXPECT_EQ(store_->GetUsage({QuotaType::kGroup, 0}).inodes, 1);
+  EXPECT_EQ(store_->GetUsage({QuotaType::kUser, 1000}).bytes, 0);
+  EXPECT_EQ(store_->GetUsage({QuotaType::kUser, 1000}).inodes, 1);
+  EXPECT_EQ(store_->GetUsage({QuotaType::kGroup, 100}).inodes, 1);
+  EXPECT_EQ(store_->AllUsage().count({QuotaType::kProject, 9}), 0u);
 }
 
 TEST_F(FsckTest, AnEntryOfTheWrongTypeIsCorrected) {
@@ -267,8 +288,9 @@ TEST_F(FsckTest, RecordsOfAMissingInodeAreErased) {
     ASSERT_TRUE(db->Delete(rocksdb::WriteOptions(), meta::InodeKey(file.ino)).ok());
   }
   Reopen();
-  // The entry naming it, its records, and the two objects only they named.
-  ExpectRepaired(4);
+  // The entry naming it, its records, the two objects only they named, and
+  // the usage of its user and group (its inode went past the accounting).
+  ExpectRepaired(6);
   EXPECT_TRUE(store_->Orphans()->empty());
   EXPECT_EQ(store_->GetLayout(file.ino).err(), ENOENT);
   EXPECT_EQ(InoOf(meta::kRootIno, "f"), 0u);

@@ -316,3 +316,45 @@ TEST_F(ManagerTest, RandomTrafficNeverHoldsClashingCreditsAndKeepsOrder) {
 
 }  // namespace
 }  // namespace sfs::resource
+
+namespace sfs::resource {
+namespace {
+
+Credit Layout(Mode mode) { return Credit{Kind::kLayout, 9, 0, kWholeRange, mode}; }
+
+// Seed 003's open file: every handle holds a read credit on the layout
+// for its life; a change asks for the write credit without waiting and
+// without revoking, so it is refused while any handle is open.
+TEST(LayoutCreditTest, AChangeIsRefusedWhileAHandleHoldsTheLayout) {
+  CreditManager manager(NewLayoutType(), Tunables{});
+  const Clock::time_point now{};
+  const GetFlags no_wait{.non_block_remote = true};
+  const OwnerId a = manager.AddOwner("handle a");
+  const OwnerId b = manager.AddOwner("handle b");
+  auto held_a = manager.Get(a, Layout(Mode::kRead), {}, nullptr, nullptr, now);
+  auto held_b = manager.Get(b, Layout(Mode::kRead), {}, nullptr, nullptr, now);
+  ASSERT_EQ(held_a.state, CreditManager::State::kGranted);
+  ASSERT_EQ(held_b.state, CreditManager::State::kGranted);  // reads share
+  EXPECT_EQ(manager.Get(kRootOwner, Layout(Mode::kWrite), no_wait, nullptr, nullptr, now).state,
+            CreditManager::State::kDenied);
+  manager.Put(held_a.ticket, now);
+  manager.RemoveOwner(a, now);
+  // b's credit is cached-free only when it goes: still refused, nothing revoked.
+  EXPECT_EQ(manager.Get(kRootOwner, Layout(Mode::kWrite), no_wait, nullptr, nullptr, now).state,
+            CreditManager::State::kDenied);
+  EXPECT_EQ(manager.Stats(b).revoked, 0u);
+  manager.Put(held_b.ticket, now);
+  manager.RemoveOwner(b, now);
+  auto change = manager.Get(kRootOwner, Layout(Mode::kWrite), no_wait, nullptr, nullptr, now);
+  EXPECT_EQ(change.state, CreditManager::State::kGranted);
+  // Without the flag, a change would revoke a handle's unused credit; a
+  // handle never leaves it unused, it holds it until it is released.
+  const OwnerId c = manager.AddOwner("handle c");
+  auto waiting = manager.Get(c, Layout(Mode::kRead), {}, [](Outcome, Ticket) {}, nullptr, now);
+  EXPECT_EQ(waiting.state, CreditManager::State::kQueued);  // behind the change
+  manager.Put(change.ticket, now);
+  EXPECT_EQ(manager.Stats(c).held, 1u);
+}
+
+}  // namespace
+}  // namespace sfs::resource
