@@ -80,64 +80,102 @@ class QuotaTest : public ::testing::Test {
   MountedFs fs_;
 };
 
-TEST_F(QuotaTest, AUsersHardLimitsHoldForWritesCreatesTruncateAndFallocate) {
-  CommandResult set = Cli("setquota -u 65534 -B 1M -I 4 " + P("pub"));
+// The same limits, set on nobody's user, its group or project 42 in turn
+// (nobody writes in the project's directory, so all three count), hold
+// for writes, creates, truncate, fallocate and a shared mapping.
+class QuotaKindTest : public QuotaTest, public ::testing::WithParamInterface<const char*> {
+ protected:
+  std::string Who() const { return GetParam(); }
+};
+
+TEST_P(QuotaKindTest, HardLimitsHoldForEveryWayOfGrowing) {
+  const std::string who = Who();
+  const std::string option = who == "u.65534" ? "-u 65534" : who == "g.65534" ? "-g 65534" : "-p 42";
+  CommandResult set = Cli("setquota " + option + " -B 1M -I 4 " + P("proj"));
   ASSERT_EQ(set.exit_code, 0) << set.output;
-  EXPECT_EQ(Quota("u.65534")["bhard"], std::to_string(kMiB));
+  EXPECT_EQ(Quota(who)["bhard"], std::to_string(kMiB));
+  const int64_t inodes_before = Used(who, "iused");  // the project counts its directory
   // Writes up to the limit go through; the one that would pass it is
   // refused whole, and nothing of it lands.
-  ASSERT_EQ(NobodyWrites(P("pub/a"), 0, 768 << 10), 0);
-  EXPECT_EQ(NobodyWrites(P("pub/a"), 768 << 10, 512 << 10), EDQUOT);
-  EXPECT_EQ(Stat(P("pub/a")).st_size, 768 << 10);
-  EXPECT_EQ(NobodyWrites(P("pub/a"), 768 << 10, 256 << 10), 0);  // exactly to the limit
-  EXPECT_EQ(Used("u.65534"), kMiB);
-  EXPECT_EQ(NobodyWrites(P("pub/a"), kMiB, 1), EDQUOT);
-  // Overwriting what is there needs no quota.
-  EXPECT_EQ(NobodyWrites(P("pub/a"), 0, 4096), 0);
+  ASSERT_EQ(NobodyWrites(P("proj/a"), 0, 768 << 10), 0);
+  EXPECT_EQ(NobodyWrites(P("proj/a"), 768 << 10, 512 << 10), EDQUOT);
+  EXPECT_EQ(Stat(P("proj/a")).st_size, 768 << 10);
+  EXPECT_EQ(NobodyWrites(P("proj/a"), 768 << 10, 256 << 10), 0);  // exactly to the limit
+  EXPECT_EQ(Used(who), kMiB);
+  EXPECT_EQ(NobodyWrites(P("proj/a"), kMiB, 1), EDQUOT);
+  EXPECT_EQ(NobodyWrites(P("proj/a"), 0, 4096), 0);  // overwriting needs no quota
   // truncate up and fallocate count like writes; cutting frees.
-  EXPECT_EQ(RunAs(kNobody, kNogroup, [&] { return ErrnoOf(truncate(P("pub/a").c_str(), kMiB + 1)); }),
+  EXPECT_EQ(RunAs(kNobody, kNogroup, [&] { return ErrnoOf(truncate(P("proj/a").c_str(), kMiB + 1)); }),
             EDQUOT);
-  EXPECT_EQ(RunAs(kNobody, kNogroup, [&] { return ErrnoOf(truncate(P("pub/a").c_str(), kMiB / 2)); }),
+  EXPECT_EQ(RunAs(kNobody, kNogroup, [&] { return ErrnoOf(truncate(P("proj/a").c_str(), kMiB / 2)); }),
             0);
-  EXPECT_EQ(Used("u.65534"), kMiB / 2);
-  EXPECT_EQ(RunAs(kNobody, kNogroup, [&] {
-              int fd = open(P("pub/a").c_str(), O_WRONLY);
-              const int err = posix_fallocate(fd, 0, kMiB + 4096);
-              close(fd);
-              return err;
-            }),
-            EDQUOT);
-  EXPECT_EQ(Stat(P("pub/a")).st_size, kMiB / 2);
-  EXPECT_EQ(RunAs(kNobody, kNogroup, [&] {
-              int fd = open(P("pub/a").c_str(), O_WRONLY);
-              const int err = posix_fallocate(fd, 0, kMiB);
-              close(fd);
-              return err;
-            }),
+  EXPECT_EQ(Used(who), kMiB / 2);
+  auto fallocate = [&](off_t length) {
+    return RunAs(kNobody, kNogroup, [&] {
+      int fd = open(P("proj/a").c_str(), O_WRONLY);
+      const int err = posix_fallocate(fd, 0, length);
+      close(fd);
+      return err;
+    });
+  };
+  EXPECT_EQ(fallocate(kMiB + 4096), EDQUOT);
+  EXPECT_EQ(Stat(P("proj/a")).st_size, kMiB / 2);
+  EXPECT_EQ(fallocate(3 * kMiB / 4), 0);
+  EXPECT_EQ(Used(who), 3 * kMiB / 4);
+  // A shared mapping cannot grow a file: the ftruncate that makes its
+  // room is what counts, and its write-back then never fails for quota.
+  EXPECT_EQ(RunAs(kNobody, kNogroup,
+                  [&] {
+                    const std::string path = P("proj/mapped");
+                    int fd = open(path.c_str(), O_CREAT | O_RDWR, 0644);
+                    if (fd < 0) return errno;
+                    if (ftruncate(fd, kMiB) == 0) return 200;  // must be refused
+                    if (errno != EDQUOT) return errno;
+                    if (ftruncate(fd, kMiB / 4) != 0) return errno;
+                    void* map = mmap(nullptr, kMiB / 4, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+                    if (map == MAP_FAILED) return errno;
+                    std::memset(map, 'm', kMiB / 4);
+                    const int err = msync(map, kMiB / 4, MS_SYNC) == 0 ? 0 : errno;
+                    munmap(map, kMiB / 4);
+                    close(fd);
+                    return err;
+                  }),
             0);
-  EXPECT_EQ(Used("u.65534"), kMiB);
-  // Inodes: a, then three more, then EDQUOT, for files and directories.
-  for (const char* name : {"b", "c", "d"}) {
-    EXPECT_EQ(NobodyWrites(P(std::string("pub/") + name), 0, 0), 0) << name;
+  EXPECT_TRUE(SameBytes(ReadFile(P("proj/mapped")), std::string(kMiB / 4, 'm')));
+  EXPECT_EQ(Used(who), kMiB);
+  // Inodes: up to the limit, then EDQUOT for files and directories alike.
+  for (int i = 0; Used(who, "iused") < 4; ++i) {
+    ASSERT_EQ(NobodyWrites(P("proj/f" + std::to_string(i)), 0, 0), 0) << i;
   }
-  EXPECT_EQ(NobodyWrites(P("pub/e"), 0, 0), EDQUOT);
-  EXPECT_EQ(RunAs(kNobody, kNogroup, [&] { return ErrnoOf(mkdir(P("pub/dir").c_str(), 0755)); }),
+  EXPECT_GT(Used(who, "iused"), inodes_before);
+  EXPECT_EQ(NobodyWrites(P("proj/one-more"), 0, 0), EDQUOT);
+  EXPECT_EQ(RunAs(kNobody, kNogroup, [&] { return ErrnoOf(mkdir(P("proj/dir").c_str(), 0755)); }),
             EDQUOT);
-  EXPECT_FALSE(Exists(P("pub/e")));
-  EXPECT_EQ(Used("u.65534", "iused"), 4);
-  // The refusal is one log line naming the id.
-  EXPECT_TRUE(Contains(fs_.Log(), "user 65534 is over its inode quota")) << fs_.Log();
-  EXPECT_TRUE(Contains(fs_.Log(), "user 65534 is over its block quota")) << fs_.Log();
-  // Root is exempt from user and group limits, but its writes to nobody's
-  // file count for nobody.
+  EXPECT_FALSE(Exists(P("proj/one-more")));
+  EXPECT_EQ(Used(who, "iused"), 4);
+  EXPECT_TRUE(Contains(fs_.Log(), "is over its inode quota")) << fs_.Log();
+  EXPECT_TRUE(Contains(fs_.Log(), "is over its block quota")) << fs_.Log();
+  // A removed file counts until its objects are freed (moments later).
+  ASSERT_EQ(unlink(P("proj/mapped").c_str()), 0);
+  ASSERT_TRUE(WaitFor([&] { return Used(who, "iused") == 3; }));
+  EXPECT_EQ(NobodyWrites(P("proj/one-more"), 0, 0), 0);  // a freed inode is free again
+}
+
+INSTANTIATE_TEST_SUITE_P(UserGroupProject, QuotaKindTest,
+                         ::testing::Values("u.65534", "g.65534", "p.42"),
+                         [](const ::testing::TestParamInfo<const char*>& info) {
+                           return std::string(1, info.param[0]);
+                         });
+
+TEST_F(QuotaTest, RootIsExemptFromUserLimitsButItsWritesCount) {
+  ASSERT_EQ(SetSetting(fs_, "quota.u.65534", "bhard=1M"), 0);
+  ASSERT_EQ(NobodyWrites(P("pub/a"), 0, kMiB), 0);
   int fd = open(P("pub/a").c_str(), O_WRONLY);
   ASSERT_GE(fd, 0);
-  EXPECT_TRUE(PwriteAll(fd, std::string(4096, 'r'), kMiB));
+  EXPECT_TRUE(PwriteAll(fd, std::string(4096, 'r'), kMiB));  // root: not refused
   close(fd);
-  EXPECT_EQ(Used("u.65534"), kMiB + 4096);
+  EXPECT_EQ(Used("u.65534"), kMiB + 4096);                  // but nobody's usage
   EXPECT_EQ(NobodyWrites(P("pub/a"), 2 * kMiB, 1), EDQUOT);  // over: nothing more
-  ASSERT_EQ(unlink(P("pub/b").c_str()), 0);
-  EXPECT_EQ(NobodyWrites(P("pub/e"), 0, 0), 0);  // a freed inode is free again
 }
 
 TEST_F(QuotaTest, GroupLimitsAndChgrpMoveUsage) {
@@ -188,32 +226,6 @@ TEST_F(QuotaTest, AProjectLimitCapsItsTreeForEveryoneAndRenameIntoItCopies) {
             }),
             EPERM);
   EXPECT_EQ(Xattr(P("proj/sub"), "user.stripefs.projid"), "42");
-}
-
-// Bytes are charged when a size grows: a shared mapping cannot grow a
-// file, so its write-back never fails for quota; the ftruncate that makes
-// room for it is what counts.
-TEST_F(QuotaTest, ASharedMappingIsChargedByTheTruncateThatMakesItsRoom) {
-  ASSERT_EQ(SetSetting(fs_, "quota.u.65534", "bhard=512K"), 0);
-  const std::string path = P("pub/mapped");
-  EXPECT_EQ(RunAs(kNobody, kNogroup,
-                  [&] {
-                    int fd = open(path.c_str(), O_CREAT | O_RDWR, 0644);
-                    if (fd < 0) return errno;
-                    if (ftruncate(fd, 1 << 20) == 0) return 200;  // must be refused
-                    if (errno != EDQUOT) return errno;
-                    if (ftruncate(fd, 256 << 10) != 0) return errno;
-                    void* map = mmap(nullptr, 256 << 10, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-                    if (map == MAP_FAILED) return errno;
-                    std::memset(map, 'm', 256 << 10);
-                    const int err = msync(map, 256 << 10, MS_SYNC) == 0 ? 0 : errno;
-                    munmap(map, 256 << 10);
-                    close(fd);
-                    return err;
-                  }),
-            0);
-  EXPECT_TRUE(SameBytes(ReadFile(path), std::string(256 << 10, 'm')));
-  EXPECT_EQ(Used("u.65534"), 256 << 10);
 }
 
 TEST_F(QuotaTest, ASoftLimitHoldsAsHardOnceItsGraceRunsOut) {
