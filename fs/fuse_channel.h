@@ -1,5 +1,5 @@
 // The /dev/fuse channel as libfuse 3.14 drives it, with one addition: the
-// INIT reply asks the kernel for what that libfuse cannot name.
+// INIT reply asks the kernel for what that libfuse cannot name or size.
 //
 // FUSE_HANDLE_KILLPRIV_V2 (kernel 5.12, libfuse 3.15+): the daemon clears
 // set-user/group-ID bits and security.capability itself, and the kernel
@@ -19,6 +19,12 @@
 // O_RDWR handle can bypass the page cache (cache=writearound) and shared
 // writable mmap still works on it.
 //
+// max_write and max_pages above 1 MiB (mount option max_request): libfuse
+// keeps max_write within its own receive buffer (256 pages + 4 KiB). 3.14
+// caps it before init() runs, newer ones after, so the amendment here, not
+// init(), says what the daemon's own receive loop takes (fs/fuse_loop.h).
+// The kernel keeps at most /proc/sys/fs/fuse/max_pages_limit pages of it.
+//
 // Each is asked for only when the kernel offered it in INIT; an older kernel
 // gets exactly what libfuse sends.
 //
@@ -27,13 +33,18 @@
 // FUSE_CAP_SPLICE_WRITE to a session with custom I/O only if it has one. A newer libfuse would do this itself
 // (FUSE_CAP_HANDLE_KILLPRIV_V2), and this file could go.
 //
-// Thread safety: the hooks run on libfuse's worker threads; the state is
-// atomics. INIT is the first request on a channel and nothing else is sent
+// Thread safety: the hooks run on the receive loop's worker threads; the
+// state is atomics. INIT is the first request on a channel and nothing else is sent
 // before it is answered.
 #pragma once
 
+#include <sys/types.h>
+
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
+
+#include "fs/init_reply.h"
 
 struct fuse_session;
 
@@ -42,20 +53,27 @@ namespace sfs::fs {
 // Not in Debian 12's <linux/fuse.h>; the kernel's value.
 inline constexpr uint64_t kFuseDirectIoAllowMmap = 1ULL << 36;
 
-// Flags are 64 bits as the kernel counts them: bits 0-31 travel in
-// fuse_init_{in,out}.flags, bits 32-63 in flags2 (with FUSE_INIT_EXT).
 struct InitAmendment {
-  // Bits to add to the INIT reply where the kernel offered them.
-  uint64_t wanted = 0;
+  // What to add to the INIT reply (fs/init_reply.h); set before the mount
+  // serves, read only after.
+  InitWishes wishes;
   std::atomic<uint64_t> init_unique{0};  // of the INIT request, once read
   std::atomic<uint64_t> offered{0};      // INIT's flags, once read
   std::atomic<bool> done{false};         // the INIT reply went out
-  std::atomic<uint64_t> granted{0};      // what was added to it
+  std::atomic<uint64_t> granted{0};      // flags added to it
+  std::atomic<uint32_t> max_write{0};    // its max_write, as sent
+  std::atomic<uint32_t> max_pages{0};    // its max_pages, as sent (0: none)
+  std::atomic<int> refused{0};           // the errno INIT was answered with, if any
 };
 
 // Routes the session's reads and writes through the hooks above. Call after
 // fuse_session_mount and before the loop. The session's userdata must be
 // the Filesystem whose InitAmendment it uses. 0 or -errno.
 int AttachChannel(fuse_session* session);
+
+// The read hook: read(2) of one request from /dev/fuse into `buf`, noting
+// the INIT request. For the daemon's own receive loop (fs/fuse_loop.h),
+// which libfuse's hooks do not reach; `filesystem` is the Filesystem.
+ssize_t ReadChannel(int fd, void* buf, size_t len, void* filesystem);
 
 }  // namespace sfs::fs

@@ -7,7 +7,9 @@ namespace {
 
 void OpInit(void* userdata, fuse_conn_info* conn) {
   // 1 MiB writes (libfuse asks the kernel for max_pages to match), so a
-  // 1 MiB application write is one request per stripe, not eight.
+  // 1 MiB application write is one request per stripe, not eight. More
+  // with max_request: the channel amends the reply (fs/fuse_channel.h), as
+  // libfuse keeps this within its own receive buffer.
   conn->max_write = kMaxTransfer;
   conn->max_readahead = kReadahead;
   const auto* fs = static_cast<const Filesystem*>(userdata);
@@ -36,8 +38,8 @@ void OpInit(void* userdata, fuse_conn_info* conn) {
   // open(O_TRUNC) must empty the objects, which open does not do: without
   // atomic O_TRUNC the kernel sends a setattr(size 0) first, which does.
   conn->want &= ~FUSE_CAP_ATOMIC_O_TRUNC;
-  Logger("fs")->info("FUSE session up: max_write {} proto {}.{} cache {}", conn->max_write,
-                     conn->proto_major, conn->proto_minor,
+  // max_write as the kernel gets it is in the channel's "FUSE INIT amended" line.
+  Logger("fs")->info("FUSE session up: proto {}.{} cache {}", conn->proto_major, conn->proto_minor,
                      (conn->want & FUSE_CAP_WRITEBACK_CACHE) ? "writeback"
                      : fs->config().direct_writes         ? "writearound"
                                                           : "writethrough");

@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "fs/filesystem.h"
 #include "fs/fuse_api.h"
+#include "fs/fuse_loop.h"
 #include "fs/metrics_report.h"
 #include "fs/ops.h"
 #include "fs/ost_dirs.h"
@@ -29,14 +30,18 @@
 namespace sfs::fs {
 namespace {
 
-// libfuse's worker threads. They wait on an OST only for a request served
-// on their own thread when its OST was idle, at most
-// Filesystem::Config::inline_ios of them at once (ost::Service::SubmitOrRun);
-// everything else is handed to the OST service threads, so a few suffice. Fewer is faster
-// here: the kernel wakes the longest-idle worker for each request, so with
-// 16 every request woke a cold thread, often on the other CPU (mdtest
-// open+close: 10.5k/s with 16, 13.4-15k/s with 4; docs/design.md).
+// The receive loop's worker threads (fs/fuse_loop.h). They wait on an OST
+// only for a request served on their own thread when its OST was idle, at
+// most Filesystem::Config::inline_ios of them at once
+// (ost::Service::SubmitOrRun); everything else is handed to the OST service
+// threads, so a few suffice. Fewer is faster here: the kernel wakes the
+// longest-idle worker for each request, so with 16 every request woke a
+// cold thread, often on the other CPU (mdtest open+close: 10.5k/s with 16,
+// 13.4-15k/s with 4; docs/design.md).
 constexpr unsigned kFuseWorkers = 4;
+// Room beside a request's data in a receive buffer: its headers (80 bytes
+// for a write), rounded up to a page as libfuse's FUSE_BUFFER_HEADER_SIZE.
+constexpr size_t kRequestHeaderRoom = 4096;
 
 namespace stdfs = std::filesystem;
 
@@ -105,6 +110,27 @@ void WidenReadahead(const std::string& mountpoint, spdlog::logger& log) {
   if (device.empty() || !out.good()) {
     log.info("cannot raise the readahead of {} ({}): cold reads arrive in 128 KiB requests",
              mountpoint, device.empty() ? "device not found" : knob);
+  }
+}
+
+// What the kernel will make of max_request: it keeps at most
+// /proc/sys/fs/fuse/max_pages_limit pages a request and says nothing, so
+// the log says it (the limit is the kernel's when the mount was made).
+void LogRequestLimit(uint32_t max_request, spdlog::logger& log) {
+  const size_t page = static_cast<size_t>(getpagesize());
+  std::ifstream sysctl("/proc/sys/fs/fuse/max_pages_limit");
+  size_t limit = 0;
+  if (!(sysctl >> limit)) {
+    log.warn("max_request={}: this kernel has no /proc/sys/fs/fuse/max_pages_limit and sends "
+             "at most 256 pages ({} bytes) a request",
+             max_request, 256 * page);
+  } else if (limit * page < max_request) {
+    log.warn("max_request={}: the kernel sends at most {} bytes a request "
+             "(/proc/sys/fs/fuse/max_pages_limit is {}; as root, write {} to it before "
+             "mounting)",
+             max_request, limit * page, limit, (max_request + page - 1) / page);
+  } else {
+    log.info("max_request={}: requests up to that size (max_pages_limit {})", max_request, limit);
   }
 }
 
@@ -179,7 +205,11 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
   };
 
   Filesystem::Config config;
-  config.max_read = options.max_read != 0 ? options.max_read : kMaxRead;
+  // With max_request, reads up to it are one request too (that is what it is for).
+  config.max_read = options.max_read != 0      ? options.max_read
+                    : options.max_request != 0 ? options.max_request
+                                               : kMaxRead;
+  const uint32_t max_request = options.max_request != 0 ? options.max_request : kMaxTransfer;
   config.meta_dir = options.meta_dir;
   config.mountpoint = mountpoint;
   config.admin_uid = options.admin_uid;
@@ -233,11 +263,14 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
   }
   if (config.writeback) LoosenDirtyLimit(mountpoint, *logger);
   WidenReadahead(mountpoint, *logger);
-  // Not fatal: without it every buffered write costs one more round trip.
-  fs->init_amendment().wanted = FUSE_HANDLE_KILLPRIV_V2 | kFuseDirectIoAllowMmap;
+  fs->init_amendment().wishes.flags = FUSE_HANDLE_KILLPRIV_V2 | kFuseDirectIoAllowMmap;
+  fs->init_amendment().wishes.max_write = options.max_request;  // 0: libfuse's 1 MiB
+  if (options.max_request > kMaxTransfer) LogRequestLimit(options.max_request, *logger);
   if (int err = AttachChannel(session); err != 0) {
+    // Not fatal: without it every buffered write costs one more round trip.
     logger->warn("cannot hook the FUSE channel ({}); writes keep a security.capability "
-                 "lookup each, and O_RDWR handles are write-through", strerror(-err));
+                 "lookup each, O_RDWR handles are write-through, and requests stay within "
+                 "1 MiB whatever max_request says", strerror(-err));
   }
   logger->info("mounted {} on {} with {} OSTs", options.meta_dir, mountpoint, fs->ost_count());
   Notify(notify_fd, "");
@@ -255,13 +288,21 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
     (void)!chdir("/");
   }
 
-  fuse_loop_config* loop = fuse_loop_cfg_create();
-  fuse_loop_cfg_set_max_threads(loop, kFuseWorkers);
-  // Idle workers are never destroyed (the configuration's default, -1): a
-  // thread made and ended per request cost more than the request
-  // (tests/integration/threads_test.cc watches for it).
+  // The daemon's own receive loop, not libfuse's (fs/fuse_loop.h): its
+  // buffers hold max_request. One loop for every mount, whatever its
+  // max_request: at 1 MiB it reads as libfuse's does (same buffer size,
+  // workers started the same way), and no difference was measured
+  // (docs/design.md, "Resources and credits"). Idle workers are never
+  // destroyed, as libfuse's were not here: a thread made and ended per
+  // request cost more than the request (tests/integration/threads_test.cc
+  // watches for it).
+  ReceiveLoopOptions receive;
+  receive.workers = kFuseWorkers;
+  receive.buffer_size = max_request + kRequestHeaderRoom;
+  receive.read = ReadChannel;
+  receive.context = fs.get();
   // A worker serving a request on its own thread (ost::Service::SubmitOrRun)
-  // on a disk that stopped answering cannot be joined, and libfuse's loop
+  // on a disk that stopped answering cannot be joined, and the loop
   // joins its workers before it returns. So once a stop was asked for, this
   // watcher waits for what is in flight and, if only such calls are left,
   // leaves as below without waiting for the loop.
@@ -272,25 +313,34 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
     }
     if (!loop_returned.load() && !fs->Quiesce()) LeaveStuck(session, mountpoint, *fs, *logger);
   });
-  int rc = fuse_session_loop_mt(session, loop);
+  Result<LoopEnd> ended = RunReceiveLoop(session, receive);
   loop_returned.store(true);
   stop_watch.join();
-  fuse_loop_cfg_destroy(loop);
   // Requests still with the OSTs are answered while the session lives.
   if (!fs->Quiesce()) LeaveStuck(session, mountpoint, *fs, *logger);
   fuse_session_unmount(session);
   fuse_remove_signal_handlers(session);
   fuse_session_destroy(session);
+  const int refused = fs->init_amendment().refused.load();
   metrics_server.reset();  // it renders from fs
   fs.reset();  // drains the OST queues, then closes the store
-  // libfuse's loop returns the number of the signal that stopped it
-  // (SIGTERM, SIGINT, SIGHUP): a requested, clean stop. Negative is an error.
-  if (rc > 0) {
-    logger->info("stopped by signal {}; unmounted {}", rc, mountpoint);
+  if (!ended.ok()) {
+    logger->error("{}; unmounted {}", ended.status().ToString(), mountpoint);
+    return 1;
+  }
+  if (refused != 0) {
+    logger->error("the FUSE INIT request was refused ({}); unmounted {}", strerror(refused),
+                  mountpoint);
+    return 1;
+  }
+  // libfuse's signal handlers (SIGTERM, SIGINT, SIGHUP) end the session: a
+  // requested, clean stop.
+  if (*ended == LoopEnd::kExitRequested) {
+    logger->info("stopped on request (a signal); unmounted {}", mountpoint);
     return 0;
   }
   logger->info("unmounted {}", mountpoint);
-  return rc == 0 ? 0 : 1;
+  return 0;
 }
 
 }  // namespace

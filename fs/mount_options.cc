@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "fs/stripefs.h"
+#include "layout/layout.h"
 
 namespace sfs::fs {
 namespace {
@@ -20,6 +21,12 @@ constexpr uint64_t kMaxUid = 4294967294u;
 constexpr uint64_t kMaxOstThreads = 64;
 constexpr double kMaxAttrTimeout = 86400;  // a day; longer is surely a typo
 constexpr double kMaxOstTimeout = 3600;
+// max_request: from FUSE's own 1 MiB (fs/ops.h, kMaxTransfer) to 16 MiB.
+// Each receive worker keeps a buffer of that size (fs/fuse_loop.h), and a
+// read of that size is copied through one (only reads up to the splice
+// pipes' 1 MiB are spliced, fs/ops_file.cc).
+constexpr uint64_t kMinRequest = 1 << 20;
+constexpr uint64_t kMaxRequest = 16 << 20;
 
 // The log levels common/log.cc understands, spdlog's names.
 constexpr std::string_view kLogLevels[] = {"trace",   "debug", "info",     "warn",
@@ -76,7 +83,7 @@ Result<bool> ApplyOwn(std::string_view item, std::string_view key, std::string_v
   const bool ours = key == "log_level" || key == "log_file" || key == "admin_uid" ||
                     key == "ost_threads" || key == "attr_timeout" || key == "ost_timeout" ||
                     key == "cache" || key == "max_read" || key == "metrics" || key == "mdt_nrs" ||
-                    key == "extent_credits";
+                    key == "extent_credits" || key == "max_request";
   if (!ours) return false;
   if (!has_value || value.empty()) return Bad(item, "needs a value (" + std::string(key) + "=...)");
   uint64_t number = 0;
@@ -108,6 +115,14 @@ Result<bool> ApplyOwn(std::string_view item, std::string_view key, std::string_v
       return Bad(item, "max_read is a number of bytes from 4096 to 1048576");
     }
     options->max_read = static_cast<uint32_t>(number);
+  } else if (key == "max_request") {
+    // A whole number of pages: the INIT reply gives it as max_pages.
+    auto size = layout::ParseSize(value);
+    if (!size.ok() || *size < kMinRequest || *size > kMaxRequest || *size % 4096 != 0) {
+      return Bad(item, "max_request is a size from 1M to 16M (bytes, or K or M binary units), "
+                       "a multiple of 4K");
+    }
+    options->max_request = static_cast<uint32_t>(*size);
   } else if (key == "metrics") {
     if (!ParseListenAddress(value, &options->metrics_address, &options->metrics_port)) {
       return Bad(item, "metrics is ADDRESS:PORT with an IP address (e.g. 127.0.0.1:9100 or "

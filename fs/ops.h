@@ -5,7 +5,8 @@
 
 namespace sfs::fs {
 // The largest write one FUSE request carries (max_write; libfuse sets
-// max_pages to match), and the most a user may set max_read to.
+// max_pages to match) unless the mount sets max_request, and the most a
+// user may set max_read to.
 inline constexpr unsigned kMaxTransfer = 1 << 20;
 
 // The largest read request (the mount's max_read, unless the user gave

@@ -57,8 +57,16 @@ struct MountOptions {
   bool writeback = false;
   bool direct_writes = true;  // cache=writearound
   // The largest read request the kernel sends (FUSE's max_read); 0: the
-  // daemon's choice, 512 KiB (fs/ops.h, kMaxRead).
+  // daemon's choice, max_request if that was given, else 512 KiB (fs/ops.h,
+  // kMaxRead).
   uint32_t max_read = 0;
+  // The largest request the kernel may send (max_write and max_pages in
+  // the INIT reply, and max_read unless given), so that I/O up to that
+  // size is one request, which extent credits make atomic (README,
+  // "Concurrent I/O on one file"). The kernel keeps at most
+  // /proc/sys/fs/fuse/max_pages_limit pages (256 unless root raised it).
+  // 0: 1 MiB (fs/ops.h, kMaxTransfer).
+  uint32_t max_request = 0;
   // metrics=ADDRESS:PORT: serve Prometheus metrics over HTTP there (no
   // authentication: bind to loopback unless the network is trusted). Empty:
   // no metrics server.
@@ -83,6 +91,7 @@ struct MountOptions {
 //   ost_timeout   seconds, finite, above 0, at most 3600
 //   cache         writearound|writethrough|writeback
 //   max_read      4096..1048576 (bytes; also passed to FUSE)
+//   max_request   1M..16M (bytes or K/M binary units), a multiple of 4K
 //   metrics       ADDRESS:PORT, an IPv4 or [IPv6] literal, port 0..65535
 //   mdt_nrs       on|off
 //   extent_credits on|off

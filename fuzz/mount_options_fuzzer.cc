@@ -13,7 +13,8 @@ namespace {
 bool Same(const fs::MountOptions& a, const fs::MountOptions& b) {
   return a.log_level == b.log_level && a.log_file == b.log_file && a.admin_uid == b.admin_uid &&
          a.ost_threads == b.ost_threads && a.attr_timeout == b.attr_timeout &&
-         a.ost_timeout == b.ost_timeout && a.fuse_options == b.fuse_options;
+         a.ost_timeout == b.ost_timeout && a.max_request == b.max_request &&
+         a.fuse_options == b.fuse_options;
 }
 
 }  // namespace
@@ -40,6 +41,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::Check(
       std::isfinite(options.ost_timeout) && options.ost_timeout > 0 && options.ost_timeout <= 3600,
       "ost_timeout out of range", word);
+  fuzz::Check(options.max_request == 0 || (options.max_request >= (1u << 20) &&
+                                            options.max_request <= (16u << 20) &&
+                                            options.max_request % 4096 == 0),
+              "max_request out of range", word);
   for (const std::string& item : options.fuse_options) {
     fuzz::Check(!item.empty() && item.find(',') == std::string::npos, "a bad FUSE option kept",
                 word, item);

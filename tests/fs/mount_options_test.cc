@@ -50,6 +50,31 @@ TEST(MountOptionsTest, Defaults) {
   EXPECT_TRUE(options.fuse_options.empty());
 }
 
+TEST(MountOptionsTest, MaxRequestIsASizeFrom1MTo16MInWholePages) {
+  MountOptions options;
+  EXPECT_EQ(options.max_request, 0u);  // FUSE's own 1 MiB
+  ASSERT_TRUE(ParseMountOption("max_request=4M", &options).ok());
+  EXPECT_EQ(options.max_request, 4u << 20);
+  EXPECT_EQ(options.max_read, 0u);  // the daemon then reads up to max_request
+  EXPECT_TRUE(options.fuse_options.empty());
+  ASSERT_TRUE(ParseMountOption("max_request=1048576", &options).ok());
+  EXPECT_EQ(options.max_request, 1u << 20);
+  ASSERT_TRUE(ParseMountOption("max_request=16M,max_read=131072", &options).ok());
+  EXPECT_EQ(options.max_request, 16u << 20);
+  EXPECT_EQ(options.max_read, 131072u);
+  ASSERT_TRUE(ParseMountOption("max_request=2052K", &options).ok());
+  EXPECT_EQ(options.max_request, 2052u << 10);
+  for (const char* bad :
+       {"max_request=512K", "max_request=1048575", "max_request=17M", "max_request=4G",
+        "max_request=2050K", "max_request=4x", "max_request=-4M", "max_request=", "max_request"}) {
+    MountOptions unchanged;
+    Status s = ParseMountOption(bad, &unchanged);
+    EXPECT_EQ(s.err(), EINVAL) << bad;
+    EXPECT_NE(s.message().find("max_request"), std::string::npos) << bad << ": " << s.message();
+    EXPECT_EQ(unchanged.max_request, 0u) << bad;
+  }
+}
+
 TEST(MountOptionsTest, MdtNrsIsOnOrOff) {
   MountOptions options;
   EXPECT_TRUE(options.mdt_nrs);

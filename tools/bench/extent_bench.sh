@@ -7,8 +7,12 @@
 #    through its own handle; a read holding two patterns is torn. Counted
 #    with extent credits (the default) and with extent_credits=off, under
 #    the orr and "tbf uid" policies, for 512 KiB patterns (one FUSE request
-#    each) and 4 MiB patterns (which the kernel cuts into 1 MiB writes and
-#    max_read-sized reads, docs/design.md "Resources and credits").
+#    each), 4 MiB patterns on a default mount (which the kernel cuts into
+#    1 MiB writes and max_read-sized reads, docs/design.md "Resources and
+#    credits"; --reads / 5 of them), and 4 MiB patterns with
+#    -o max_request=4M, for which /proc/sys/fs/fuse/max_pages_limit is
+#    raised to 1024 pages while those rows run and put back after (skipped
+#    on a kernel without it).
 # 2. Cost: IOR (2 processes) on one filesystem remounted with and without
 #    extent credits, back to back in alternating order: sequential 1 MiB
 #    and random 4 KiB writes and reads, a file per process (each handle
@@ -19,15 +23,17 @@
 #   tools/bench/extent_bench.sh --ior PATH [--dir DIR] [--reps N]
 #       [--reads N] [--seq-mib N] [--rand-mib N] [--ior-only]
 #       [--workloads "seq-write seq-read"]
-# --ior-only skips part 1; --workloads runs only those IOR workloads (a
-# read needs its write before it).
-# Must run as root (mounts; mpirun as root).
+#   tools/bench/extent_bench.sh --torn-only [--dir DIR] [--reads N]
+# --ior-only skips part 1, --torn-only part 2 (then no IOR or mpirun is
+# needed); --workloads runs only those IOR workloads (a read needs its
+# write before it).
+# Must run as root (mounts; mpirun as root; the sysctl).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin=$PWD/build/tools/stripefs/stripefs
 torn=$PWD/build/tools/bench/torn_io
 dir=$PWD/build/extent-bench-work
-ior="" reps=8 reads=10000 seq_mib=256 rand_mib=32 np=2 ior_only=0
+ior="" reps=8 reads=10000 seq_mib=256 rand_mib=32 np=2 ior_only=0 torn_only=0
 workloads="seq-write seq-read rand-write rand-read shared-write shared-read"
 while [ $# -gt 0 ]; do
   case $1 in
@@ -38,19 +44,25 @@ while [ $# -gt 0 ]; do
     --seq-mib) seq_mib=$2; shift 2 ;;
     --rand-mib) rand_mib=$2; shift 2 ;;
     --ior-only) ior_only=1; shift ;;
+    --torn-only) torn_only=1; shift ;;
     --workloads) workloads=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
 [ -x "$bin" ] && [ -x "$torn" ] || { echo "build first: scripts/build.sh" >&2; exit 1; }
-[ -n "$ior" ] && [ -x "$ior" ] || { echo "give --ior PATH (README: building IOR)" >&2; exit 1; }
-command -v mpirun >/dev/null || { echo "mpirun missing: apt-get install openmpi-bin" >&2; exit 1; }
+if [ "$torn_only" = 0 ]; then
+  [ -n "$ior" ] && [ -x "$ior" ] || { echo "give --ior PATH (README: building IOR)" >&2; exit 1; }
+  command -v mpirun >/dev/null || { echo "mpirun missing: apt-get install openmpi-bin" >&2; exit 1; }
+fi
 [ "$(id -u)" = 0 ] || { echo "run as root (mounts)" >&2; exit 1; }
 
 mnt=$dir/mnt pid=""
+pages_limit=/proc/sys/fs/fuse/max_pages_limit old_limit=""
+restore_limit() { [ -z "$old_limit" ] || echo "$old_limit" >"$pages_limit"; old_limit=""; }
 cleanup() {
   set +e
   grep -q " $mnt " /proc/mounts && { fusermount3 -u "$mnt" 2>/dev/null || fusermount3 -uz "$mnt"; }
+  restore_limit
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -80,25 +92,34 @@ echo "stripefs extent credits benchmark, $(date -u +%F): 4 OSTs on one disk"
 if [ "$ior_only" = 0 ]; then
 echo
 echo "Torn reads (torn_io: 2 writers, 2 readers, a handle each; file striped 4 x 64 KiB)"
-printf "%-10s %-8s %-9s %14s %14s\n" pattern policy reads "credits on" "credits off"
+printf "%-22s %-8s %-9s %14s %14s\n" pattern policy reads "credits on" "credits off"
 mkfs_sfs 64K
-for size in 512K 4M; do
-  n=$reads
-  [ "$size" = 4M ] && n=$((reads / 5))
+torn_rows() {  # $1 size, $2 reads, $3 label, $4 extra mount options
   for policy in orr "tbf uid"; do
     declare -A count=()
     for credits in on off; do
-      mount_sfs "log_level=warn,extent_credits=$credits"
+      mount_sfs "log_level=warn,extent_credits=$credits$4"
       "$bin" set_param "$mnt" nrs_policies="$policy" >/dev/null
-      out=$("$torn" "$mnt/torn.$size" "$size" 2 2 "$n")
+      out=$("$torn" "$mnt/torn.$1" "$1" 2 2 "$2")
       count[$credits]=$(echo "$out" | awk '{ print $4 }')
-      rm -f "$mnt/torn.$size"
+      rm -f "$mnt/torn.$1"
       umount_sfs
     done
-    printf "%-10s %-8s %-9s %14s %14s\n" "$size" "${policy%% *}" "$n" "${count[on]}" "${count[off]}"
+    printf "%-22s %-8s %-9s %14s %14s\n" "$3" "${policy%% *}" "$2" "${count[on]}" "${count[off]}"
   done
-done
+}
+torn_rows 512K "$reads" 512K ""
+torn_rows 4M $((reads / 5)) "4M" ""
+if [ -w "$pages_limit" ]; then
+  old_limit=$(cat "$pages_limit")
+  echo 1024 >"$pages_limit"
+  torn_rows 4M "$reads" "4M max_request=4M" ",max_request=4M"
+  restore_limit
+else
+  echo "4M max_request=4M: skipped, this kernel has no writable $pages_limit"
 fi
+fi
+[ "$torn_only" = 1 ] && exit 0
 
 echo
 echo "IOR, $np processes, extent credits on / off (the same filesystem remounted; $reps repetitions)"
