@@ -50,6 +50,18 @@ void WithExtent(const std::shared_ptr<OpenFile>& file, resource::OwnerId owner, 
   uint64_t end = offset + std::max<uint64_t>(length, 1);
   if (end < offset) end = resource::kWholeRange;
   const resource::Credit wanted{resource::Kind::kExtent, file->ino, offset, end, mode};
+  // A handle alone on its file (lockless mode) is granted from its cached
+  // whole-file credit, and so is a reader beside others (reads are granted
+  // the whole file while no write waits): asked for without a call-back to
+  // set up first, such a request costs no allocation but its held
+  // credit's. A writer beside others needs the root each time: no try.
+  if (owner != resource::kRootOwner &&
+      (manager->owners() == 1 || mode == resource::Mode::kRead)) {
+    auto cached = manager->Get(owner, wanted, {.non_block_local = true}, nullptr, nullptr);
+    if (cached.state == resource::CreditManager::State::kGranted) {
+      return start(std::make_shared<HeldExtent>(file, cached.ticket));
+    }
+  }
   auto waiting = std::make_shared<Waiting>();
   waiting->file = file;
   waiting->start = std::move(start);

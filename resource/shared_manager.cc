@@ -10,7 +10,9 @@ SharedCreditManager::SharedCreditManager(std::unique_ptr<CreditType> type, Tunab
 
 OwnerId SharedCreditManager::AddOwner(std::string name) {
   std::lock_guard<std::mutex> lock(mu_);
-  return manager_.AddOwner(std::move(name));
+  const OwnerId owner = manager_.AddOwner(std::move(name));
+  owners_.store(manager_.owners(), std::memory_order_relaxed);
+  return owner;
 }
 
 void SharedCreditManager::RemoveOwner(OwnerId owner) {
@@ -18,6 +20,7 @@ void SharedCreditManager::RemoveOwner(OwnerId owner) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     manager_.RemoveOwner(owner, now_());
+    owners_.store(manager_.owners(), std::memory_order_relaxed);
     callbacks = manager_.TakeCallbacks();
   }
   Run(std::move(callbacks));
@@ -50,11 +53,6 @@ void SharedCreditManager::Put(Ticket ticket) {
 OwnerStats SharedCreditManager::Stats(OwnerId owner) const {
   std::lock_guard<std::mutex> lock(mu_);
   return manager_.Stats(owner);
-}
-
-size_t SharedCreditManager::owners() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return manager_.owners();
 }
 
 void SharedCreditManager::Run(CreditManager::Callbacks callbacks) {

@@ -4,6 +4,7 @@
 // back in.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -28,7 +29,8 @@ class SharedCreditManager {
                                CreditManager::Done done, CreditManager::OnRevoke on_revoke);
   void Put(Ticket ticket);
   OwnerStats Stats(OwnerId owner) const;
-  size_t owners() const;
+  // Live sub-owners, without the lock: a hint (it may change at once).
+  size_t owners() const { return owners_.load(std::memory_order_relaxed); }
 
  private:
   void Run(CreditManager::Callbacks callbacks);
@@ -36,6 +38,7 @@ class SharedCreditManager {
   const Now now_;
   mutable std::mutex mu_;
   CreditManager manager_;  // GUARDED_BY(mu_)
+  std::atomic<size_t> owners_{0};  // manager_.owners(), written under mu_
 };
 
 }  // namespace sfs::resource

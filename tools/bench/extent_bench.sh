@@ -21,19 +21,21 @@
 #    mean of on/off per workload over the repetitions [95 % interval].
 #
 #   tools/bench/extent_bench.sh --ior PATH [--dir DIR] [--reps N]
-#       [--reads N] [--seq-mib N] [--rand-mib N] [--ior-only]
+#       [--reads N] [--seq-mib N] [--rand-mib N] [--ior-only] [--aa]
 #       [--workloads "seq-write seq-read"]
 #   tools/bench/extent_bench.sh --torn-only [--dir DIR] [--reads N]
 # --ior-only skips part 1, --torn-only part 2 (then no IOR or mpirun is
 # needed); --workloads runs only those IOR workloads (a read needs its
-# write before it).
+# write before it). --aa mounts both sides of the IOR pairs with
+# extent_credits=off (an A/A control: what the bench reports when nothing
+# differs).
 # Must run as root (mounts; mpirun as root; the sysctl).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin=$PWD/build/tools/stripefs/stripefs
 torn=$PWD/build/tools/bench/torn_io
 dir=$PWD/build/extent-bench-work
-ior="" reps=8 reads=10000 seq_mib=256 rand_mib=32 np=2 ior_only=0 torn_only=0
+aa=0 ior="" reps=8 reads=10000 seq_mib=256 rand_mib=32 np=2 ior_only=0 torn_only=0
 workloads="seq-write seq-read rand-write rand-read shared-write shared-read"
 while [ $# -gt 0 ]; do
   case $1 in
@@ -44,6 +46,7 @@ while [ $# -gt 0 ]; do
     --seq-mib) seq_mib=$2; shift 2 ;;
     --rand-mib) rand_mib=$2; shift 2 ;;
     --ior-only) ior_only=1; shift ;;
+    --aa) aa=1; shift ;;
     --torn-only) torn_only=1; shift ;;
     --workloads) workloads=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
@@ -122,7 +125,11 @@ fi
 [ "$torn_only" = 1 ] && exit 0
 
 echo
-echo "IOR, $np processes, extent credits on / off (the same filesystem remounted; $reps repetitions)"
+if [ "$aa" = 1 ]; then
+  echo "IOR, $np processes, A/A control: both sides extent_credits=off (the same filesystem remounted; $reps repetitions)"
+else
+  echo "IOR, $np processes, extent credits on / off (the same filesystem remounted; $reps repetitions)"
+fi
 mkfs_sfs 1M
 declare -A res=()
 run_ior() {  # $1 workload: prints MiB/s
@@ -143,7 +150,9 @@ for rep in $(seq "$reps"); do
   sides="on off"
   [ $((rep % 2)) = 0 ] && sides="off on"
   for credits in $sides; do
-    mount_sfs "log_level=warn,extent_credits=$credits"
+    option=$credits
+    [ "$aa" = 1 ] && option=off
+    mount_sfs "log_level=warn,extent_credits=$option"
     for w in $workloads; do res[$credits.$w]="${res[$credits.$w]:-} $(run_ior "$w")"; done
     rm -f "$mnt"/ior.*
     umount_sfs
