@@ -462,10 +462,14 @@ std::shared_ptr<OpenFile> Filesystem::FindOpen(uint64_t ino) {
 
 void Filesystem::ReleaseOpen(const std::shared_ptr<OpenFile>& file, resource::OwnerId layout_owner,
                              resource::Ticket layout_ticket) {
-  file->layout_credits->Put(layout_ticket);
-  file->layout_credits->RemoveOwner(layout_owner);
   {
     std::lock_guard<std::mutex> lock(open_mu_);
+    // Given back under the lock a layout change checks under, together
+    // with the open count: a change never sees the file open with no
+    // credit held, so it never swaps the layout of an OpenFile that a
+    // later open would be handed.
+    file->layout_credits->Put(layout_ticket);
+    file->layout_credits->RemoveOwner(layout_owner);
     if (--file->opens > 0) return;
     // Stored before the file leaves the table, under the lock AcquireOpen
     // reads the store under: an open right after this close loads what it

@@ -3,8 +3,9 @@
 // the placement policy and the table of open files. Internal to fs/.
 //
 // Lock order (outermost first): Filesystem::open_mu_, then
-// OpenFile::times_mu, then the leaves meta::MetaStore::mu_ and
-// ost::Service::mu_. No lock is held across a fuse_reply_*.
+// OpenFile::times_mu or OpenFile::layout_credits' lock, then the leaves
+// meta::MetaStore::mu_ (whose usage observer takes QuotaControl's lock)
+// and ost::Service::mu_. No lock is held across a fuse_reply_*.
 #pragma once
 
 #include <sys/stat.h>

@@ -37,7 +37,11 @@ struct LockFile {
 }  // namespace
 
 int RunFsck(const FsckOptions& options) {
-  auto store = meta::MetaStore::Open(options.meta_dir);
+  // A check changes nothing: a store from before quotas is not counted
+  // here (pass 6 reports what a count would store; --repair stores it).
+  meta::StoreOptions store_options;
+  store_options.count_usage = options.repair;
+  auto store = meta::MetaStore::Open(options.meta_dir, store_options);
   if (!store.ok()) return Fail(store.status());
   LockFile lock;
   const std::string lock_path = options.meta_dir + "/stripefs.lock";

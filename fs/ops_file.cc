@@ -85,7 +85,8 @@ uint32_t OstAt(const layout::Layout& layout, uint64_t offset) {
 // The room a write or preallocation part may take on its OST: its bytes
 // past the object's end, and those inside too unless the object is known
 // to hold no holes (its allocation, as its OST last reported it, covers
-// its size), plus a block for rounding.
+// its size), plus a block at each end for rounding (the 1 % the grants
+// keep back covers larger blocks).
 uint64_t SpaceNeeded(const OpenFile& file, uint64_t file_size, const ost::IoRequest& part) {
   constexpr uint64_t kBlock = 4096;
   const uint32_t stripe = static_cast<uint32_t>(part.tag);
@@ -95,7 +96,7 @@ uint64_t SpaceNeeded(const OpenFile& file, uint64_t file_size, const ost::IoRequ
   uint64_t needed = end > object_size ? end - std::max(begin, object_size) : 0;
   const bool dense = file.allocated[stripe].load(std::memory_order_relaxed) >= object_size;
   if (!dense && begin < object_size) needed += std::min(end, object_size) - begin;
-  return needed == 0 ? 0 : needed + kBlock;
+  return needed == 0 ? 0 : needed + 2 * kBlock;
 }
 
 // What a data op is granted before its first part runs, after its extent
@@ -123,7 +124,10 @@ Status Admit(Filesystem& fs, const nrs::RequestInfo& who, OpenFile& file, uint64
       per_ost.emplace_back(part->info.ost, SpaceNeeded(file, size, *part));
     }
   }
-  auto space = fs.space().Reserve(per_ost);
+  // Only a FUSE worker in its own callback may wait for a fresh sample: an
+  // op admitted by a service thread that finished the one before it must
+  // not hold up that OST's queue.
+  auto space = fs.space().Reserve(per_ost, FuseCallbackScope::active());
   if (!space.ok()) {
     return Status::Error(space.err(), "inode " + std::to_string(file.ino) + ": " +
                                           space.status().message());
@@ -949,7 +953,16 @@ void ServeSetattr(fuse_req_t req, fuse_ino_t ino, const struct stat* attr, int t
     if (!change.uid.has_value() && !change.gid.has_value()) {
       return ReplyAttr(req, fs.StoreAttr(ino, change), "setattr");
     }
-    return ChangeOwner(req, ino, change);
+    // A write in flight was reserved against the old owner but is charged
+    // to whoever owns the file when its size is stored: an open file's
+    // chown waits for the I/O before it and holds back the I/O after it,
+    // as a truncate does.
+    std::shared_ptr<OpenFile> file = fi != nullptr ? Handle(fi)->file : fs.FindOpen(ino);
+    if (!file) return ChangeOwner(req, ino, change);
+    const resource::OwnerId owner = fi != nullptr ? Handle(fi)->extent_owner : resource::kRootOwner;
+    return WithExtent(
+        file, owner, 0, resource::kWholeRange, resource::Mode::kWrite,
+        [req, ino, change](std::shared_ptr<void>) { ChangeOwner(req, ino, change); }, [] {});
   }
 
   std::shared_ptr<OpenFile> file = fi != nullptr ? Handle(fi)->file : fs.FindOpen(ino);

@@ -22,10 +22,10 @@ uint64_t MarginOf(const ost::SpaceInfo& space) {
 SpaceHold::~SpaceHold() { grants_->Return(pool_bytes_); }
 
 Result<std::shared_ptr<SpaceHold>> SpaceGrants::Reserve(
-    const std::vector<std::pair<uint32_t, uint64_t>>& per_ost) {
+    const std::vector<std::pair<uint32_t, uint64_t>>& per_ost, bool may_wait) {
   uint32_t short_ost = 0;
   auto held = TryReserve(per_ost, &short_ost);
-  if (held.ok() || held.err() != ENOSPC) return held;
+  if (held.ok() || held.err() != ENOSPC || !may_wait) return held;
   // Maybe only the estimate is short (space freed since the sample): one
   // fresh sample decides.
   const auto asked = Clock::now();
@@ -51,6 +51,9 @@ Result<std::shared_ptr<SpaceHold>> SpaceGrants::TryReserve(
   for (const auto& [ost, bytes] : per_ost) {
     if (bytes == 0) continue;
     ost::SpaceSample sample = sample_of_(ost);
+    // A read-only OST refuses the write itself (EROFS), as before grants:
+    // no room to count there.
+    if (sample.space && sample.space->read_only) continue;
     const uint64_t key =
         sample.space && sample.space->device != 0 ? sample.space->device : (kUnknownDevice | ost);
     Want& want = wants[key];
@@ -71,7 +74,7 @@ Result<std::shared_ptr<SpaceHold>> SpaceGrants::TryReserve(
       const ost::SpaceInfo& space = *want.sample->space;
       pool.set_margin(MarginOf(space));
       // The daemon is root: root's free blocks are what its writes can use.
-      pool.Sample(space.read_only ? 0 : space.free_blocks * space.block_size, *want.sample->at);
+      pool.Sample(space.free_blocks * space.block_size, *want.sample->at);
     }
     if (!pool.Get(want.bytes)) {
       *short_ost = want.ost;
@@ -87,8 +90,10 @@ Result<std::shared_ptr<SpaceHold>> SpaceGrants::TryReserve(
 }
 
 void SpaceGrants::Return(const std::vector<std::pair<uint64_t, uint64_t>>& pool_bytes) {
-  const auto now = Clock::now();
   std::lock_guard<std::mutex> lock(mu_);
+  // Read under the lock: the pools' marks must see completions in time
+  // order (resource/free_space.h).
+  const auto now = Clock::now();
   for (const auto& [key, bytes] : pool_bytes) pools_.at(key).Put(bytes, now);
 }
 

@@ -58,9 +58,13 @@ class SpaceGrants {
   // healthy disk answers statvfs in microseconds; a hung one is refused.
   static constexpr std::chrono::milliseconds kFreshSampleWait{250};
 
-  // Grants every OST its bytes (`per_ost`: OST index, bytes; an OST may
-  // appear more than once), all or none. ENOSPC naming the OST otherwise.
-  Result<std::shared_ptr<SpaceHold>> Reserve(const std::vector<std::pair<uint32_t, uint64_t>>& per_ost);
+  // Grants every OST of `per_ost` its bytes (`per_ost`: OST index, bytes;
+  // an OST may appear more than once), all or none; a read-only OST is
+  // skipped (it refuses the write itself, EROFS). ENOSPC naming the OST
+  // otherwise, after waiting for a fresh sample only if `may_wait` (a
+  // FUSE worker may; an OST service thread must not hold up its queue).
+  Result<std::shared_ptr<SpaceHold>> Reserve(
+      const std::vector<std::pair<uint32_t, uint64_t>>& per_ost, bool may_wait);
 
   // Bytes granted and not yet returned, over every pool (for tests).
   uint64_t granted();

@@ -152,6 +152,10 @@ struct StoreOptions {
   // Table files RocksDB keeps open at once (-1: all): its share of the
   // daemon's file descriptors.
   int max_open_files = 256;
+  // A store with no usage records yet (made before quotas) or a damaged
+  // one is counted at open, in one batch (meta_store.h, "Quota usage").
+  // false (fsck without --repair): nothing is written; usage starts empty.
+  bool count_usage = true;
 };
 
 // Settings are plain string key/values in the S/ space, and so are the
@@ -297,7 +301,9 @@ class MetaStore {
   // Erases every record of `ino` (inode, layout, xattrs, orphan mark).
   virtual Status EraseRecords(uint64_t ino) = 0;
   // Replaces every usage record by `usage` (fsck's recount: ChargesOf over
-  // every inode), keeping grace ends where an id stays over its limit.
+  // every inode). A grace end already stored is kept (the soft limits are
+  // not known without a mount; the next mount's SetSoftLimits corrects
+  // it); its bytes and inodes are ignored.
   virtual Status RepairUsage(const std::map<QuotaId, QuotaUsage>& usage) = 0;
 
   // Makes everything written so far durable (syncs the WAL). While the disk

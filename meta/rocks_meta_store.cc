@@ -86,7 +86,7 @@ Result<std::unique_ptr<MetaStore>> MetaStore::Open(const std::string& dir,
   auto next_obj = ReadCounter(db->get(), kNextObjKey);
   SFS_RETURN_IF_ERROR(next_obj);
   auto store = std::make_unique<RocksMetaStore>(std::move(*db), *next_ino, *next_obj);
-  SFS_RETURN_IF_ERROR(store->LoadUsage());
+  SFS_RETURN_IF_ERROR(store->LoadUsage(options.count_usage));
   return std::unique_ptr<MetaStore>(std::move(store));
 }
 

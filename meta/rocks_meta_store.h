@@ -29,6 +29,10 @@ inline constexpr uint64_t kFirstObjectId = 1;
 // resumes by itself after a full disk (rocks_meta_store.cc OpenDb).
 inline constexpr size_t kWriteBufferBytes = 8 << 20;
 
+// EXDEV unless `moved` may get a name in `to_dir`: a directory with a
+// project id takes in only what belongs to it (rocks_meta_store_rename.cc).
+Status CheckProjectMove(const Inode& moved, const Inode& to_dir);
+
 class RocksMetaStore final : public MetaStore {
  public:
   // Takes over an open database whose counters are `next_ino`/`next_obj`.
@@ -90,8 +94,9 @@ class RocksMetaStore final : public MetaStore {
   QuotaUsage GetUsage(const QuotaId& id) override;
 
   // At open: the usage records into memory, counted from the inodes if the
-  // store has none yet or one is damaged (rocks_meta_store_usage.cc).
-  Status LoadUsage();
+  // store has none yet or one is damaged and `count` allows (else none:
+  // rocks_meta_store_usage.cc).
+  Status LoadUsage(bool count);
 
   Status Sync() override;
 

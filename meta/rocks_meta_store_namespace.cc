@@ -89,6 +89,9 @@ Result<Inode> RocksMetaStore::Link(uint64_t ino, uint64_t new_parent, const std:
   }
   auto dir = m.LoadDir(new_parent);
   SFS_RETURN_IF_ERROR(dir);
+  // ln and rm would otherwise do the rename across projects that rename
+  // refuses (ext4 and XFS refuse the link too).
+  SFS_RETURN_IF_ERROR(CheckProjectMove(**inode, **dir));
   auto existing = m.FindDirent(new_parent, new_name);
   SFS_RETURN_IF_ERROR(existing);
   if (existing->has_value()) return NameExists(new_name, new_parent);

@@ -14,19 +14,6 @@ namespace {
 // Deeper than any real tree; only a damaged parent chain gets here.
 constexpr int kMaxDepth = 1 << 20;
 
-// A directory with a project id hands it to everything in it; what comes
-// from elsewhere with another one would escape its project's quota, so it
-// is refused with EXDEV, as ext4, XFS and Lustre do: mv then copies (and
-// the copy counts for the project) and removes the original. A rename
-// within one directory moves nothing between projects.
-Status CheckProject(const Inode& moved, const Inode& to_dir) {
-  if (to_dir.projid == 0 || moved.projid == to_dir.projid) return Status::Ok();
-  return Status::Error(EXDEV, "meta: inode " + std::to_string(moved.ino) + " of project " +
-                                  std::to_string(moved.projid) + " cannot move into directory " +
-                                  std::to_string(to_dir.ino) + " of project " +
-                                  std::to_string(to_dir.projid));
-}
-
 // A directory moved from `from` to `to` (different parents): its ".." moves.
 void MoveDir(Inode* moved, Inode* from, Inode* to) {
   moved->parent = to->ino;
@@ -35,6 +22,19 @@ void MoveDir(Inode* moved, Inode* from, Inode* to) {
 }
 
 }  // namespace
+
+// A directory with a project id hands it to everything in it; what comes
+// from elsewhere with another one would escape its project's quota, so it
+// is refused with EXDEV, as ext4, XFS and Lustre do: mv then copies (and
+// the copy counts for the project) and removes the original. (A rename
+// within one directory moves nothing and is not checked.)
+Status CheckProjectMove(const Inode& moved, const Inode& to_dir) {
+  if (to_dir.projid == 0 || moved.projid == to_dir.projid) return Status::Ok();
+  return Status::Error(EXDEV, "meta: inode " + std::to_string(moved.ino) + " of project " +
+                                  std::to_string(moved.projid) + " cannot move into directory " +
+                                  std::to_string(to_dir.ino) + " of project " +
+                                  std::to_string(to_dir.projid));
+}
 
 Status RocksMetaStore::CheckNotBelow(uint64_t dir, uint64_t ancestor) {
   uint64_t cur = dir;
@@ -84,7 +84,7 @@ Result<std::optional<Removed>> RocksMetaStore::Rename(uint64_t parent, const std
   }
   auto moved = m.Load(src->ino);
   SFS_RETURN_IF_ERROR(moved);
-  if (parent != new_parent) SFS_RETURN_IF_ERROR(CheckProject(**moved, **dst_dir));
+  if (parent != new_parent) SFS_RETURN_IF_ERROR(CheckProjectMove(**moved, **dst_dir));
 
   std::optional<Removed> replaced;
   if (dst->has_value()) {
@@ -149,8 +149,8 @@ Result<std::optional<Removed>> RocksMetaStore::Exchange(uint64_t parent, const s
   auto b_inode = m.Load(b->ino);
   SFS_RETURN_IF_ERROR(b_inode);
   if (cross) {
-    SFS_RETURN_IF_ERROR(CheckProject(**a_inode, **b_dir));
-    SFS_RETURN_IF_ERROR(CheckProject(**b_inode, **a_dir));
+    SFS_RETURN_IF_ERROR(CheckProjectMove(**a_inode, **b_dir));
+    SFS_RETURN_IF_ERROR(CheckProjectMove(**b_inode, **a_dir));
   }
 
   m.PutDirent(parent, name, b->ino, b->type);

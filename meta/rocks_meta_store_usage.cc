@@ -2,6 +2,7 @@
 // observer, reads, fsck's repair, and the one-time count of a store made
 // before quotas existed.
 #include <rocksdb/write_batch.h>
+#include <sys/stat.h>
 
 #include "meta/db_reads.h"
 #include "meta/db_write.h"
@@ -18,9 +19,9 @@ constexpr std::string_view kPreQuotaProjidXattr = "user.stripefs.projid";
 
 }  // namespace
 
-Status RocksMetaStore::LoadUsage() {
+Status RocksMetaStore::LoadUsage(bool count) {
   auto counted = ReadKey(db_.get(), rocksdb::ReadOptions(), kUsageCountedKey, "meta: usage mark");
-  if (counted.err() == ENOENT) return CountUsage();
+  if (counted.err() == ENOENT) return count ? CountUsage() : Status::Ok();
   SFS_RETURN_IF_ERROR(counted);
   std::map<QuotaId, QuotaUsage> records;
   Status bad;
@@ -38,15 +39,17 @@ Status RocksMetaStore::LoadUsage() {
   SFS_RETURN_IF_ERROR(s);
   // A damaged record is counted again from the inodes, which are the
   // truth (grace ends restart).
-  if (!bad.ok()) return CountUsage();
+  if (!bad.ok()) return count ? CountUsage() : Status::Ok();
   usage_.Reset(std::move(records));
   return Status::Ok();
 }
 
 // Every inode is counted and the records replaced, in one batch with the
 // mark. For a store from before quotas, every directory's project id also
-// moves from its xattr into its inode (files made before keep none: they
-// were never recorded).
+// moves from its xattr into its inode, and every other inode takes the
+// project of the (first) directory that names it, as if it had been made
+// under quotas. An inode record that does not decode counts for nobody
+// (fsck reports it, and recounts once it is repaired).
 Status RocksMetaStore::CountUsage() {
   rocksdb::WriteBatch batch;
   Status s = ScanPrefix(db_.get(), rocksdb::ReadOptions(), std::string(1, kUsagePrefix),
@@ -69,25 +72,40 @@ Status RocksMetaStore::CountUsage() {
                           return true;
                         });
   SFS_RETURN_IF_ERROR(s);
+  // What the entries of those directories name (not directories: those
+  // have their own xattr, copied at mkdir).
+  std::map<uint64_t, uint32_t> named_projids;
+  for (const auto& [dir, projid] : dir_projids) {
+    s = ScanPrefix(db_.get(), rocksdb::ReadOptions(), DirentPrefix(dir),
+                   [&, projid = projid](std::string_view, std::string_view value) {
+                     auto entry = DecodeDirent(value);
+                     if (entry.ok() && entry->type != S_IFDIR) {
+                       named_projids.emplace(entry->ino, projid);
+                     }
+                     return true;
+                   });
+    SFS_RETURN_IF_ERROR(s);
+  }
   std::map<QuotaId, Charge> totals;
-  Status bad;
   s = ScanPrefix(db_.get(), rocksdb::ReadOptions(), std::string(1, kInodePrefix),
                  [&](std::string_view key, std::string_view value) {
                    auto ino = DecodeInoKey(key);
                    auto inode = ino.ok() ? DecodeInode(*ino, value) : Result<Inode>(ino.status());
-                   if (!inode.ok()) {
-                     bad = inode.status();
-                     return false;
-                   }
+                   if (!inode.ok()) return true;
+                   uint32_t projid = inode->projid;
                    if (auto it = dir_projids.find(*ino); it != dir_projids.end()) {
-                     inode->projid = it->second;
+                     projid = it->second;
+                   } else if (auto named = named_projids.find(*ino); named != named_projids.end()) {
+                     projid = named->second;
+                   }
+                   if (projid != inode->projid) {
+                     inode->projid = projid;
                      batch.Put(key, EncodeInode(*inode));
                    }
                    AddCharges(ChargesOf(*inode), +1, &totals);
                    return true;
                  });
   SFS_RETURN_IF_ERROR(s);
-  SFS_RETURN_IF_ERROR(bad);
   UsageBook fresh;
   const UsageRecords records = fresh.Next(totals, Timestamp::Now().sec);
   PutUsageRecords(records, &batch);
@@ -130,18 +148,20 @@ QuotaUsage RocksMetaStore::GetUsage(const QuotaId& id) {
 
 Status RocksMetaStore::RepairUsage(const std::map<QuotaId, QuotaUsage>& usage) {
   std::lock_guard<std::mutex> lock(mu_);
-  // Every id either side knows: ids no longer used go to zero (deleted).
-  std::map<QuotaId, Charge> deltas;
+  // Every id either side knows whose counts differ: ids no longer used go
+  // to zero (deleted); grace ends stay as stored.
+  UsageRecords records;
   for (const auto& [id, stored] : usage_.records()) {
-    deltas[id] = Charge{id, -stored.bytes, -stored.inodes};
+    if (usage.count(id) == 0) records.emplace_back(id, QuotaUsage{});
   }
   for (const auto& [id, counted] : usage) {
-    Charge& delta = deltas[id];
-    delta.id = id;
-    delta.bytes += counted.bytes;
-    delta.inodes += counted.inodes;
+    QuotaUsage next = usage_.Get(id);
+    if (next.bytes == counted.bytes && next.inodes == counted.inodes) continue;
+    next.bytes = counted.bytes;
+    next.inodes = counted.inodes;
+    if (next.bytes == 0 && next.inodes == 0) next = QuotaUsage{};
+    records.emplace_back(id, next);
   }
-  const UsageRecords records = usage_.Next(deltas, Timestamp::Now().sec);
   rocksdb::WriteBatch batch;
   PutUsageRecords(records, &batch);
   batch.Put(std::string(kUsageCountedKey), "1");

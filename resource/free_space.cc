@@ -41,6 +41,9 @@ bool FreeSpace::Get(uint64_t bytes) {
 void FreeSpace::Put(uint64_t bytes, Clock::time_point now) {
   granted_ -= std::min(bytes, granted_);
   written_ += bytes;
+  // Marks keep time order: a completion told late counts as of the latest
+  // time known (later, so never in a sample that cannot show it).
+  if (!marks_.empty() && now < marks_.back().last) now = marks_.back().last;
   if (!marks_.empty() && now - marks_.back().first < kMarkSpacing) {
     // The last mark takes this write too: it then holds for samples from
     // now on (a sample between its writes uses the mark before it).

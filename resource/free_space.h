@@ -40,7 +40,8 @@ class FreeSpace {
   // Grants `bytes` if that much is left; before the first sample
   // everything is granted (nothing is known yet).
   bool Get(uint64_t bytes);
-  // A granted write of `bytes` completed (or failed) at `now`.
+  // A granted write of `bytes` completed (or failed) by `now`. Times
+  // earlier than one already told count as that one.
   void Put(uint64_t bytes, Clock::time_point now);
   // A grant given back unused (nothing was sent to the disk).
   void Cancel(uint64_t bytes) { granted_ -= std::min(bytes, granted_); }

@@ -47,9 +47,13 @@ std::optional<uint64_t> Number(std::string_view text, std::string_view unit_lett
   return value * multiplier;
 }
 
-std::optional<uint64_t> Amount(std::string_view text) {
+// Bytes take binary units, inode counts decimal ones (100k inodes are
+// 100,000), as quota-tools' setquota reads them.
+std::optional<uint64_t> Amount(std::string_view text, bool bytes) {
   static constexpr uint64_t kBinary[] = {1ULL << 10, 1ULL << 20, 1ULL << 30, 1ULL << 40, 1ULL << 50};
-  return Number(text, "KMGTPkmgtp", kBinary,
+  static constexpr uint64_t kDecimal[] = {1'000ULL, 1'000'000ULL, 1'000'000'000ULL,
+                                          1'000'000'000'000ULL, 1'000'000'000'000'000ULL};
+  return Number(text, "KMGTPkmgtp", bytes ? kBinary : kDecimal,
                 static_cast<uint64_t>(std::numeric_limits<int64_t>::max()));
 }
 
@@ -86,7 +90,7 @@ Result<QuotaLimitsChange> ParseQuotaLimits(std::string_view text) {
                  "' (bsoft, bhard, isoft and ihard are known)");
     }
     if (slot->has_value()) return Bad("quota limit " + std::string(name) + " given twice");
-    auto value = Amount(word.substr(eq + 1));
+    auto value = Amount(word.substr(eq + 1), /*bytes=*/name[0] == 'b');
     if (!value) {
       return Bad("quota limit " + std::string(name) + " must be a whole number with an optional "
                  "K, M, G, T or P (up to 2^63-1), not '" + std::string(word.substr(eq + 1)) + "'");

@@ -24,8 +24,9 @@ struct QuotaLimits {
 
 // A change as written: "bsoft=10G bhard=12G isoft=100k ihard=120k", any
 // subset, separated by blanks or commas. A limit not named keeps its
-// value (as `lfs setquota`); 0 removes one. Sizes and counts take the
-// binary suffixes K, M, G, T, P (either case; 100k = 102,400).
+// value (as `lfs setquota`); 0 removes one. Sizes take the binary
+// suffixes K, M, G, T, P (either case; 10G = 10 x 2^30 bytes), inode
+// counts the decimal ones (100k = 100,000 inodes).
 struct QuotaLimitsChange {
   std::optional<uint64_t> block_soft, block_hard, inode_soft, inode_hard;
 };

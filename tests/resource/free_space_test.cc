@@ -76,6 +76,21 @@ TEST(FreeSpaceTest, AfterABurstTheNextSampleShowsEverything) {
   EXPECT_EQ(*space.left(), 9000);
 }
 
+// A completion told late (its thread waited for the lock) counts as of
+// the latest time known: a sample between never takes it as shown.
+TEST(FreeSpaceTest, ACompletionToldLateNeverCountsAsShownEarlier) {
+  FreeSpace space(0);
+  const Clock::time_point t0{};
+  space.Sample(1000, t0);
+  ASSERT_TRUE(space.Get(100));
+  ASSERT_TRUE(space.Get(100));
+  space.Put(100, t0 + 100ms);
+  space.Put(100, t0 + 115ms);
+  space.Put(0, t0 + 99ms);  // late, and earlier than the mark's last
+  space.Sample(900, t0 + 105ms);  // saw at most the first write
+  EXPECT_EQ(*space.left(), 700);
+}
+
 TEST(FreeSpaceTest, AFullOrReadOnlyDiskGrantsNothing) {
   FreeSpace space(0);
   space.Sample(0, Clock::time_point{} + 1s);

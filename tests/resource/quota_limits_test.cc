@@ -5,18 +5,19 @@
 namespace sfs::resource {
 namespace {
 
-TEST(QuotaLimitsTest, ParsesAnySubsetWithBinaryUnits) {
+TEST(QuotaLimitsTest, ParsesAnySubsetBytesBinaryInodesDecimal) {
   auto change = ParseQuotaLimits("bsoft=10G bhard=12G isoft=100k ihard=120k");
   ASSERT_TRUE(change.ok()) << change.status().ToString();
   EXPECT_EQ(*change->block_soft, 10ULL << 30);
   EXPECT_EQ(*change->block_hard, 12ULL << 30);
-  EXPECT_EQ(*change->inode_soft, 100ULL << 10);
-  EXPECT_EQ(*change->inode_hard, 120ULL << 10);
+  EXPECT_EQ(*change->inode_soft, 100'000u);
+  EXPECT_EQ(*change->inode_hard, 120'000u);
   auto one = ParseQuotaLimits(" bhard=5M,\n");
   ASSERT_TRUE(one.ok());
   EXPECT_FALSE(one->block_soft.has_value());
   EXPECT_EQ(*one->block_hard, 5ULL << 20);
   EXPECT_EQ(*ParseQuotaLimits("ihard=7")->inode_hard, 7u);
+  EXPECT_EQ(*ParseQuotaLimits("ihard=2M")->inode_hard, 2'000'000u);
   EXPECT_EQ(*ParseQuotaLimits("bsoft=1p")->block_soft, 1ULL << 50);
 }
 
