@@ -14,7 +14,8 @@
 #    raised to 1024 pages while those rows run and put back after (skipped
 #    on a kernel without it).
 # 2. Cost: IOR (2 processes) on one filesystem remounted with and without
-#    extent credits, back to back in alternating order: sequential 1 MiB
+#    extent credits, back to back in a seeded random order (half the
+#    repetitions each way; tools/bench/ratio.sh): sequential 1 MiB
 #    and random 4 KiB writes and reads, a file per process (each handle
 #    alone on its file: the cached whole-file credit) and a shared file
 #    (two handles on one file: a credit per request). Prints the geometric
@@ -22,20 +23,20 @@
 #
 #   tools/bench/extent_bench.sh --ior PATH [--dir DIR] [--reps N]
 #       [--reads N] [--seq-mib N] [--rand-mib N] [--ior-only] [--aa]
-#       [--workloads "seq-write seq-read"]
+#       [--workloads "seq-write seq-read"] [--seed N]
 #   tools/bench/extent_bench.sh --torn-only [--dir DIR] [--reads N]
 # --ior-only skips part 1, --torn-only part 2 (then no IOR or mpirun is
 # needed); --workloads runs only those IOR workloads (a read needs its
 # write before it). --aa mounts both sides of the IOR pairs with
 # extent_credits=off (an A/A control: what the bench reports when nothing
-# differs).
+# differs). --seed N: the seed of the pairs' order (default 1).
 # Must run as root (mounts; mpirun as root; the sysctl).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin=$PWD/build/tools/stripefs/stripefs
 torn=$PWD/build/tools/bench/torn_io
 dir=$PWD/build/extent-bench-work
-aa=0 ior="" reps=8 reads=10000 seq_mib=256 rand_mib=32 np=2 ior_only=0 torn_only=0
+seed=1 aa=0 ior="" reps=8 reads=10000 seq_mib=256 rand_mib=32 np=2 ior_only=0 torn_only=0
 workloads="seq-write seq-read rand-write rand-read shared-write shared-read"
 while [ $# -gt 0 ]; do
   case $1 in
@@ -49,6 +50,7 @@ while [ $# -gt 0 ]; do
     --aa) aa=1; shift ;;
     --torn-only) torn_only=1; shift ;;
     --workloads) workloads=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -146,9 +148,10 @@ run_ior() {  # $1 workload: prints MiB/s
   mpi "$ior" -a POSIX -k $args |
     awk '/^Summary of all tests/ { s = 1 } s && ($1 == "write" || $1 == "read") { print $2; exit }'
 }
+read -ra swapped <<< "$(swap_order_of "$reps" "$seed")"
 for rep in $(seq "$reps"); do
   sides="on off"
-  [ $((rep % 2)) = 0 ] && sides="off on"
+  [ "${swapped[$((rep - 1))]}" = 1 ] && sides="off on"
   for credits in $sides; do
     option=$credits
     [ "$aa" = 1 ] && option=off

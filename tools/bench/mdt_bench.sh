@@ -14,9 +14,10 @@
 #    then reaches the metadata service. off and fifo (both ways) are one
 #    filesystem, mounted afresh with the options of each run, so the two
 #    sides of a ratio share store and directories. Each repetition runs
-#    every target once, each off/fifo pair back to back (off first in odd
-#    repetitions, fifo first in even ones), so the machine's drifts cancel
-#    in the ratio within the pair. Printed: median ops/s per phase and target [range],
+#    every target once, each off/fifo pair back to back (in an order
+#    drawn at random per repetition, half each way), so the machine's
+#    drifts cancel in the ratio within the pair. Printed: median ops/s per
+#    phase and target [range],
 #    and per phase the geometric mean of the ratios to mdt_nrs=off over the
 #    repetitions with its 95 % confidence interval (Student's t on the log
 #    ratios): the aim fifo/off >= 0.95 is shown met when the interval's
@@ -30,19 +31,20 @@
 #
 #   tools/bench/mdt_bench.sh --mdtest PATH [--dir DIR] [--reps N] [--files N]
 #       [--rates "200 1000"] [--seconds S] [--uncached-only | --cached-only]
-#       [--settle S] [--mdtest-args "-C"] [--aa]
+#       [--settle S] [--mdtest-args "-C"] [--aa] [--seed N]
 # --uncached-only: only the uncached off/fifo pair of part 1 (where every
 # stat and lookup passes the head), so that many repetitions fit in a few
 # minutes and the interval narrows; --cached-only: only the cached pair. --settle S: wait S seconds after each
 # remount before mdtest starts. --mdtest-args: more mdtest arguments for
 # part 1 (e.g. -C, creates only). --aa: an A/A control: the fifo sides
 # are mounted mdt_nrs=off too, so their ratios show the bench's own error.
+# --seed N: the seed of the pairs' random order (default 1).
 # Must run as root (mounts; mpirun as root).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin=$PWD/build/tools/stripefs/stripefs
 dir=$PWD/build/mdt-bench-work
-mdtest="" reps=5 files=2000 np=2 rates="200 1000" seconds=6 only="" settle=0 aa=0 mdtest_args=""
+mdtest="" reps=5 files=2000 np=2 rates="200 1000" seconds=6 only="" settle=0 aa=0 mdtest_args="" seed=1
 while [ $# -gt 0 ]; do
   case $1 in
     --mdtest) mdtest=$2; shift 2 ;;
@@ -56,6 +58,7 @@ while [ $# -gt 0 ]; do
     --aa) aa=1; shift ;;
     --settle) settle=$2; shift 2 ;;
     --mdtest-args) mdtest_args=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -140,16 +143,18 @@ run_target() {  # $1 target: one mdtest run, its phase rates appended to res
   if [ -n "$pid" ]; then fusermount3 -u "$dir/pair/mnt"; wait "$pid"; fi
 }
 # Blocks run in turn, one block later each repetition; within a pair the
-# order alternates.
+# order is drawn at random, half the repetitions each way (swap_order_of in
+# tools/bench/ratio.sh says why not a strict alternation).
 blocks=("plain" "mdt-off mdt-fifo" "mdt-tbf" "off-uncached fifo-uncached")
 case $only in
   uncached) blocks=("off-uncached fifo-uncached"); targets="off-uncached fifo-uncached" ;;
   cached) blocks=("mdt-off mdt-fifo"); targets="mdt-off mdt-fifo" ;;
 esac
+read -ra swapped <<< "$(swap_order_of "$reps" "$seed")"
 for rep in $(seq "$reps"); do
   for i in "${!blocks[@]}"; do
     read -ra pair <<< "${blocks[$(( (i + rep) % ${#blocks[@]} ))]}"
-    if [ ${#pair[@]} = 2 ] && [ $((rep % 2)) = 0 ]; then pair=("${pair[1]}" "${pair[0]}"); fi
+    if [ ${#pair[@]} = 2 ] && [ "${swapped[$((rep - 1))]}" = 1 ]; then pair=("${pair[1]}" "${pair[0]}"); fi
     for t in "${pair[@]}"; do run_target "$t"; done
   done
 done

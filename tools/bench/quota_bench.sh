@@ -4,18 +4,18 @@
 # with quota limits set for nobody's user, group and project (high enough
 # never to be reached, so every growing write and every create goes
 # through the reservation path) and with no limit set at all (quota
-# checks skipped; usage is counted either way), back to back in
-# alternating order. Prints the geometric mean of enforced/off per
+# checks skipped; usage is counted either way), back to back in a seeded
+# random order (half the repetitions each way; tools/bench/ratio.sh). Prints the geometric mean of enforced/off per
 # workload over the repetitions [95 % interval].
 #
 #   tools/bench/quota_bench.sh --ior PATH [--mdtest PATH] [--dir DIR]
-#       [--reps N] [--rand-mib N] [--seq-mib N] [--files N]
+#       [--reps N] [--rand-mib N] [--seq-mib N] [--files N] [--seed N]
 # Must run as root (mounts; IOR runs as nobody through runuser).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 bin=$PWD/build/tools/stripefs/stripefs
 dir=$PWD/build/quota-bench-work
-ior="" mdtest="" reps=12 rand_mib=32 seq_mib=256 files=2000 np=2
+seed=1 ior="" mdtest="" reps=12 rand_mib=32 seq_mib=256 files=2000 np=2
 while [ $# -gt 0 ]; do
   case $1 in
     --ior) ior=$2; shift 2 ;;
@@ -25,6 +25,7 @@ while [ $# -gt 0 ]; do
     --rand-mib) rand_mib=$2; shift 2 ;;
     --seq-mib) seq_mib=$2; shift 2 ;;
     --files) files=$2; shift 2 ;;
+    --seed) seed=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -90,9 +91,10 @@ run() {  # $1 workload: prints MiB/s or creates/s
               awk '$1 == "File" && $2 == "creation" { print $4; exit }' ;;
   esac
 }
+read -ra swapped <<< "$(swap_order_of "$reps" "$seed")"
 for rep in $(seq "$reps"); do
   sides="on off"
-  [ $((rep % 2)) = 0 ] && sides="off on"
+  [ "${swapped[$((rep - 1))]}" = 1 ] && sides="off on"
   for side in $sides; do
     mount_sfs
     limits "$side"

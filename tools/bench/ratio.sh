@@ -19,3 +19,17 @@ ratio_ci_of() {
 # The median and the range of space-separated values on stdin.
 median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
 range() { tr ' ' '\n' | grep -v '^$' | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.0f-%.0f", lo, hi }'; }
+
+# Which repetitions run a pair's second side first: $1 repetitions, $2 seed;
+# prints one 0 or 1 per repetition, half of them ones, in a seeded random
+# order. Not a strict alternation (AB BA AB BA ...): every mount of a store
+# recovers its write-ahead log into a new RocksDB level-0 file, so a
+# compaction comes at about every fourth mount, and with that alternation an
+# event every four runs falls on the same side each time: a bias that no
+# number of repetitions averages out.
+swap_order_of() {
+  awk -v n="$1" -v seed="$2" 'BEGIN {
+    srand(seed); for (i = 1; i <= n; i++) v[i] = (i <= int(n / 2)) ? 1 : 0
+    for (i = n; i > 1; i--) { j = int(rand() * i) + 1; t = v[i]; v[i] = v[j]; v[j] = t }
+    for (i = 1; i <= n; i++) printf "%d ", v[i] }'
+}
