@@ -5,8 +5,9 @@
 # never to be reached, so every growing write and every create goes
 # through the reservation path) and with no limit set at all (quota
 # checks skipped; usage is counted either way), back to back in a seeded
-# random order (half the repetitions each way; tools/bench/ratio.sh). Prints the geometric mean of enforced/off per
-# workload over the repetitions [95 % interval].
+# random order (half the repetitions each way; tools/bench/ratio.sh).
+# Prints the geometric mean of enforced/off per workload over the
+# repetitions [95 % interval].
 #
 #   tools/bench/quota_bench.sh --ior PATH [--mdtest PATH] [--dir DIR]
 #       [--reps N] [--rand-mib N] [--seq-mib N] [--files N] [--seed N]
