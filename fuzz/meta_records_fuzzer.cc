@@ -1,8 +1,8 @@
 // The metadata store's record decoders (meta/keys.h): inodes, directory
-// entries, counters, inode-number keys, quota usage records and keys. The first byte chooses the
-// decoder. An accepted record must encode back to the very same bytes and
-// hold only what the encoder can write: a file type the kernel accepts and
-// timestamps with nanoseconds below one second.
+// entries, counters, inode-number keys, quota usage records and keys. The
+// first byte chooses the decoder. An accepted record must encode back to
+// the very same bytes and hold only what the encoder can write: a file
+// type the kernel accepts and timestamps with nanoseconds below one second.
 #include <sys/stat.h>
 
 #include <iterator>

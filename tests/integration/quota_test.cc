@@ -193,6 +193,18 @@ TEST_F(QuotaTest, GroupLimitsAndChgrpMoveUsage) {
   ASSERT_EQ(chown(P("pub/r").c_str(), 0, 0), 0);
   EXPECT_EQ(Used("g.65534"), 200 << 10);
   EXPECT_EQ(Used("g.0"), 100 << 10);
+  // An open file given to the group while it is written: the bytes before
+  // and after the fchown all count for the group, none stay with root's.
+  const int fd = open(P("pub/o").c_str(), O_CREAT | O_WRONLY, 0644);
+  ASSERT_GE(fd, 0);
+  const std::string block(8 << 10, 'o');
+  ASSERT_EQ(pwrite(fd, block.data(), block.size(), 0), static_cast<ssize_t>(block.size()));
+  ASSERT_EQ(fchown(fd, 0, kNogroup), 0);
+  ASSERT_EQ(pwrite(fd, block.data(), block.size(), block.size()),
+            static_cast<ssize_t>(block.size()));
+  ASSERT_EQ(close(fd), 0);
+  EXPECT_EQ(Used("g.65534"), (200 << 10) + 2 * static_cast<int64_t>(block.size()));
+  EXPECT_EQ(Used("g.0"), 100 << 10);
 }
 
 TEST_F(QuotaTest, AProjectLimitCapsItsTreeForEveryoneAndRenameIntoItCopies) {
@@ -210,6 +222,8 @@ TEST_F(QuotaTest, AProjectLimitCapsItsTreeForEveryoneAndRenameIntoItCopies) {
   // the copy counts for the project.
   ASSERT_TRUE(WriteFile(P("pub/outside"), std::string(300 << 10, 'o')));
   EXPECT_EQ(ErrnoOf(rename(P("pub/outside").c_str(), P("proj/moved").c_str())), EXDEV);
+  // So is a hard link (ln then rm would be that rename in two steps).
+  EXPECT_EQ(ErrnoOf(link(P("pub/outside").c_str(), P("proj/linked").c_str())), EXDEV);
   CommandResult moved = Shell("mv " + P("pub/outside") + " " + P("proj/moved") + " 2>&1");
   ASSERT_EQ(moved.exit_code, 0) << moved.output;
   EXPECT_EQ(Used("p.42"), 900 << 10);
