@@ -233,6 +233,7 @@ void CreditManager::Expire(Clock::time_point now) {
 }
 
 void CreditManager::Pump(Clock::time_point now) {
+  if (waiting_.empty()) return;  // the usual case: nothing to let in
   // Earlier waiters first; one that clashes with an earlier waiter still
   // waiting stays behind it.
   // Copies: erasing from a deque moves the others.
