@@ -2,13 +2,13 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <charconv>
 #include <chrono>
 #include <thread>
 
+#include "common/coarse_clock.h"
 #include "common/log.h"
 #include "common/private_dir.h"
 #include "common/text.h"
@@ -394,19 +394,6 @@ Result<layout::Layout> Filesystem::LoadLayout(uint64_t ino) {
 
 namespace {
 
-// The credit managers' clock. Their only use of time is the 10 s lease of
-// a cached credit, and an extent credit reads it twice per read or write:
-// the coarse clock (the kernel's last tick, a few ms old) is a load from
-// the vDSO page where the precise one reads and scales the TSC (5 ns
-// against 25 ns a call on the test machine). Same epoch as steady_clock
-// (CLOCK_MONOTONIC), so times compare.
-resource::Clock::time_point CoarseNow() {
-  timespec now;
-  clock_gettime(CLOCK_MONOTONIC_COARSE, &now);
-  return resource::Clock::time_point(std::chrono::seconds(now.tv_sec) +
-                                     std::chrono::nanoseconds(now.tv_nsec));
-}
-
 // A new handle's read credit on the file's layout (OpenFile::layout_credits).
 Filesystem::Opened TakeLayoutCredit(std::shared_ptr<OpenFile> file) {
   Filesystem::Opened opened{std::move(file)};
@@ -458,12 +445,15 @@ Result<Filesystem::Opened> Filesystem::AcquireOpen(uint64_t ino) {
   file->gid.store(inode->gid);
   file->projid.store(inode->projid);
   file->opens = 1;
+  // The managers' only use of time is the 10 s lease of a cached credit,
+  // and an extent credit reads the clock twice per read or write: the
+  // coarse clock (common/coarse_clock.h) is enough and cheaper.
   if (config_.extent_credits) {
     file->extents = std::make_unique<resource::SharedCreditManager>(
-        resource::NewExtentType(), resource::Tunables{}, CoarseNow);
+        resource::NewExtentType(), resource::Tunables{}, CoarseSteadyNow);
   }
   file->layout_credits = std::make_unique<resource::SharedCreditManager>(
-      resource::NewLayoutType(), resource::Tunables{}, CoarseNow);
+      resource::NewLayoutType(), resource::Tunables{}, CoarseSteadyNow);
   open_.emplace(ino, file);
   return TakeLayoutCredit(std::move(file));
 }

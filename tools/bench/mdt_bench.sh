@@ -17,11 +17,11 @@
 #    every target once, each off/fifo pair back to back (in an order
 #    drawn at random per repetition, half each way), so the machine's
 #    drifts cancel in the ratio within the pair. Printed: median ops/s per
-#    phase and target [range],
-#    and per phase the geometric mean of the ratios to mdt_nrs=off over the
-#    repetitions with its 95 % confidence interval (Student's t on the log
-#    ratios): the aim fifo/off >= 0.95 is shown met when the interval's
-#    low end is at least 0.95, missed when its high end is below.
+#    phase and target [range], and per phase the geometric mean of the
+#    ratios to mdt_nrs=off over the repetitions with its 95 % confidence
+#    interval (Student's t on the log ratios): the aim fifo/off >= 0.95 is
+#    shown met when the interval's low end is at least 0.95, missed when
+#    its high end is below.
 # 2. Accuracy: job A runs mdtest creates (-C) held by a rule
 #    "jobid={A}&opcode={create} rate=N" for each --rates N while job B runs
 #    mdtest creates with no rule; prints A's create rate / N, B's create
