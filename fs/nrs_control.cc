@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <charconv>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -15,27 +16,40 @@
 namespace sfs::fs {
 namespace {
 
+constexpr std::string_view kWeightKey = "nrs_crrn_weight";
+
 // The OST index of "ost<N>.nrs_policies", or -1 when `name` is not one.
-int64_t OstOfName(std::string_view name) { return OstOfSettingName(name, ".nrs_policies"); }
-
-constexpr const char* kWeightKey = "nrs_crrn_weight";
-
-constexpr const char* kTunableNames[] = {
-    "nrs_crrn_quantum",    "nrs_orr_quantum", "nrs_orr_supported", "nrs_tbf_default_rate",
-    "nrs_tbf_class_limit", "nrs_delay_pct",   "nrs_delay_min",     "nrs_delay_max",
-    "nrs_hp_ratio",        "nrs_hp_ops",      "nrs_tbf_scope",     "nrs_epoch_ms",
-    "nrs_epoch_max_ms",    "nrs_eh_timeout"};
-
-// Tunables that mean something only with several schedulers: a rate shared
-// with the other OSTs, the epoch handler's timeout.
-bool OnlyForOsts(std::string_view name) {
-  return name == "nrs_tbf_scope" || name == "nrs_eh_timeout";
+int64_t OstOfName(std::string_view name) {
+  const SettingName split = SplitSettingName(name);
+  return split.base == "nrs_policies" && !split.head_given ? split.ost : -1;
 }
 
-bool IsTunable(NrsControl::Scope scope, std::string_view name) {
-  if (scope == NrsControl::Scope::kMdt && OnlyForOsts(name)) return false;
-  return std::find(std::begin(kTunableNames), std::end(kTunableNames), name) !=
-         std::end(kTunableNames);
+// The tunable `base` names in `scope`, or null. The metadata service has
+// no filesystem-wide ones: no other scheduler to share a rate with, no
+// epoch handler.
+const TunableName* TunableOf(NrsControl::Scope scope, std::string_view base) {
+  const TunableName* tunable = FindTunable(base);
+  if (tunable == nullptr) return nullptr;
+  if (scope == NrsControl::Scope::kMdt && tunable->reach == TunableReach::kFilesystem) {
+    return nullptr;
+  }
+  return tunable;
+}
+
+std::string HeadLabel(size_t head) { return nrs::HeadName(kHeadOf[head]); }
+
+// The value most of `values` have (ties: the first's); "" if none.
+std::string MostCommon(const std::vector<std::string>& values) {
+  std::string best;
+  size_t best_count = 0;
+  for (const std::string& v : values) {
+    const size_t count = static_cast<size_t>(std::count(values.begin(), values.end(), v));
+    if (count > best_count) {
+      best = v;
+      best_count = count;
+    }
+  }
+  return best;
 }
 
 }  // namespace
@@ -45,11 +59,13 @@ NrsControl::NrsControl(Scope scope, meta::MetaStore* meta, std::vector<nrs::Targ
     : scope_(scope), meta_(meta), registry_(registry), epochs_(epochs) {
   std::lock_guard<std::mutex> lock(mu_);
   targets_ = std::move(targets);
+  TunableValues defaults;
+  defaults.tunables.crrn_weights = nrs::CrrnWeights::Empty();
   for (size_t head = 0; head < kHeads; head++) {
     state_.specs[head].assign(targets_.size(), "fifo");
     state_.rules[head] = nrs::TbfRuleSet::Empty();
+    state_.cells[head].assign(targets_.size(), defaults);
   }
-  state_.weights = nrs::CrrnWeights::Empty();
 }
 
 bool NrsControl::Handles(Scope scope, std::string_view name) {
@@ -57,9 +73,15 @@ bool NrsControl::Handles(Scope scope, std::string_view name) {
     if (name.substr(0, kMdtPrefix.size()) != kMdtPrefix) return false;
     name.remove_prefix(kMdtPrefix.size());
   }
-  return name == "nrs_policies" || name == "nrs_tbf_rule" || name == kWeightKey ||
-         name == "nrs_stats" || IsTunable(scope, name) ||
-         (scope == Scope::kOsts && OstOfName(name) >= 0);
+  const SettingName split = SplitSettingName(name);
+  if (scope == Scope::kMdt && split.ost >= 0) return false;
+  // Prefixes that do not suit the name are refused by Set and Get, with
+  // a message saying why, rather than reported as an unknown setting.
+  if (split.base == "nrs_policies") return !split.head_given;
+  if (split.base == "nrs_tbf_rule" || split.base == "nrs_stats") {
+    return split.ost < 0 && !split.head_given;
+  }
+  return split.base == kWeightKey || TunableOf(scope, split.base) != nullptr;
 }
 
 std::string_view NrsControl::Unprefixed(std::string_view name) const {
@@ -74,41 +96,74 @@ std::string NrsControl::TargetLabel(size_t target) const {
 }
 
 std::string NrsControl::PolicyKey(size_t head, size_t target) const {
-  return fmt::format("{}.nrs_policies.{}", TargetLabel(target), nrs::HeadName(kHeadOf[head]));
+  return fmt::format("{}.nrs_policies.{}", TargetLabel(target), HeadLabel(head));
+}
+
+std::string NrsControl::CellKey(std::string_view name, TunableReach reach, size_t head,
+                                size_t target) const {
+  switch (reach) {
+    case TunableReach::kHead:
+      return fmt::format("{}.{}.{}", TargetLabel(target), name, HeadLabel(head));
+    case TunableReach::kService:
+      return fmt::format("{}.{}", TargetLabel(target), name);
+    case TunableReach::kFilesystem:
+      break;
+  }
+  return Key(name);
 }
 
 std::string NrsControl::Key(std::string_view name) const {
   return scope_ == Scope::kMdt ? std::string(kMdtPrefix) + std::string(name) : std::string(name);
 }
 
-nrs::Tunables NrsControl::TunablesFor(const State& state, size_t head) const {
-  nrs::Tunables tunables = state.tunables;
+nrs::Tunables NrsControl::TunablesFor(const State& state, size_t head, size_t target) const {
+  nrs::Tunables tunables = state.cells[head][target].tunables;
   tunables.tbf_rules = state.rules[head];
-  tunables.crrn_weights = state.weights;
   return tunables;
 }
 
 Status NrsControl::Check(const State& next) const {
   for (size_t head = 0; head < kHeads; head++) {
-    const nrs::Tunables tunables = TunablesFor(next, head);
-    // One dry run per distinct spec is enough: OSTs share the tunables.
+    // One dry run per distinct spec and tunables is enough.
     std::vector<std::string> tried;
-    for (const std::string& spec : next.specs[head]) {
-      if (std::find(tried.begin(), tried.end(), spec) != tried.end()) continue;
-      tried.push_back(spec);
+    for (size_t target = 0; target < targets_.size(); target++) {
+      const std::string& spec = next.specs[head][target];
+      const TunableValues& cell = next.cells[head][target];
+      std::string tried_key = spec;
+      for (const TunableName& t : TunableNames()) tried_key += "\n" + FormatTunable(t.name, cell);
+      tried_key += fmt::format("\n{}", static_cast<const void*>(cell.tunables.crrn_weights.get()));
+      if (std::find(tried.begin(), tried.end(), tried_key) != tried.end()) continue;
+      tried.push_back(tried_key);
       if (scope_ == Scope::kMdt && (spec == "orr" || spec.rfind("orr ", 0) == 0)) {
         return Status::Error(EINVAL, "mdt.nrs_policies: orr orders data requests by object "
                                      "offset; the metadata service has none");
       }
-      auto policy = registry_->Create(spec, tunables);
+      auto policy = registry_->Create(spec, TunablesFor(next, head, target));
       if (!policy.ok()) return policy.status();
+      if (cell.tunables.delay_min > cell.tunables.delay_max) {
+        return Status::Error(EINVAL, fmt::format("{} ({}) is above {} ({}) on {} {}",
+                                                 Key("nrs_delay_min"),
+                                                 FormatDuration(cell.tunables.delay_min),
+                                                 Key("nrs_delay_max"),
+                                                 FormatDuration(cell.tunables.delay_max),
+                                                 TargetLabel(target), HeadLabel(head)));
+      }
+      // An OST serving its epoch (up to nrs_epoch_ms, or nrs_epoch_max_ms
+      // with the epoch policy) does not ask for the next one meanwhile; a
+      // timeout not above that would evict a busy, healthy OST.
+      if (scope_ == Scope::kOsts) {
+        for (std::string_view epoch : {"nrs_epoch_ms", "nrs_epoch_max_ms"}) {
+          const auto length = epoch == "nrs_epoch_ms" ? cell.epoch_length : cell.tunables.epoch_max;
+          if (cell.eh_timeout <= length) {
+            return Status::Error(EINVAL, fmt::format("nrs_eh_timeout ({}) must be longer than "
+                                                     "{} ({}ms on {} {})",
+                                                     FormatDuration(cell.eh_timeout), epoch,
+                                                     FormatTunable(epoch, cell), TargetLabel(target),
+                                                     HeadLabel(head)));
+          }
+        }
+      }
     }
-  }
-  if (next.tunables.delay_min > next.tunables.delay_max) {
-    return Status::Error(EINVAL, fmt::format("{} ({}) is above {} ({})", Key("nrs_delay_min"),
-                                             FormatDuration(next.tunables.delay_min),
-                                             Key("nrs_delay_max"),
-                                             FormatDuration(next.tunables.delay_max)));
   }
   return Status::Ok();
 }
@@ -116,32 +171,18 @@ Status NrsControl::Check(const State& next) const {
 std::map<std::string, std::string> NrsControl::Persisted(const State& state) const {
   std::map<std::string, std::string> out;
   for (size_t head = 0; head < kHeads; head++) {
-    for (size_t target = 0; target < targets_.size(); target++)
+    out[Key(fmt::format("nrs_tbf_rule.{}", HeadLabel(head)))] = state.rules[head]->Serialize();
+    for (size_t target = 0; target < targets_.size(); target++) {
+      const TunableValues& cell = state.cells[head][target];
       out[PolicyKey(head, target)] = state.specs[head][target];
-    out[Key(fmt::format("nrs_tbf_rule.{}", nrs::HeadName(kHeadOf[head])))] =
-        state.rules[head]->Serialize();
+      out[CellKey(kWeightKey, TunableReach::kHead, head, target)] =
+          cell.tunables.crrn_weights->Serialize();
+      for (const TunableName& t : TunableNames()) {
+        if (TunableOf(scope_, t.name) == nullptr) continue;
+        out[CellKey(t.name, t.reach, head, target)] = FormatTunable(t.name, cell);
+      }
+    }
   }
-  out[Key(kWeightKey)] = state.weights->Serialize();
-  const nrs::Tunables& t = state.tunables;
-  auto put = [&](std::string_view name, std::string value) {
-    if (IsTunable(scope_, name)) out[Key(name)] = std::move(value);
-  };
-  put("nrs_crrn_quantum", std::to_string(t.crrn_quantum));
-  put("nrs_orr_quantum", std::to_string(t.orr_quantum));
-  put("nrs_orr_supported", nrs::OrrSupportedName(t.orr_supported));
-  put("nrs_tbf_default_rate", std::to_string(t.tbf_default_rate));
-  put("nrs_tbf_class_limit", std::to_string(t.tbf_idle_class_limit));
-  put("nrs_delay_pct", std::to_string(t.delay_pct));
-  put("nrs_delay_min", FormatDuration(t.delay_min));
-  put("nrs_delay_max", FormatDuration(t.delay_max));
-  put("nrs_hp_ratio", std::to_string(state.hp_ratio));
-  put("nrs_hp_ops", nrs::OpSetName(state.hp_ops));
-  put("nrs_tbf_scope", nrs::TbfScopeName(t.tbf_scope));
-  put("nrs_epoch_ms", std::to_string(
-      std::chrono::duration_cast<std::chrono::milliseconds>(state.epoch_length).count()));
-  put("nrs_epoch_max_ms", std::to_string(
-      std::chrono::duration_cast<std::chrono::milliseconds>(t.epoch_max).count()));
-  put("nrs_eh_timeout", FormatDuration(state.eh_timeout));
   return out;
 }
 
@@ -155,14 +196,16 @@ Status NrsControl::Commit(State next) {
 }
 
 void NrsControl::Publish(const State& previous, const State& next) {
-  if (epochs_ != nullptr) epochs_->SetTimeout(next.eh_timeout);
+  if (epochs_ != nullptr && !targets_.empty()) epochs_->SetTimeout(next.cells[0][0].eh_timeout);
   for (size_t target = 0; target < targets_.size(); target++) {
     nrs::Target& service = *targets_[target];
-    service.SetHighPriority(next.hp_ops, next.hp_ratio);
-    service.SetEpochLength(next.epoch_length);
+    // Per-service values: the same on both heads' cells.
+    const TunableValues& values = next.cells[0][target];
+    service.SetHighPriority(values.hp_ops, values.hp_ratio);
+    service.SetEpochLength(values.epoch_length);
     for (size_t head = 0; head < kHeads; head++) {
       const nrs::Head which = kHeadOf[head];
-      const nrs::Tunables tunables = TunablesFor(next, head);
+      const nrs::Tunables tunables = TunablesFor(next, head, target);
       const std::string& spec = next.specs[head][target];
       if (spec == previous.specs[head][target]) {
         service.Retune(which, tunables);
@@ -186,16 +229,41 @@ void NrsControl::Publish(const State& previous, const State& next) {
 }
 
 std::string NrsControl::MostRun(const std::vector<std::string>& specs) {
-  std::string best = "fifo";
-  size_t best_count = 0;
-  for (size_t i = 0; i < specs.size(); i++) {
-    const size_t count = static_cast<size_t>(std::count(specs.begin(), specs.end(), specs[i]));
-    if (count > best_count) {
-      best = specs[i];
-      best_count = count;
+  const std::string most = MostCommon(specs);
+  return most.empty() ? "fifo" : most;
+}
+
+std::array<TunableValues, NrsControl::kHeads> NrsControl::MostCommonCells(
+    const State& state) const {
+  std::array<TunableValues, kHeads> out;
+  for (size_t head = 0; head < kHeads; head++) {
+    const std::vector<TunableValues>& cells = state.cells[head];
+    out[head].tunables.crrn_weights = nrs::CrrnWeights::Empty();
+    if (cells.empty()) continue;
+    out[head] = cells[0];
+    for (const TunableName& t : TunableNames()) {
+      std::vector<std::string> texts;
+      for (const TunableValues& cell : cells) texts.push_back(FormatTunable(t.name, cell));
+      // Formatted by FormatTunable, so it parses.
+      (void)ParseTunable(t.name, MostCommon(texts), &out[head]);
+    }
+    std::vector<std::string> weights;
+    for (const TunableValues& cell : cells) weights.push_back(cell.tunables.crrn_weights->Serialize());
+    const std::string most = MostCommon(weights);
+    for (const TunableValues& cell : cells) {
+      if (cell.tunables.crrn_weights->Serialize() == most) {
+        out[head].tunables.crrn_weights = cell.tunables.crrn_weights;
+        break;
+      }
     }
   }
-  return best;
+  // Per-service values agree on both heads (the regular head's).
+  for (const TunableName& t : TunableNames()) {
+    if (t.reach != TunableReach::kHead) {
+      (void)ParseTunable(t.name, FormatTunable(t.name, out[0]), &out[1]);
+    }
+  }
+  return out;
 }
 
 Status NrsControl::AddTarget(nrs::Target* target) {
@@ -203,14 +271,18 @@ Status NrsControl::AddTarget(nrs::Target* target) {
   if (scope_ != Scope::kOsts) return Status::Error(EINVAL, "the metadata service is one target");
   State previous = state_;
   State next = state_;
+  const std::array<TunableValues, kHeads> cells = MostCommonCells(state_);
   for (size_t head = 0; head < kHeads; head++) {
     next.specs[head].push_back(MostRun(state_.specs[head]));
+    next.cells[head].push_back(cells[head]);
     // What a new service runs before it is told anything.
     previous.specs[head].push_back("fifo");
+    previous.cells[head].push_back(cells[head]);
   }
   targets_.push_back(target);
-  // Check is not needed (these very specs run already); stored, then
-  // published to every target (the others are retuned with what they had).
+  // Check is not needed (these very specs and values run already); stored,
+  // then published to every target (the others are retuned with what they
+  // had).
   if (Status stored = meta_->PutSettings(Persisted(next)); !stored.ok()) {
     targets_.pop_back();
     return stored;
@@ -218,6 +290,91 @@ Status NrsControl::AddTarget(nrs::Target* target) {
   Publish(previous, next);
   state_ = std::move(next);
   return Status::Ok();
+}
+
+void NrsControl::LoadCells(const std::map<std::string, std::string>& stored, State* next) const {
+  auto log = Logger("nrs");
+  auto value_of = [&](const std::string& key) -> const std::string* {
+    auto it = stored.find(key);
+    return it == stored.end() ? nullptr : &it->second;
+  };
+  // Per head (or per service, read from the regular head's cells) the
+  // stored text of each target's value. A target without one (an OST whose
+  // addition was cut short) takes what most stored targets have, as
+  // AddTarget gives; with none stored, the value stored before values
+  // were per target (one key, no prefix), else the default.
+  auto texts_of = [&](std::string_view name, TunableReach reach, size_t head) {
+    std::vector<const std::string*> texts(targets_.size(), nullptr);
+    std::vector<std::string> present;
+    for (size_t target = 0; target < targets_.size(); target++) {
+      texts[target] = value_of(CellKey(name, reach, head, target));
+      if (texts[target] != nullptr) present.push_back(*texts[target]);
+    }
+    const std::string most = MostCommon(present);
+    const std::string* fallback = present.empty() ? value_of(Key(name)) : nullptr;
+    std::vector<std::optional<std::string>> out(targets_.size());
+    for (size_t target = 0; target < targets_.size(); target++) {
+      if (texts[target] != nullptr) {
+        out[target] = *texts[target];
+      } else if (!present.empty()) {
+        out[target] = most;
+      } else if (fallback != nullptr) {
+        out[target] = *fallback;
+      }
+    }
+    return out;
+  };
+  for (const TunableName& t : TunableNames()) {
+    if (TunableOf(scope_, t.name) == nullptr) continue;
+    const size_t heads = t.reach == TunableReach::kHead ? kHeads : 1;
+    for (size_t head = 0; head < heads; head++) {
+      const auto texts = texts_of(t.name, t.reach, head);
+      for (size_t target = 0; target < targets_.size(); target++) {
+        if (!texts[target]) continue;
+        const size_t end = t.reach == TunableReach::kHead ? head + 1 : kHeads;
+        for (size_t h = head; h < end; h++) {
+          Status applied = ParseTunable(t.name, *texts[target], &next->cells[h][target]);
+          if (!applied.ok()) {
+            log->error("stored setting {}='{}' is invalid, using the default: {}",
+                       CellKey(t.name, t.reach, h, target), *texts[target], applied.ToString());
+          }
+        }
+      }
+    }
+  }
+  for (size_t head = 0; head < kHeads; head++) {
+    const auto texts = texts_of(kWeightKey, TunableReach::kHead, head);
+    for (size_t target = 0; target < targets_.size(); target++) {
+      if (!texts[target]) continue;
+      auto weights = nrs::CrrnWeights::Deserialize(*texts[target]);
+      if (weights.ok()) {
+        next->cells[head][target].tunables.crrn_weights = *weights;
+      } else {
+        log->error("stored CRR-N weight rules ({}) are invalid, starting without them: {}",
+                   CellKey(kWeightKey, TunableReach::kHead, head, target),
+                   weights.status().ToString());
+      }
+    }
+  }
+  // Stored before nrs_eh_timeout was checked against the epochs: a timeout
+  // that would evict an OST for serving its epoch is raised, not kept.
+  if (scope_ != Scope::kOsts) return;
+  std::chrono::nanoseconds longest{0};
+  for (const auto& cells : next->cells) {
+    for (const TunableValues& cell : cells) {
+      longest = std::max({longest, cell.epoch_length, cell.tunables.epoch_max});
+    }
+  }
+  if (!targets_.empty() && next->cells[0][0].eh_timeout <= longest) {
+    const std::chrono::nanoseconds raised =
+        std::max<std::chrono::nanoseconds>(kDefaultEhTimeout, 2 * longest);
+    log->error("stored nrs_eh_timeout {} is not longer than the longest epoch ({}); using {}",
+               FormatDuration(next->cells[0][0].eh_timeout), FormatDuration(longest),
+               FormatDuration(raised));
+    for (auto& cells : next->cells) {
+      for (TunableValues& cell : cells) cell.eh_timeout = raised;
+    }
+  }
 }
 
 Status NrsControl::Load() {
@@ -231,37 +388,15 @@ Status NrsControl::Load() {
     auto it = stored->find(key);
     return it == stored->end() ? nullptr : &it->second;
   };
-  for (const char* name : kTunableNames) {
-    if (!IsTunable(scope_, name)) continue;
-    const std::string* value = value_of(Key(name));
-    if (value == nullptr) continue;
-    State trial = next;
-    Status applied = ParseTunable(name, *value, &trial);
-    if (applied.ok()) {
-      next = std::move(trial);
-    } else {
-      log->error("stored setting {}='{}' is invalid, using the default: {}", Key(name), *value,
-                 applied.ToString());
-    }
-  }
-  if (const std::string* text = value_of(Key(kWeightKey))) {
-    auto weights = nrs::CrrnWeights::Deserialize(*text);
-    if (weights.ok()) {
-      next.weights = *weights;
-    } else {
-      log->error("stored CRR-N weight rules ({}) are invalid, starting without them: {}",
-                 Key(kWeightKey), weights.status().ToString());
-    }
-  }
+  LoadCells(*stored, &next);
   for (size_t head = 0; head < kHeads; head++) {
-    if (const std::string* text =
-            value_of(Key(fmt::format("nrs_tbf_rule.{}", nrs::HeadName(kHeadOf[head]))))) {
+    if (const std::string* text = value_of(Key(fmt::format("nrs_tbf_rule.{}", HeadLabel(head))))) {
       auto rules = nrs::TbfRuleSet::Deserialize(*text);
       if (rules.ok()) {
         next.rules[head] = *rules;
       } else {
         log->error("stored TBF rules of the {} {} head are invalid, starting without them: {}",
-                   scope_ == Scope::kMdt ? "metadata" : "OSTs'", nrs::HeadName(kHeadOf[head]),
+                   scope_ == Scope::kMdt ? "metadata" : "OSTs'", HeadLabel(head),
                    rules.status().ToString());
       }
     }
@@ -274,13 +409,12 @@ Status NrsControl::Load() {
         unstored[target] = true;
         continue;
       }
-      auto policy = registry_->Create(*spec, TunablesFor(next, head));
+      auto policy = registry_->Create(*spec, TunablesFor(next, head, target));
       if (policy.ok()) {
         next.specs[head][target] = nrs::PolicyRegistry::Canonical(*spec);
       } else {
         log->error("stored policy '{}' of {} ({} head) cannot start, using fifo: {}", *spec,
-                   TargetLabel(target), nrs::HeadName(kHeadOf[head]),
-                   policy.status().ToString());
+                   TargetLabel(target), HeadLabel(head), policy.status().ToString());
       }
     }
     std::vector<std::string> stored_specs;
@@ -297,27 +431,70 @@ Status NrsControl::Load() {
   return Status::Ok();
 }
 
+Result<NrsControl::Reach> NrsControl::ReachOf(const SettingName& name, TunableReach reach,
+                                              int missing) const {
+  // REQUIRES: mu_ held.
+  const std::string full = Key(JoinSettingName(name));
+  if (reach != TunableReach::kHead && name.head_given) {
+    return Status::Error(EINVAL, fmt::format("{}: {} is one value per {}, not per head", full,
+                                             name.base,
+                                             reach == TunableReach::kService ? "service"
+                                                                             : "filesystem"));
+  }
+  if (reach == TunableReach::kFilesystem && name.ost >= 0) {
+    return Status::Error(EINVAL, fmt::format("{}: {} is one value for every OST", full,
+                                             name.base));
+  }
+  Reach out;
+  out.heads = name.heads;
+  out.end = targets_.size();
+  if (name.ost >= 0) {
+    if (name.ost >= static_cast<int64_t>(targets_.size())) {
+      return Status::Error(missing, fmt::format("there is no OST {} (this filesystem has {})",
+                                                name.ost, targets_.size()));
+    }
+    out.first = static_cast<size_t>(name.ost);
+    out.end = out.first + 1;
+  }
+  return out;
+}
+
 Status NrsControl::Set(std::string_view full_name, std::string_view value) {
   std::lock_guard<std::mutex> lock(mu_);
   const std::string_view name = Unprefixed(full_name);
-  if (name == "nrs_policies" || (scope_ == Scope::kOsts && OstOfName(name) >= 0)) {
-    return SetPolicies(name, value);
+  const SettingName split = SplitSettingName(name);
+  if (split.base == "nrs_policies" && !split.head_given) return SetPolicies(name, value);
+  if (split.base == "nrs_tbf_rule" && split.ost < 0 && !split.head_given) return SetRule(value);
+  if (split.base == kWeightKey) return SetWeight(split, value);
+  if (const TunableName* tunable = TunableOf(scope_, split.base)) {
+    return SetTunable(split, *tunable, value);
   }
-  if (name == "nrs_tbf_rule") return SetRule(value);
-  if (name == kWeightKey) return SetWeight(value);
-  if (IsTunable(scope_, name)) {
-    State next = state_;
-    SFS_RETURN_IF_ERROR(ParseTunable(name, value, &next));
-    const nrs::OpSet data = nrs::OpBit(nrs::Op::kRead) | nrs::OpBit(nrs::Op::kWrite);
-    const bool data_hp =
-        scope_ == Scope::kOsts && (next.hp_ops & data) != 0 && (state_.hp_ops & data) == 0;
-    SFS_RETURN_IF_ERROR(Commit(std::move(next)));
-    // Allowed, but worth a line: it turns the ratio into a priority for data.
-    if (data_hp) Logger("nrs")->info("nrs_hp_ops now includes data ops: {}", value);
-    return Status::Ok();
-  }
-  if (name == "nrs_stats") return Status::Error(EINVAL, Key(name) + " is read-only");
+  if (split.base == "nrs_stats") return Status::Error(EINVAL, Key(name) + " is read-only");
   return Status::Error(EINVAL, "unknown NRS setting " + std::string(full_name));
+}
+
+Status NrsControl::SetTunable(const SettingName& name, const TunableName& tunable,
+                              std::string_view value) {
+  auto reach = ReachOf(name, tunable.reach, ENOENT);
+  if (!reach.ok()) return reach.status();
+  TunableValues parsed;
+  SFS_RETURN_IF_ERROR(ParseTunable(tunable.name, value, &parsed));
+  // Through its canonical text, which every cell then parses the same.
+  const std::string text = FormatTunable(tunable.name, parsed);
+  State next = state_;
+  for (size_t head = 0; head < kHeads; head++) {
+    if (!reach->heads.Includes(head)) continue;
+    for (size_t target = reach->first; target < reach->end; target++) {
+      SFS_RETURN_IF_ERROR(ParseTunable(tunable.name, text, &next.cells[head][target]));
+    }
+  }
+  const nrs::OpSet data = nrs::OpBit(nrs::Op::kRead) | nrs::OpBit(nrs::Op::kWrite);
+  const bool data_hp = scope_ == Scope::kOsts && tunable.name == "nrs_hp_ops" &&
+                       (parsed.hp_ops & data) != 0;
+  SFS_RETURN_IF_ERROR(Commit(std::move(next)));
+  // Allowed, but worth a line: it turns the ratio into a priority for data.
+  if (data_hp) Logger("nrs")->info("{} now includes data ops: {}", JoinSettingName(name), value);
+  return Status::Ok();
 }
 
 Status NrsControl::SetPolicies(std::string_view name, std::string_view value) {
@@ -352,84 +529,83 @@ Status NrsControl::SetRule(std::string_view value) {
   return Commit(std::move(next));
 }
 
-Status NrsControl::SetWeight(std::string_view value) {
-  auto weights = state_.weights->Apply(Trim(value));
-  if (!weights.ok()) return weights.status();
+Status NrsControl::SetWeight(const SettingName& name, std::string_view value) {
+  auto reach = ReachOf(name, TunableReach::kHead, ENOENT);
+  if (!reach.ok()) return reach.status();
   State next = state_;
-  next.weights = *weights;
+  // Cells that shared one rule set before share the result (one Apply).
+  std::map<const nrs::CrrnWeights*, std::shared_ptr<const nrs::CrrnWeights>> applied;
+  size_t distinct = 0;
+  for (size_t head = 0; head < kHeads; head++) {
+    for (size_t target = reach->first; target < reach->end; target++) {
+      if (reach->heads.Includes(head)) {
+        distinct += applied.emplace(next.cells[head][target].tunables.crrn_weights.get(), nullptr)
+                        .second;
+      }
+    }
+  }
+  for (size_t target = reach->first; target < reach->end; target++) {
+    for (size_t head = 0; head < kHeads; head++) {
+      if (!reach->heads.Includes(head)) continue;
+      auto& weights = next.cells[head][target].tunables.crrn_weights;
+      auto& after = applied.at(weights.get());
+      if (after == nullptr) {
+        auto result = weights->Apply(Trim(value));
+        if (!result.ok() && distinct == 1) return result.status();
+        // The sets differ: say which one refused.
+        if (!result.ok()) {
+          return Status::Error(result.err(),
+                               fmt::format("{}.{}.{}: {}", TargetLabel(target), HeadLabel(head),
+                                           kWeightKey, result.status().message()));
+        }
+        after = *result;
+      }
+      weights = after;
+    }
+  }
   return Commit(std::move(next));
 }
 
-Status NrsControl::ParseTunable(std::string_view name, std::string_view value, State* state) {
-  nrs::Tunables& t = state->tunables;
-  const std::string n(name);
-  if (name == "nrs_crrn_quantum" || name == "nrs_orr_quantum") {
-    auto q = ParseCount(n, value, 1, 65535);
-    if (!q.ok()) return q.status();
-    (name == "nrs_crrn_quantum" ? t.crrn_quantum : t.orr_quantum) = static_cast<uint32_t>(*q);
-  } else if (name == "nrs_orr_supported") {
-    auto s = ParseOrrSupported(value);
-    if (!s.ok()) return s.status();
-    t.orr_supported = *s;
-  } else if (name == "nrs_tbf_default_rate") {
-    auto r = ParseCount(n, value, 1, 1'000'000'000);
-    if (!r.ok()) return r.status();
-    t.tbf_default_rate = *r;
-  } else if (name == "nrs_tbf_class_limit") {
-    auto l = ParseCount(n, value, 1, 10'000'000);
-    if (!l.ok()) return l.status();
-    t.tbf_idle_class_limit = *l;
-  } else if (name == "nrs_delay_pct") {
-    auto p = ParseCount(n, value, 0, 100);
-    if (!p.ok()) return p.status();
-    t.delay_pct = static_cast<uint32_t>(*p);
-  } else if (name == "nrs_delay_min" || name == "nrs_delay_max") {
-    auto d = ParseDuration(n, value);
-    if (!d.ok()) return d.status();
-    (name == "nrs_delay_min" ? t.delay_min : t.delay_max) = *d;
-  } else if (name == "nrs_hp_ratio") {
-    auto r = ParseCount(n, value, 1, 1000);
-    if (!r.ok()) return r.status();
-    state->hp_ratio = static_cast<uint32_t>(*r);
-  } else if (name == "nrs_hp_ops") {
-    auto ops = nrs::ParseOpSet(Trim(value));
-    if (!ops.ok()) return Status::Error(EINVAL, "nrs_hp_ops: " + ops.status().message());
-    state->hp_ops = *ops;
-  } else if (name == "nrs_tbf_scope") {
-    const std::string_view scope = Trim(value);
-    if (scope == "fs") {
-      t.tbf_scope = nrs::TbfScope::kFs;
-    } else if (scope == "ost") {
-      t.tbf_scope = nrs::TbfScope::kOst;
-    } else {
-      return Status::Error(EINVAL, "nrs_tbf_scope must be fs or ost, not '" + std::string(scope) +
-                                       "'");
+std::string NrsControl::CellsReport(
+    const Reach& reach, const std::function<std::string(const TunableValues&)>& text) const {
+  // REQUIRES: mu_ held.
+  std::vector<std::string> all;
+  for (size_t target = reach.first; target < reach.end; target++) {
+    for (size_t head = 0; head < kHeads; head++) {
+      if (reach.heads.Includes(head)) all.push_back(text(state_.cells[head][target]));
     }
-  } else if (name == "nrs_epoch_ms") {
-    auto ms = ParseCount(n, value, 1, 10000);
-    if (!ms.ok()) return ms.status();
-    state->epoch_length = std::chrono::milliseconds(*ms);
-  } else if (name == "nrs_epoch_max_ms") {
-    auto ms = ParseCount(n, value, 1, 10000);
-    if (!ms.ok()) return ms.status();
-    t.epoch_max = std::chrono::milliseconds(*ms);
-  } else if (name == "nrs_eh_timeout") {
-    auto d = ParseDuration(n, value);
-    if (!d.ok()) return d.status();
-    if (*d < std::chrono::milliseconds(10)) {
-      return Status::Error(EINVAL, "nrs_eh_timeout must be at least 10ms, not '" +
-                                       std::string(Trim(value)) + "'");
-    }
-    state->eh_timeout = *d;
-  } else {
-    return Status::Error(EINVAL, "unknown NRS setting " + n);
   }
-  return Status::Ok();
+  if (std::all_of(all.begin(), all.end(), [&](const std::string& v) { return v == all[0]; })) {
+    return all.empty() ? std::string() : all[0];
+  }
+  // A value of several lines (weight rules) goes below its label, indented.
+  auto entry = [](const std::string& label, const std::string& value) {
+    if (value.find('\n') == std::string::npos) return fmt::format("{}: {}\n", label, value);
+    std::string out = label + ":\n";
+    for (std::string_view line : SplitAny(value, "\n")) out += fmt::format("  {}\n", line);
+    return out;
+  };
+  std::string out;
+  for (size_t target = reach.first; target < reach.end; target++) {
+    std::vector<std::string> heads;
+    for (size_t head = 0; head < kHeads; head++) {
+      if (reach.heads.Includes(head)) heads.push_back(text(state_.cells[head][target]));
+    }
+    if (heads.size() == 1 || heads[0] == heads[1]) {
+      out += entry(TargetLabel(target), heads[0]);
+    } else {
+      for (size_t head = 0; head < kHeads; head++) {
+        out += entry(TargetLabel(target) + "." + HeadLabel(head), heads[head]);
+      }
+    }
+  }
+  return out;
 }
 
 Result<std::string> NrsControl::Get(std::string_view full_name) const {
   std::lock_guard<std::mutex> lock(mu_);
   const std::string_view name = Unprefixed(full_name);
+  const SettingName split = SplitSettingName(name);
   if (name == "nrs_policies") return PoliciesReport(0, targets_.size());
   if (const int64_t ost = scope_ == Scope::kOsts ? OstOfName(name) : -1; ost >= 0) {
     if (ost >= static_cast<int64_t>(targets_.size())) {
@@ -438,9 +614,22 @@ Result<std::string> NrsControl::Get(std::string_view full_name) const {
     return PoliciesReport(ost, ost + 1);
   }
   if (name == "nrs_tbf_rule") return RulesReport();
-  if (name == kWeightKey) return state_.weights->Serialize();
   if (name == "nrs_stats") return StatsReport();
-  if (IsTunable(scope_, name)) return Persisted(state_).at(Key(name));
+  if (split.base == kWeightKey) {
+    auto reach = ReachOf(split, TunableReach::kHead, ENODATA);
+    if (!reach.ok()) return reach.status();
+    return CellsReport(*reach, [](const TunableValues& cell) {
+      return cell.tunables.crrn_weights->Serialize();
+    });
+  }
+  if (const TunableName* tunable = TunableOf(scope_, split.base)) {
+    auto reach = ReachOf(split, tunable->reach, ENODATA);
+    if (!reach.ok()) return reach.status();
+    const std::string_view base = tunable->name;
+    return CellsReport(*reach, [base](const TunableValues& cell) {
+      return FormatTunable(base, cell);
+    });
+  }
   return Status::Error(ENODATA, "no NRS setting " + std::string(full_name));
 }
 

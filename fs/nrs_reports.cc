@@ -3,6 +3,8 @@
 // through getxattr, whose values end at 64 KiB, however many OSTs, rules or
 // classes there are.
 #include <algorithm>
+#include <map>
+#include <tuple>
 #include <string>
 #include <string_view>
 
@@ -88,7 +90,17 @@ std::string NrsControl::RulesReport() const {
     const nrs::TbfRuleSet& rules = *state_.rules[head];
     for (const nrs::TbfRule& rule : rules.rules()) out.Add("    - " + rule.ToString() + "\n");
     nrs::TbfRule fallback = rules.default_rule();
-    if (fallback.rate == 0) fallback.rate = state_.tunables.tbf_default_rate;
+    // The rate most targets give the default rule (each OST's own is in
+    // its section below and in nrs_tbf_default_rate).
+    if (fallback.rate == 0) {
+      std::map<uint64_t, size_t> count;
+      for (const TunableValues& cell : state_.cells[head]) count[cell.tunables.tbf_default_rate]++;
+      fallback.rate = nrs::Tunables{}.tbf_default_rate;
+      size_t most = 0;
+      for (const auto& [rate, n] : count) {
+        if (n > most) std::tie(fallback.rate, most) = std::tie(rate, n);
+      }
+    }
     out.Add("    - " + fallback.ToString() + "\n");
     for (size_t target = 0; target < targets_.size(); target++) {
       const std::string& spec = state_.specs[head][target];

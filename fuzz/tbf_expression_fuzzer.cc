@@ -16,7 +16,7 @@ namespace {
 std::vector<nrs::RequestInfo> SampleRequests(std::string_view input) {
   std::vector<nrs::RequestInfo> out;
   const char* jobids[] = {"", "ior.1", "dd.0", "a", "*"};
-  for (uint32_t id : {0u, 1u, 1000u, 4294967295u}) {
+  for (uint32_t id : {0u, 1u, 499u, 500u, 1000u, 1999u, 2000u, 4294967295u}) {
     for (int op = 0; op <= static_cast<int>(nrs::kLastOp); ++op) {
       nrs::RequestInfo info;
       info.uid = id;

@@ -66,15 +66,10 @@ Result<RuleCondition> ParseValues(RuleField field, std::string_view inside) {
     if (field == RuleField::kJobid) {
       if (seen.insert(value).second) condition.patterns.emplace_back(value);
     } else {
-      auto number = ParseNumber(value);
-      if (!number.ok())
-        return Status::Error(EINVAL, std::string(NameOf(field)) + ": " + number.status().message());
-      condition.numbers.push_back(*number);
+      SFS_RETURN_IF_ERROR(condition.numbers.Add(NameOf(field), value));
     }
   }
-  std::sort(condition.numbers.begin(), condition.numbers.end());
-  condition.numbers.erase(std::unique(condition.numbers.begin(), condition.numbers.end()),
-                          condition.numbers.end());
+  condition.numbers.Sort();
   if (condition.numbers.empty() && condition.patterns.empty()) {
     return Status::Error(EINVAL, std::string(NameOf(field)) + "={} lists no value");
   }
@@ -116,7 +111,7 @@ bool RuleCondition::Matches(const PlacementContext& context) const {
       number = context.projid;
       break;
   }
-  return std::binary_search(numbers.begin(), numbers.end(), number);
+  return numbers.Contains(number);
 }
 
 bool PoolRule::Matches(const PlacementContext& context) const {
@@ -213,7 +208,7 @@ std::string FormatPoolRule(const PoolRule& rule) {
     out += NameOf(c.field);
     out += "={";
     std::string sep;
-    for (uint32_t n : c.numbers) out += std::exchange(sep, ",") + std::to_string(n);
+    if (!c.numbers.empty()) out += std::exchange(sep, ",") + c.numbers.ToString(",");
     for (const std::string& p : c.patterns) out += std::exchange(sep, ",") + p;
     out += "}";
   }

@@ -8,8 +8,8 @@
 //   rank=N       0..2^32-1, default 0; rules are tried by ascending rank,
 //                ties broken by rule name; the first match wins.
 //   pool=NAME    required; the pool the rule sends files to.
-//   FIELD={v..}  a condition: FIELD is uid, gid, projid (decimal numbers)
-//                or jobid (glob patterns: '*' any run, '?' one character).
+//   FIELD={v..}  a condition: FIELD is uid, gid, projid (decimal numbers
+//                or ranges first-last, common/id_list.h) or jobid (glob patterns: '*' any run, '?' one character).
 //                Values are separated by commas or blanks; any one value
 //                matching satisfies the condition (or).
 // Blanks are those of common/text.h; any other byte below 0x20, or 0x7f,
@@ -19,7 +19,8 @@
 // Parsing is strict (EINVAL with a message naming the offending word) and
 // FormatPoolRule gives the canonical text that ParsePoolRule accepts back:
 //   "rank=20 jobid={ior.*} & gid={100} pool=slow"
-// (numbers sorted, duplicate values dropped, conditions in the given order).
+// (numbers and ranges sorted, exact duplicates dropped, conditions in the
+// given order).
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/id_list.h"
 #include "common/status.h"
 #include "common/text.h"  // GlobMatch, for jobid patterns
 #include "layout/placement.h"
@@ -43,7 +45,7 @@ enum class RuleField : uint8_t { kUid, kGid, kJobid, kProjid };
 
 struct RuleCondition {
   RuleField field = RuleField::kUid;
-  std::vector<uint32_t> numbers;      // uid, gid, projid: sorted, distinct
+  IdList numbers;                     // uid, gid, projid: sorted, distinct
   std::vector<std::string> patterns;  // jobid: distinct, in given order
 
   bool Matches(const PlacementContext& context) const;

@@ -57,9 +57,9 @@ std::string OpcodeList() {
 bool TbfExpression::Condition::Matches(const RequestInfo& info) const {
   switch (field) {
     case kTbfUid:
-      return std::find(ids.begin(), ids.end(), info.uid) != ids.end();
+      return ids.Contains(info.uid);
     case kTbfGid:
-      return std::find(ids.begin(), ids.end(), info.gid) != ids.end();
+      return ids.Contains(info.gid);
     case kTbfJobid: {
       const std::string_view jobid = info.jobid ? std::string_view(*info.jobid) : "";
       return std::any_of(jobids.begin(), jobids.end(),
@@ -106,9 +106,7 @@ Result<TbfExpression::Condition> TbfExpression::ParseCondition(std::string_view 
   if (field == "uid" || field == "gid") {
     c.field = field == "uid" ? kTbfUid : kTbfGid;
     for (std::string_view v : values) {
-      auto id = ParseNumber(field, v, 0, UINT32_MAX);
-      if (!id.ok()) return id.status();
-      c.ids.push_back(static_cast<uint32_t>(*id));
+      SFS_RETURN_IF_ERROR(c.ids.Add(field, v));
     }
   } else if (field == "jobid") {
     c.field = kTbfJobid;
@@ -173,7 +171,7 @@ std::string TbfExpression::ToString() const {
       if (j > 0) out += '&';
       out += TbfTypeName(c.field) + "={";
       std::vector<std::string> values;
-      for (uint32_t id : c.ids) values.push_back(std::to_string(id));
+      if (!c.ids.empty()) values.push_back(c.ids.ToString());
       for (const std::string& jobid : c.jobids) values.push_back(jobid);
       for (size_t k = 0; k < kOpcodeCount; k++) {
         if ((c.opcodes >> k) & 1) values.push_back(kOpcodeNames[k]);

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "common/id_list.h"
 #include "common/status.h"
 #include "nrs/request.h"
 #include "nrs/tbf_rules.h"
@@ -21,7 +22,7 @@ class TbfExpression {
  public:
   struct Condition {
     TbfField field = kTbfUid;
-    std::vector<uint32_t> ids;        // uid or gid
+    IdList ids;                       // uid or gid: ids and ranges, as given
     std::vector<std::string> jobids;  // patterns
     uint32_t opcodes = 0;             // bit i = kOpcodeNames[i] (tbf_expression.cc)
 

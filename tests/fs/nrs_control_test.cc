@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -17,6 +19,7 @@
 #include <vector>
 
 #include "meta/meta_store.h"
+#include "nrs/crrn_weights.h"
 #include "nrs/registry.h"
 
 namespace sfs::fs {
@@ -31,8 +34,14 @@ class FakeTarget final : public nrs::Target {
     primary[static_cast<int>(head)] = std::string(policy->Name());
   }
   void StopPolicy(nrs::Head head) override { primary[static_cast<int>(head)] = "fifo"; }
-  void Retune(nrs::Head head, const nrs::Tunables& tunables) override { retunes++; }
-  void SetHighPriority(nrs::OpSet ops, uint32_t ratio) override { hp_ops = ops; }
+  void Retune(nrs::Head head, const nrs::Tunables& tunables) override {
+    retunes++;
+    tuned[static_cast<int>(head)] = tunables;
+  }
+  void SetHighPriority(nrs::OpSet ops, uint32_t ratio) override {
+    hp_ops = ops;
+    hp_ratio = ratio;
+  }
   void SetEpochLength(std::chrono::nanoseconds length) override { epoch_length = length; }
   std::vector<nrs::PolicyStatus> PolicyStatus(nrs::Head, const std::vector<std::string>&,
                                               bool) const override {
@@ -42,7 +51,9 @@ class FakeTarget final : public nrs::Target {
 
   std::string primary[2] = {"fifo", "fifo"};
   int retunes = 0;
+  nrs::Tunables tuned[2];  // by Retune, per head
   nrs::OpSet hp_ops = 0;
+  uint32_t hp_ratio = 0;
   std::chrono::nanoseconds epoch_length{0};
 };
 
@@ -59,9 +70,12 @@ class NrsControlTest : public ::testing::Test {
     store_.reset();
     std::filesystem::remove_all(dir_);
   }
-  std::unique_ptr<NrsControl> Control(Scope scope, std::vector<FakeTarget>* targets) {
+  // Over the first `count` of `targets` (the others are for AddTarget: a
+  // std::vector of targets would move them as it grew).
+  std::unique_ptr<NrsControl> Control(Scope scope, std::vector<FakeTarget>* targets,
+                                      size_t count = SIZE_MAX) {
     std::vector<nrs::Target*> pointers;
-    for (FakeTarget& t : *targets) pointers.push_back(&t);
+    for (size_t i = 0; i < std::min(count, targets->size()); i++) pointers.push_back(&(*targets)[i]);
     return std::make_unique<NrsControl>(scope, store_.get(), pointers, &registry_, nullptr);
   }
   std::map<std::string, std::string> Stored() { return *store_->AllSettings(); }
@@ -164,12 +178,8 @@ TEST_F(NrsControlTest, MdtRefusesWhatItCannotRunAndKeepsWhatItHad) {
 }
 
 TEST_F(NrsControlTest, AnAddedOstRunsWhatMostOstsRunAndIsStored) {
-  // A std::vector of targets would move them as it grows: fixed slots.
   std::vector<FakeTarget> osts(4);
-  std::vector<nrs::Target*> pointers;
-  for (int i = 0; i < 3; i++) pointers.push_back(&osts[i]);
-  auto control = std::make_unique<NrsControl>(Scope::kOsts, store_.get(), pointers, &registry_,
-                                              nullptr);
+  auto control = Control(Scope::kOsts, &osts, 3);
   ASSERT_TRUE(control->Load().ok());
   ASSERT_TRUE(control->Set("nrs_policies", "tbf jobid reg").ok());
   ASSERT_TRUE(control->Set("ost1.nrs_policies", "crrn reg").ok());
@@ -211,6 +221,214 @@ TEST_F(NrsControlTest, AnOstWithoutAStoredPolicyRunsWhatMostRunAtLoad) {
   EXPECT_EQ(osts[1].primary[0], "orr");
   EXPECT_EQ(osts[3].primary[0], "orr");
   EXPECT_EQ(osts[3].primary[1], "fifo");
+}
+
+TEST_F(NrsControlTest, PrefixesNameOneOstOneHeadOrBoth) {
+  for (const char* name : {"ost1.nrs_orr_quantum", "hp.nrs_tbf_default_rate",
+                           "ost2.reg.nrs_crrn_quantum", "ost0.nrs_crrn_weight",
+                           "hp.nrs_crrn_weight", "ost3.nrs_epoch_ms", "ost3.hp.nrs_epoch_max_ms",
+                           // Handled, to be refused with a reason:
+                           "hp.nrs_epoch_ms", "ost1.nrs_eh_timeout"}) {
+    EXPECT_TRUE(NrsControl::Handles(Scope::kOsts, name)) << name;
+  }
+  for (const char* name : {"hp.nrs_policies", "ost1.nrs_tbf_rule", "hp.nrs_tbf_rule",
+                           "ost1.nrs_stats", "ost1.nrs_nothing", "ost1.active",
+                           "mdt.hp.nrs_crrn_quantum"}) {
+    EXPECT_FALSE(NrsControl::Handles(Scope::kOsts, name)) << name;
+  }
+  EXPECT_TRUE(NrsControl::Handles(Scope::kMdt, "mdt.hp.nrs_crrn_quantum"));
+  EXPECT_TRUE(NrsControl::Handles(Scope::kMdt, "mdt.reg.nrs_crrn_weight"));
+  EXPECT_FALSE(NrsControl::Handles(Scope::kMdt, "mdt.ost0.nrs_crrn_quantum"));
+}
+
+TEST_F(NrsControlTest, PerOstAndPerHeadTunablesLaterSetsWinCellByCell) {
+  std::vector<FakeTarget> osts(3);
+  auto control = Control(Scope::kOsts, &osts);
+  ASSERT_TRUE(control->Load().ok());
+  ASSERT_TRUE(control->Set("nrs_orr_quantum", "64").ok());
+  ASSERT_TRUE(control->Set("ost1.nrs_orr_quantum", "32").ok());
+  ASSERT_TRUE(control->Set("hp.nrs_orr_quantum", "16").ok());
+  ASSERT_TRUE(control->Set("ost2.hp.nrs_orr_quantum", "8").ok());
+  ASSERT_TRUE(control->Set("ost1.nrs_tbf_default_rate", "500").ok());
+  const uint32_t want[3][2] = {{64, 16}, {32, 16}, {64, 8}};
+  for (int ost = 0; ost < 3; ost++) {
+    for (int head = 0; head < 2; head++) {
+      EXPECT_EQ(osts[ost].tuned[head].orr_quantum, want[ost][head]) << ost << " " << head;
+      EXPECT_EQ(osts[ost].tuned[head].tbf_default_rate, ost == 1 ? 500u : 10000u);
+    }
+  }
+  EXPECT_EQ(*control->Get("ost1.reg.nrs_orr_quantum"), "32");
+  EXPECT_EQ(*control->Get("ost1.nrs_tbf_default_rate"), "500");
+  EXPECT_EQ(*control->Get("hp.nrs_orr_quantum"), "ost0: 16\nost1: 16\nost2: 8\n");
+  EXPECT_EQ(*control->Get("nrs_orr_quantum"),
+            "ost0.reg: 64\nost0.hp: 16\nost1.reg: 32\nost1.hp: 16\nost2.reg: 64\nost2.hp: 8\n");
+  EXPECT_EQ(*control->Get("nrs_tbf_default_rate"), "ost0: 10000\nost1: 500\nost2: 10000\n");
+  const auto stored = Stored();
+  EXPECT_EQ(stored.at("ost1.nrs_orr_quantum.reg"), "32");
+  EXPECT_EQ(stored.at("ost2.nrs_orr_quantum.hp"), "8");
+  EXPECT_EQ(stored.count("nrs_orr_quantum"), 0u);
+
+  // A reload over the same store runs what was stored.
+  {
+    std::vector<FakeTarget> again(3);
+    auto reloaded = Control(Scope::kOsts, &again);
+    ASSERT_TRUE(reloaded->Load().ok());
+    for (int ost = 0; ost < 3; ost++) {
+      for (int head = 0; head < 2; head++) {
+        EXPECT_EQ(again[ost].tuned[head].orr_quantum, want[ost][head]) << ost << " " << head;
+      }
+    }
+    EXPECT_EQ(*reloaded->Get("nrs_orr_quantum"), *control->Get("nrs_orr_quantum"));
+  }
+
+  // Without a prefix, a set overrides every earlier per-OST or per-head one.
+  ASSERT_TRUE(control->Set("nrs_orr_quantum", "100").ok());
+  EXPECT_EQ(*control->Get("nrs_orr_quantum"), "100");
+  EXPECT_EQ(*control->Get("ost2.hp.nrs_orr_quantum"), "100");
+  for (int ost = 0; ost < 3; ost++) EXPECT_EQ(osts[ost].tuned[1].orr_quantum, 100u);
+}
+
+TEST_F(NrsControlTest, PerServiceAndFilesystemTunablesRefuseNarrowerPrefixes) {
+  std::vector<FakeTarget> osts(2);
+  auto control = Control(Scope::kOsts, &osts);
+  ASSERT_TRUE(control->Load().ok());
+  ASSERT_TRUE(control->Set("ost1.nrs_epoch_ms", "20").ok());
+  ASSERT_TRUE(control->Set("ost0.nrs_hp_ratio", "3").ok());
+  EXPECT_EQ(osts[1].epoch_length, std::chrono::milliseconds(20));
+  EXPECT_EQ(osts[0].epoch_length, std::chrono::milliseconds(50));
+  EXPECT_EQ(osts[0].hp_ratio, 3u);
+  EXPECT_EQ(osts[1].hp_ratio, nrs::kDefaultHpRatio);
+  EXPECT_EQ(*control->Get("nrs_epoch_ms"), "ost0: 50\nost1: 20\n");
+  EXPECT_EQ(Stored().at("ost1.nrs_epoch_ms"), "20");
+
+  const auto before = Stored();
+  Status head = control->Set("hp.nrs_epoch_ms", "20");
+  EXPECT_EQ(head.err(), EINVAL);
+  EXPECT_NE(head.message().find("per service"), std::string::npos) << head.message();
+  EXPECT_EQ(control->Set("ost1.nrs_eh_timeout", "2").err(), EINVAL);
+  EXPECT_EQ(control->Set("hp.nrs_tbf_scope", "ost").err(), EINVAL);
+  EXPECT_EQ(control->Set("ost2.nrs_orr_quantum", "4").err(), ENOENT);
+  EXPECT_EQ(control->Set("ost1.hp.nrs_orr_quantum", "0").err(), EINVAL);
+  EXPECT_EQ(control->Get("ost2.nrs_orr_quantum").err(), ENODATA);
+  EXPECT_EQ(control->Get("hp.nrs_eh_timeout").err(), EINVAL);
+  EXPECT_EQ(Stored(), before);
+}
+
+TEST_F(NrsControlTest, WeightRulesPerOstAndHeadApplyToEachSetAllOrNone) {
+  std::vector<FakeTarget> osts(2);
+  auto control = Control(Scope::kOsts, &osts);
+  ASSERT_TRUE(control->Load().ok());
+  ASSERT_TRUE(control->Set("ost1.nrs_crrn_weight", "start a uid={1000-1999} weight=4").ok());
+  ASSERT_TRUE(control->Set("hp.nrs_crrn_weight", "start h gid={7} weight=2").ok());
+  nrs::RequestInfo uid1500;
+  uid1500.uid = 1500;
+  EXPECT_EQ(osts[1].tuned[0].crrn_weights->WeightOf(uid1500), 4u);
+  EXPECT_EQ(osts[0].tuned[0].crrn_weights->WeightOf(uid1500), 1u);
+  EXPECT_EQ(*control->Get("ost1.reg.nrs_crrn_weight"), "start a uid={1000-1999} weight=4\n");
+  EXPECT_EQ(*control->Get("ost0.reg.nrs_crrn_weight"), "");
+  EXPECT_EQ(*control->Get("hp.nrs_crrn_weight"),
+            "ost0:\n  start h gid={7} weight=2\nost1:\n  start h gid={7} weight=2\n"
+            "  start a uid={1000-1999} weight=4\n");
+  EXPECT_EQ(Stored().at("ost1.nrs_crrn_weight.reg"), "start a uid={1000-1999} weight=4\n");
+
+  // "start a" everywhere: OST 1 has an "a" already, so no set changes.
+  const auto before = Stored();
+  Status exists = control->Set("nrs_crrn_weight", "start a uid={5} weight=2");
+  EXPECT_EQ(exists.err(), EEXIST);
+  EXPECT_NE(exists.message().find("ost1"), std::string::npos) << exists.message();
+  EXPECT_EQ(Stored(), before);
+  ASSERT_TRUE(control->Set("nrs_crrn_weight", "start b uid={5} weight=3").ok());
+  nrs::RequestInfo uid5;
+  uid5.uid = 5;
+  for (int ost = 0; ost < 2; ost++) {
+    for (int head = 0; head < 2; head++) EXPECT_EQ(osts[ost].tuned[head].crrn_weights->WeightOf(uid5), 3u);
+  }
+}
+
+TEST_F(NrsControlTest, EhTimeoutMustBeLongerThanEveryEpoch) {
+  std::vector<FakeTarget> osts(3);
+  auto control = Control(Scope::kOsts, &osts);
+  ASSERT_TRUE(control->Load().ok());
+  const auto before = Stored();
+  // The default timeout is 1 s.
+  Status epoch = control->Set("nrs_epoch_ms", "1000");
+  EXPECT_EQ(epoch.err(), EINVAL);
+  EXPECT_NE(epoch.message().find("nrs_eh_timeout"), std::string::npos) << epoch.message();
+  EXPECT_EQ(control->Set("ost2.hp.nrs_epoch_max_ms", "1000").err(), EINVAL);
+  EXPECT_EQ(control->Set("nrs_eh_timeout", "100ms").err(), EINVAL);  // the 100 ms epoch_max
+  EXPECT_EQ(Stored(), before);
+  EXPECT_TRUE(control->Set("nrs_epoch_ms", "999").ok());
+  ASSERT_TRUE(control->Set("nrs_eh_timeout", "3").ok());
+  ASSERT_TRUE(control->Set("ost2.hp.nrs_epoch_max_ms", "2500").ok());
+  Status shorter = control->Set("nrs_eh_timeout", "2500ms");
+  EXPECT_EQ(shorter.err(), EINVAL);
+  EXPECT_NE(shorter.message().find("ost2 hp"), std::string::npos) << shorter.message();
+  EXPECT_TRUE(control->Set("nrs_eh_timeout", "2501ms").ok());
+  // The metadata service has no epoch handler: its epochs may be long.
+  std::vector<FakeTarget> mdt(1);
+  auto mdt_control = Control(Scope::kMdt, &mdt);
+  ASSERT_TRUE(mdt_control->Load().ok());
+  EXPECT_TRUE(mdt_control->Set("mdt.nrs_epoch_ms", "5000").ok());
+}
+
+TEST_F(NrsControlTest, AStoredTimeoutNotAboveTheEpochsIsRaisedAtLoad) {
+  // As a store written before the check could hold them.
+  ASSERT_TRUE(store_->PutSettings({{"nrs_eh_timeout", "1"}, {"ost1.nrs_epoch_ms", "3000"}}).ok());
+  std::vector<FakeTarget> osts(2);
+  auto control = Control(Scope::kOsts, &osts);
+  ASSERT_TRUE(control->Load().ok());
+  EXPECT_EQ(*control->Get("nrs_eh_timeout"), "6");
+  EXPECT_EQ(osts[1].epoch_length, std::chrono::milliseconds(3000));
+  // The values now agree, so a change goes through.
+  EXPECT_TRUE(control->Set("nrs_orr_quantum", "5").ok());
+}
+
+TEST_F(NrsControlTest, ValuesStoredWithoutPrefixLoadIntoEveryOst) {
+  // A store from before tunables were per OST and head.
+  ASSERT_TRUE(store_->PutSettings({{"nrs_orr_quantum", "77"},
+                                   {"nrs_hp_ratio", "5"},
+                                   {"nrs_crrn_weight", "start w uid={9} weight=3\n"}})
+                  .ok());
+  std::vector<FakeTarget> osts(2);
+  auto control = Control(Scope::kOsts, &osts);
+  ASSERT_TRUE(control->Load().ok());
+  EXPECT_EQ(*control->Get("nrs_orr_quantum"), "77");
+  EXPECT_EQ(*control->Get("nrs_hp_ratio"), "5");
+  EXPECT_EQ(*control->Get("nrs_crrn_weight"), "start w uid={9} weight=3\n");
+  EXPECT_EQ(osts[1].tuned[1].orr_quantum, 77u);
+  EXPECT_EQ(osts[1].hp_ratio, 5u);
+  ASSERT_TRUE(control->Set("ost0.nrs_orr_quantum", "7").ok());
+  EXPECT_EQ(Stored().at("ost1.nrs_orr_quantum.hp"), "77");
+}
+
+TEST_F(NrsControlTest, AnAddedOstTakesWhatMostOstsHave) {
+  std::vector<FakeTarget> osts(4);
+  auto control = Control(Scope::kOsts, &osts, 3);
+  ASSERT_TRUE(control->Load().ok());
+  ASSERT_TRUE(control->Set("ost1.nrs_orr_quantum", "32").ok());
+  ASSERT_TRUE(control->Set("ost2.reg.nrs_orr_quantum", "32").ok());
+  ASSERT_TRUE(control->Set("ost0.nrs_epoch_ms", "20").ok());
+  ASSERT_TRUE(control->Set("ost2.nrs_crrn_weight", "start a uid={1} weight=2").ok());
+  ASSERT_TRUE(control->AddTarget(&osts[3]).ok());
+  EXPECT_EQ(osts[3].tuned[0].orr_quantum, 32u);   // two of three
+  EXPECT_EQ(osts[3].tuned[1].orr_quantum, 256u);  // two of three kept the default
+  EXPECT_EQ(osts[3].epoch_length, std::chrono::milliseconds(50));
+  EXPECT_EQ(*control->Get("ost3.nrs_crrn_weight"), "");
+  EXPECT_EQ(Stored().at("ost3.nrs_orr_quantum.reg"), "32");
+  EXPECT_EQ(Stored().at("ost3.nrs_epoch_ms"), "50");
+}
+
+TEST_F(NrsControlTest, MdtTunablesTakeAHeadPrefix) {
+  std::vector<FakeTarget> mdt(1);
+  auto control = Control(Scope::kMdt, &mdt);
+  ASSERT_TRUE(control->Load().ok());
+  ASSERT_TRUE(control->Set("mdt.hp.nrs_crrn_quantum", "2").ok());
+  EXPECT_EQ(mdt[0].tuned[1].crrn_quantum, 2u);
+  EXPECT_EQ(mdt[0].tuned[0].crrn_quantum, 8u);
+  EXPECT_EQ(*control->Get("mdt.nrs_crrn_quantum"), "mdt.reg: 8\nmdt.hp: 2\n");
+  EXPECT_EQ(*control->Get("mdt.hp.nrs_crrn_quantum"), "2");
+  EXPECT_EQ(Stored().at("mdt.nrs_crrn_quantum.hp"), "2");
+  EXPECT_EQ(control->Set("mdt.hp.nrs_hp_ops", "unlink").err(), EINVAL);
 }
 
 }  // namespace

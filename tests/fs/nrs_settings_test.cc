@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <utility>
 
 namespace sfs::fs {
 namespace {
@@ -76,6 +77,58 @@ TEST(NrsSettingsTest, FormatDurationGivesTheSameDurationBack) {
   }
   EXPECT_EQ(FormatDuration(std::chrono::nanoseconds(1300)), "1300ns");
   EXPECT_EQ(*ParseDuration("d", "1300ns"), std::chrono::nanoseconds(1300));
+}
+
+TEST(NrsSettingsTest, SettingNamesSplitIntoOstHeadAndBase) {
+  const SettingName plain = SplitSettingName("nrs_orr_quantum");
+  EXPECT_EQ(plain.ost, -1);
+  EXPECT_FALSE(plain.head_given);
+  EXPECT_EQ(plain.base, "nrs_orr_quantum");
+  const SettingName both = SplitSettingName("ost12.hp.nrs_orr_quantum");
+  EXPECT_EQ(both.ost, 12);
+  EXPECT_EQ(both.heads, (HeadChoice{false, true}));
+  EXPECT_EQ(both.base, "nrs_orr_quantum");
+  EXPECT_EQ(JoinSettingName(both), "ost12.hp.nrs_orr_quantum");
+  const SettingName reg = SplitSettingName("reg.nrs_crrn_weight");
+  EXPECT_EQ(reg.heads, (HeadChoice{true, false}));
+  EXPECT_EQ(JoinSettingName(reg), "reg.nrs_crrn_weight");
+  EXPECT_EQ(JoinSettingName(SplitSettingName("ost007.nrs_epoch_ms")), "ost7.nrs_epoch_ms");
+  // Not prefixes: the whole name is the base, which no setting has.
+  for (const char* name : {"ost.nrs_orr_quantum", "ostx.nrs_orr_quantum", "ost-1.nrs_orr_quantum",
+                           "ost99999999999.nrs_orr_quantum", "hpnrs_orr_quantum"}) {
+    EXPECT_EQ(SplitSettingName(name).base, name) << name;
+  }
+  // The head comes after the OST.
+  const SettingName swapped = SplitSettingName("hp.ost1.nrs_orr_quantum");
+  EXPECT_EQ(swapped.ost, -1);
+  EXPECT_EQ(swapped.base, "ost1.nrs_orr_quantum");
+}
+
+TEST(NrsSettingsTest, EveryTunableFormatsToTextThatParsesBack) {
+  TunableValues values;
+  for (auto [name, text] : {std::pair{"nrs_crrn_quantum", "3"}, {"nrs_orr_quantum", "17"},
+                            {"nrs_orr_supported", "reads_and_writes"},
+                            {"nrs_tbf_default_rate", "123"}, {"nrs_tbf_class_limit", "9"},
+                            {"nrs_delay_pct", "0"}, {"nrs_delay_min", "20ms"},
+                            {"nrs_delay_max", "2"}, {"nrs_epoch_max_ms", "70"},
+                            {"nrs_hp_ratio", "4"}, {"nrs_hp_ops", "fsync"},
+                            {"nrs_epoch_ms", "30"}, {"nrs_tbf_scope", "ost"},
+                            {"nrs_eh_timeout", "3"}}) {
+    ASSERT_NE(FindTunable(name), nullptr) << name;
+    ASSERT_TRUE(ParseTunable(name, text, &values).ok()) << name;
+    EXPECT_EQ(FormatTunable(name, values), text) << name;
+  }
+  EXPECT_EQ(TunableNames().size(), 14u);  // each one above
+  EXPECT_EQ(FindTunable("nrs_orr_quantum")->reach, TunableReach::kHead);
+  EXPECT_EQ(FindTunable("nrs_epoch_ms")->reach, TunableReach::kService);
+  EXPECT_EQ(FindTunable("nrs_eh_timeout")->reach, TunableReach::kFilesystem);
+  EXPECT_EQ(FindTunable("nrs_policies"), nullptr);
+  // A refusal leaves the values alone.
+  const TunableValues before = values;
+  EXPECT_EQ(ParseTunable("nrs_orr_quantum", "0", &values).err(), EINVAL);
+  EXPECT_EQ(ParseTunable("nrs_eh_timeout", "5ms", &values).err(), EINVAL);
+  EXPECT_EQ(FormatTunable("nrs_orr_quantum", values), FormatTunable("nrs_orr_quantum", before));
+  EXPECT_EQ(FormatTunable("nrs_eh_timeout", values), "3");
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <utility>
 
 #include "file_util.h"
 #include "mounted_fs.h"
@@ -53,6 +54,24 @@ double TimedAs(const std::string& user, const std::string& command, std::string*
   return b - a;
 }
 
+// Seconds taken by nobody (uid 65534) and by daemon (uid 1), each writing
+// `writes` O_DIRECT 4 KiB blocks (one OST request apiece) to its own file
+// at the same time; -1 and the output in `why` for one that failed.
+std::pair<double, double> NobodyAndDaemonWriting(const std::string& nobody_file,
+                                                 const std::string& daemon_file, int writes,
+                                                 std::string* why) {
+  const std::string dd =
+      "dd if=/dev/zero bs=4k count=" + std::to_string(writes) + " oflag=direct status=none of=";
+  double slow = -1, fast = -1;
+  std::string slow_out, fast_out;
+  std::thread slow_writer([&] { slow = TimedAs("nobody", dd + nobody_file, &slow_out); });
+  std::thread fast_writer([&] { fast = TimedAs("daemon", dd + daemon_file, &fast_out); });
+  slow_writer.join();
+  fast_writer.join();
+  *why = slow_out + fast_out;
+  return {slow, fast};
+}
+
 TEST_F(NrsTest, TbfHoldsOneUidNearItsRateWhileAnotherRunsFree) {
   MountedFs::Options options;
   options.osts = 2;
@@ -64,16 +83,10 @@ TEST_F(NrsTest, TbfHoldsOneUidNearItsRateWhileAnotherRunsFree) {
 
   // 60 O_DIRECT writes of 4 KiB each: one OST request apiece.
   constexpr int kWrites = 60;
-  const std::string dd =
-      "dd if=/dev/zero bs=4k count=" + std::to_string(kWrites) + " oflag=direct status=none of=";
-  double slow = -1, fast = -1;
-  std::string slow_out, fast_out;
-  std::thread slow_writer([&] { slow = TimedAs("nobody", dd + P("slow"), &slow_out); });
-  std::thread fast_writer([&] { fast = TimedAs("daemon", dd + P("fast"), &fast_out); });
-  slow_writer.join();
-  fast_writer.join();
-  ASSERT_GT(slow, 0) << slow_out;
-  ASSERT_GT(fast, 0) << fast_out;
+  std::string why;
+  const auto [slow, fast] = NobodyAndDaemonWriting(P("slow"), P("fast"), kWrites, &why);
+  ASSERT_GT(slow, 0) << why;
+  ASSERT_GT(fast, 0) << why;
   const double slow_rate = kWrites / slow;
   const double fast_rate = kWrites / fast;
   // The bucket lets 3 (depth) through at once and then one per 50 ms, so
@@ -397,6 +410,124 @@ TEST_F(NrsTest, JobIdsFromTheEnvironmentAndWritebackAttributedToTheOpener) {
   auto data = ReadFile(path);
   ASSERT_TRUE(data.has_value());
   EXPECT_EQ(*data, std::string(1 << 20, 'm'));
+}
+
+}  // namespace
+}  // namespace sfs::test
+
+namespace sfs::test {
+namespace {
+
+// Per-OST and per-head tunables (issue 31 item 3) through setfattr and
+// getfattr: each reaches the running policy of the OST and head it names,
+// an unprefixed set overrides them, they survive a remount, an added OST
+// takes what most OSTs have, and nrs_eh_timeout must exceed the epochs.
+TEST_F(NrsTest, PerOstAndPerHeadTunables) {
+  Start();  // 4 OSTs
+  auto setfattr = [&](const std::string& name, const std::string& value) {
+    return Shell("setfattr -n user.stripefs." + name + " -v '" + value + "' " + fs_->mnt() +
+                 " 2>&1");
+  };
+  auto getfattr = [&](const std::string& name) {
+    return Shell("getfattr --only-values -n user.stripefs." + name + " " + fs_->mnt() + " 2>&1")
+        .output;
+  };
+  ASSERT_EQ(Set("nrs_policies", "orr"), 0);
+  ASSERT_EQ(setfattr("nrs_orr_quantum", "64").exit_code, 0);
+  ASSERT_EQ(setfattr("ost1.nrs_orr_quantum", "32").exit_code, 0);
+  ASSERT_EQ(setfattr("hp.nrs_orr_quantum", "16").exit_code, 0);
+  ASSERT_EQ(setfattr("ost2.hp.nrs_orr_quantum", "8").exit_code, 0);
+  EXPECT_EQ(getfattr("ost1.reg.nrs_orr_quantum"), "32");
+  EXPECT_EQ(getfattr("hp.nrs_orr_quantum"), "ost0: 16\nost1: 16\nost2: 8\nost3: 16\n");
+  const std::string effective =
+      "ost0.reg: 64\nost0.hp: 16\nost1.reg: 32\nost1.hp: 16\nost2.reg: 64\nost2.hp: 8\n"
+      "ost3.reg: 64\nost3.hp: 16\n";
+  EXPECT_EQ(getfattr("nrs_orr_quantum"), effective);
+  // The running ORR policies have them (their description in the report).
+  const std::string ost1 = Get("ost1.nrs_policies");
+  const std::string ost1_reg = ost1.substr(0, ost1.find("high_priority_requests:"));
+  EXPECT_TRUE(Contains(ost1_reg, "quantum=32 ")) << ost1;
+  EXPECT_TRUE(Contains(ost1.substr(ost1_reg.size()), "quantum=16 ")) << ost1;
+  EXPECT_TRUE(Contains(Get("ost2.nrs_policies"), "quantum=8 ")) << Get("ost2.nrs_policies");
+
+  // Per-service values take ost<N>. only; filesystem-wide ones no prefix.
+  ASSERT_EQ(Set("ost3.nrs_hp_ratio", "2"), 0);
+  EXPECT_EQ(Get("nrs_hp_ratio"), "ost0: 10\nost1: 10\nost2: 10\nost3: 2\n");
+  CommandResult per_head = setfattr("hp.nrs_hp_ratio", "2");
+  EXPECT_NE(per_head.exit_code, 0);
+  EXPECT_TRUE(Contains(per_head.output, "Invalid argument")) << per_head.output;
+  EXPECT_TRUE(Contains(fs_->Log(), "nrs_hp_ratio is one value per service")) << fs_->Log();
+  EXPECT_EQ(Set("ost1.nrs_tbf_scope", "ost"), EINVAL);
+  EXPECT_EQ(Set("ost7.nrs_orr_quantum", "4"), ENOENT);
+
+  // The epoch handler's timeout must exceed every epoch (1 s by default).
+  EXPECT_EQ(Set("ost2.nrs_epoch_ms", "1000"), EINVAL);
+  EXPECT_EQ(Set("nrs_eh_timeout", "100ms"), EINVAL);  // nrs_epoch_max_ms is 100
+  ASSERT_EQ(Set("nrs_eh_timeout", "2"), 0);
+  ASSERT_EQ(Set("ost2.nrs_epoch_ms", "1000"), 0);
+  EXPECT_EQ(Set("nrs_eh_timeout", "1"), EINVAL);
+  EXPECT_TRUE(Contains(fs_->Log(), "nrs_eh_timeout (1) must be longer than nrs_epoch_ms "
+                                   "(1000ms on ost2")) << fs_->Log();
+
+  ASSERT_TRUE(fs_->Unmount());
+  ASSERT_TRUE(fs_->Mount());
+  EXPECT_EQ(getfattr("nrs_orr_quantum"), effective);
+  EXPECT_EQ(Get("ost2.nrs_epoch_ms"), "1000");
+  EXPECT_EQ(Get("nrs_eh_timeout"), "2");
+  EXPECT_TRUE(Contains(Get("ost2.nrs_policies"), "quantum=8 ")) << Get("ost2.nrs_policies");
+
+  // An added OST takes what most have: 64 on the regular head, 16 on hp.
+  const std::string dir = fs_->ost_dir(4);
+  CommandResult added = Shell(std::string(StripefsBinary()) + " ost add " + fs_->mnt() + " " +
+                              dir + " 2>&1");
+  ASSERT_EQ(added.exit_code, 0) << added.output;
+  EXPECT_EQ(getfattr("ost4.nrs_orr_quantum"), "ost4.reg: 64\nost4.hp: 16\n");
+  EXPECT_EQ(Get("ost4.nrs_hp_ratio"), "10");
+  EXPECT_TRUE(Contains(Get("ost4.nrs_policies"), "quantum=64 ")) << Get("ost4.nrs_policies");
+
+  // Without a prefix, a set overrides every per-OST and per-head value.
+  ASSERT_EQ(setfattr("nrs_orr_quantum", "100").exit_code, 0);
+  EXPECT_EQ(getfattr("nrs_orr_quantum"), "100");
+  EXPECT_EQ(getfattr("ost2.hp.nrs_orr_quantum"), "100");
+}
+
+// uid ranges in a TBF rule (Lustre's uid={500 1000-1999}), a CRR-N weight
+// rule and a pool rule on a real mount.
+TEST_F(NrsTest, UidRangesInTbfWeightAndPoolRules) {
+  MountedFs::Options options;
+  options.osts = 2;
+  options.stripe_count = 1;
+  Start(options);
+  ASSERT_EQ(chmod(fs_->mnt().c_str(), 0777), 0);
+  ASSERT_EQ(Set("nrs_policies", "tbf uid"), 0);
+  ASSERT_EQ(Set("nrs_tbf_rule", "start slow uid={3 65000-65535} rate=20"), 0);
+  EXPECT_TRUE(Contains(Get("nrs_tbf_rule"), "slow uid={3 65000-65535} rate=20")) << Get("nrs_tbf_rule");
+  EXPECT_EQ(Set("nrs_tbf_rule", "start bad uid={2000-1000} rate=20"), EINVAL);
+  EXPECT_TRUE(Contains(fs_->Log(), "range '2000-1000' ends before it starts")) << fs_->Log();
+
+  // nobody (65534) lies in the range: held to 20 requests/s; daemon (1)
+  // does not.
+  std::string why;
+  const auto [slow, fast] = NobodyAndDaemonWriting(P("slow"), P("fast"), 60, &why);
+  ASSERT_GT(slow, 0) << why;
+  ASSERT_GT(fast, 0) << why;
+  EXPECT_GT(slow, 2.5) << "nobody was not held to 20 requests/s";
+  EXPECT_LT(fast, slow / 3) << "daemon was held back too";
+
+  ASSERT_EQ(Set("nrs_crrn_weight", "start team uid={1-999 65534} weight=4"), 0);
+  EXPECT_EQ(Get("nrs_crrn_weight"), "start team uid={1-999 65534} weight=4\n");
+
+  ASSERT_EQ(Set("pool.one", "osts=1"), 0);
+  ASSERT_EQ(Set("pool_rule.r", "uid={65000-65535} pool=one"), 0);
+  EXPECT_EQ(Get("pool_rule.r"), "rank=0 uid={65000-65535} pool=one");
+  for (int i = 0; i < 4; i++) {
+    const std::string path = P("pooled" + std::to_string(i));
+    ASSERT_EQ(Shell("runuser -u nobody -- touch " + path).exit_code, 0);
+    EXPECT_TRUE(Contains(Xattr(path, "user.stripefs.layout"), "pool=one"))
+        << Xattr(path, "user.stripefs.layout");
+  }
+  ASSERT_TRUE(WriteFile(P("rootfile"), "x"));
+  EXPECT_FALSE(Contains(Xattr(P("rootfile"), "user.stripefs.layout"), "pool=one"));
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ TEST(PoolRuleTest, ParsesTheIssueExamples) {
   EXPECT_EQ(r1->pool, "fast");
   ASSERT_EQ(r1->conditions.size(), 1u);
   EXPECT_EQ(r1->conditions[0].field, RuleField::kUid);
-  EXPECT_EQ(r1->conditions[0].numbers, (std::vector<uint32_t>{1000, 1001}));
+  EXPECT_EQ(r1->conditions[0].numbers.ToString(), "1000 1001");
   EXPECT_EQ(FormatPoolRule(*r1), "rank=10 uid={1000,1001} pool=fast");
 
   auto r2 = ParsePoolRule("rank=20 jobid={ior.*} & gid={100} pool=slow");
@@ -59,6 +59,24 @@ TEST(PoolRuleTest, MatchesOnEveryField) {
   EXPECT_FALSE(rule->Matches(Who(1000, 100, "dd.17", 42)));     // jobid
   EXPECT_FALSE(rule->Matches(Who(1000, 100, "ior.1000", 0)));   // projid
   EXPECT_TRUE(ParsePoolRule("pool=any")->Matches(Who(5, 5, "")));
+}
+
+// Ranges as TBF takes them (common/id_list.h): sorted with the single ids,
+// kept whole, matched on both ends.
+TEST(PoolRuleTest, IdRanges) {
+  auto rule = ParsePoolRule("uid={2000-2999 500,1000-1999} & projid={0-4294967295} pool=p");
+  ASSERT_TRUE(rule.ok()) << rule.status().message();
+  EXPECT_EQ(FormatPoolRule(*rule),
+            "rank=0 uid={500,1000-1999,2000-2999} & projid={0-4294967295} pool=p");
+  for (uint32_t uid : {500u, 1000u, 1500u, 1999u, 2999u}) {
+    EXPECT_TRUE(rule->Matches(Who(uid, 0, "", 4294967295u))) << uid;
+  }
+  for (uint32_t uid : {0u, 501u, 999u, 3000u}) EXPECT_FALSE(rule->Matches(Who(uid, 0, ""))) << uid;
+  for (const char* bad : {"uid={1999-1000} pool=p", "uid={1000-} pool=p", "uid={-5} pool=p",
+                          "gid={1-2-3} pool=p", "projid={0-4294967296} pool=p"}) {
+    auto refused = ParsePoolRule(bad);
+    EXPECT_EQ(refused.status().err(), EINVAL) << bad;
+  }
 }
 
 TEST(PoolRuleTest, Glob) {

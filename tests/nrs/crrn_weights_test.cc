@@ -47,6 +47,16 @@ TEST(CrrnWeightsTest, FirstMatchingRuleGivesTheWeightElseOne) {
   EXPECT_EQ(set->Serialize(), "start big uid={1001} weight=4\n");
 }
 
+TEST(CrrnWeightsTest, UidAndGidRanges) {
+  auto set = Apply(CrrnWeights::Empty(), "start team uid={7 1000-1999}&gid={100-199} weight=3");
+  EXPECT_EQ(set->WeightOf(Info(1500, 150)), 3u);
+  EXPECT_EQ(set->WeightOf(Info(7, 100)), 3u);
+  EXPECT_EQ(set->WeightOf(Info(2000, 150)), 1u);
+  EXPECT_EQ(set->WeightOf(Info(1500, 200)), 1u);
+  EXPECT_EQ(set->Serialize(), "start team uid={7 1000-1999}&gid={100-199} weight=3\n");
+  EXPECT_FALSE(CrrnWeights::Empty()->Apply("start bad uid={9-1} weight=2").ok());
+}
+
 TEST(CrrnWeightsTest, SerializeRoundTripsInMatchOrder) {
   auto set = CrrnWeights::Empty();
   set = Apply(set, "start a uid={1} weight=2");
