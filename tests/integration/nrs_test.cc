@@ -429,7 +429,7 @@ TEST_F(NrsTest, PerOstAndPerHeadTunables) {
                  " 2>&1");
   };
   auto getfattr = [&](const std::string& name) {
-    return Shell("getfattr --only-values -n user.stripefs." + name + " " + fs_->mnt() + " 2>&1")
+    return Shell("getfattr --absolute-names --only-values -n user.stripefs." + name + " " + fs_->mnt() + " 2>&1")
         .output;
   };
   ASSERT_EQ(Set("nrs_policies", "orr"), 0);
