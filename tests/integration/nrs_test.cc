@@ -302,7 +302,8 @@ TEST_F(NrsTest, NonAdminGetsEpermAndBadInputChangesNothing) {
   // EACCES on a 0755 root; with the kernel's check passed, stripefs refuses.
   ASSERT_EQ(chmod(fs_->mnt().c_str(), 0777), 0);
   for (const char* name :
-       {"nrs_policies", "ost0.nrs_policies", "nrs_tbf_rule", "nrs_orr_quantum", "jobid_name"}) {
+       {"nrs_policies", "ost0.nrs_policies", "nrs_tbf_rule", "nrs_orr_quantum",
+        "ost1.hp.nrs_orr_quantum", "jobid_name"}) {
     CommandResult r = Shell(std::string("runuser -u nobody -- setfattr -n user.stripefs.") + name +
                             " -v 1 " + fs_->mnt());
     EXPECT_NE(r.exit_code, 0) << name;
@@ -449,6 +450,17 @@ TEST_F(NrsTest, PerOstAndPerHeadTunables) {
   EXPECT_TRUE(Contains(ost1_reg, "quantum=32 ")) << ost1;
   EXPECT_TRUE(Contains(ost1.substr(ost1_reg.size()), "quantum=16 ")) << ost1;
   EXPECT_TRUE(Contains(Get("ost2.nrs_policies"), "quantum=8 ")) << Get("ost2.nrs_policies");
+
+  // The same through the CLI.
+  CommandResult cli = Shell(std::string(StripefsBinary()) + " set_param " + fs_->mnt() +
+                            " ost3.hp.nrs_crrn_quantum=2 2>&1");
+  ASSERT_EQ(cli.exit_code, 0) << cli.output;
+  cli = Shell(std::string(StripefsBinary()) + " get_param " + fs_->mnt() +
+              " ost1.nrs_orr_quantum ost3.hp.nrs_crrn_quantum 2>&1");
+  EXPECT_EQ(cli.exit_code, 0) << cli.output;
+  EXPECT_TRUE(Contains(cli.output, "ost1.reg: 32\nost1.hp: 16\n")) << cli.output;
+  EXPECT_TRUE(Contains(cli.output, "ost3.hp.nrs_crrn_quantum=2\n")) << cli.output;
+  EXPECT_EQ(Get("nrs_crrn_quantum"), "ost0: 8\nost1: 8\nost2: 8\nost3.reg: 8\nost3.hp: 2\n");
 
   // Per-service values take ost<N>. only; filesystem-wide ones no prefix.
   ASSERT_EQ(Set("ost3.nrs_hp_ratio", "2"), 0);
