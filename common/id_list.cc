@@ -36,8 +36,8 @@ Status IdList::Add(std::string_view field, std::string_view entry) {
     range.last = *last;
   }
   if (range.first > range.last) {
-    return Status::Error(EINVAL, std::string(field) + ": range '" + std::string(entry) +
-                                     "' ends before it starts");
+    return Status::Error(
+        EINVAL, std::string(field) + ": range '" + std::string(entry) + "' ends before it starts");
   }
   ranges_.push_back(range);
   return Status::Ok();

@@ -141,12 +141,11 @@ Status NrsControl::Check(const State& next) const {
       auto policy = registry_->Create(spec, TunablesFor(next, head, target));
       if (!policy.ok()) return policy.status();
       if (cell.tunables.delay_min > cell.tunables.delay_max) {
-        return Status::Error(EINVAL, fmt::format("{} ({}) is above {} ({}) on {} {}",
-                                                 Key("nrs_delay_min"),
-                                                 FormatDuration(cell.tunables.delay_min),
-                                                 Key("nrs_delay_max"),
-                                                 FormatDuration(cell.tunables.delay_max),
-                                                 TargetLabel(target), HeadLabel(head)));
+        return Status::Error(
+            EINVAL, fmt::format("{} ({}) is above {} ({}) on {} {}", Key("nrs_delay_min"),
+                                FormatDuration(cell.tunables.delay_min), Key("nrs_delay_max"),
+                                FormatDuration(cell.tunables.delay_max), TargetLabel(target),
+                                HeadLabel(head)));
       }
       // An OST serving its epoch (up to nrs_epoch_ms, or nrs_epoch_max_ms
       // with the epoch policy) does not ask for the next one meanwhile; a
@@ -158,8 +157,8 @@ Status NrsControl::Check(const State& next) const {
             return Status::Error(EINVAL, fmt::format("nrs_eh_timeout ({}) must be longer than "
                                                      "{} ({}ms on {} {})",
                                                      FormatDuration(cell.eh_timeout), epoch,
-                                                     FormatTunable(epoch, cell), TargetLabel(target),
-                                                     HeadLabel(head)));
+                                                     FormatTunable(epoch, cell),
+                                                     TargetLabel(target), HeadLabel(head)));
           }
         }
       }
@@ -248,7 +247,8 @@ std::array<TunableValues, NrsControl::kHeads> NrsControl::MostCommonCells(
       (void)ParseTunable(t.name, MostCommon(texts), &out[head]);
     }
     std::vector<std::string> weights;
-    for (const TunableValues& cell : cells) weights.push_back(cell.tunables.crrn_weights->Serialize());
+    for (const TunableValues& cell : cells)
+      weights.push_back(cell.tunables.crrn_weights->Serialize());
     const std::string most = MostCommon(weights);
     for (const TunableValues& cell : cells) {
       if (cell.tunables.crrn_weights->Serialize() == most) {
@@ -436,14 +436,12 @@ Result<NrsControl::Reach> NrsControl::ReachOf(const SettingName& name, TunableRe
   // REQUIRES: mu_ held.
   const std::string full = Key(JoinSettingName(name));
   if (reach != TunableReach::kHead && name.head_given) {
-    return Status::Error(EINVAL, fmt::format("{}: {} is one value per {}, not per head", full,
-                                             name.base,
-                                             reach == TunableReach::kService ? "service"
-                                                                             : "filesystem"));
+    return Status::Error(EINVAL,
+                         fmt::format("{}: {} is one value per {}, not per head", full, name.base,
+                                     reach == TunableReach::kService ? "service" : "filesystem"));
   }
   if (reach == TunableReach::kFilesystem && name.ost >= 0) {
-    return Status::Error(EINVAL, fmt::format("{}: {} is one value for every OST", full,
-                                             name.base));
+    return Status::Error(EINVAL, fmt::format("{}: {} is one value for every OST", full, name.base));
   }
   Reach out;
   out.heads = name.heads;
@@ -489,8 +487,8 @@ Status NrsControl::SetTunable(const SettingName& name, const TunableName& tunabl
     }
   }
   const nrs::OpSet data = nrs::OpBit(nrs::Op::kRead) | nrs::OpBit(nrs::Op::kWrite);
-  const bool data_hp = scope_ == Scope::kOsts && tunable.name == "nrs_hp_ops" &&
-                       (parsed.hp_ops & data) != 0;
+  const bool data_hp =
+      scope_ == Scope::kOsts && tunable.name == "nrs_hp_ops" && (parsed.hp_ops & data) != 0;
   SFS_RETURN_IF_ERROR(Commit(std::move(next)));
   // Allowed, but worth a line: it turns the ratio into a priority for data.
   if (data_hp) Logger("nrs")->info("{} now includes data ops: {}", JoinSettingName(name), value);
@@ -539,8 +537,8 @@ Status NrsControl::SetWeight(const SettingName& name, std::string_view value) {
   for (size_t head = 0; head < kHeads; head++) {
     for (size_t target = reach->first; target < reach->end; target++) {
       if (reach->heads.Includes(head)) {
-        distinct += applied.emplace(next.cells[head][target].tunables.crrn_weights.get(), nullptr)
-                        .second;
+        distinct +=
+            applied.emplace(next.cells[head][target].tunables.crrn_weights.get(), nullptr).second;
       }
     }
   }
@@ -618,17 +616,15 @@ Result<std::string> NrsControl::Get(std::string_view full_name) const {
   if (split.base == kWeightKey) {
     auto reach = ReachOf(split, TunableReach::kHead, ENODATA);
     if (!reach.ok()) return reach.status();
-    return CellsReport(*reach, [](const TunableValues& cell) {
-      return cell.tunables.crrn_weights->Serialize();
-    });
+    return CellsReport(
+        *reach, [](const TunableValues& cell) { return cell.tunables.crrn_weights->Serialize(); });
   }
   if (const TunableName* tunable = TunableOf(scope_, split.base)) {
     auto reach = ReachOf(split, tunable->reach, ENODATA);
     if (!reach.ok()) return reach.status();
     const std::string_view base = tunable->name;
-    return CellsReport(*reach, [base](const TunableValues& cell) {
-      return FormatTunable(base, cell);
-    });
+    return CellsReport(*reach,
+                       [base](const TunableValues& cell) { return FormatTunable(base, cell); });
   }
   return Status::Error(ENODATA, "no NRS setting " + std::string(full_name));
 }

@@ -4,9 +4,9 @@
 // classes there are.
 #include <algorithm>
 #include <map>
-#include <tuple>
 #include <string>
 #include <string_view>
+#include <tuple>
 
 #include <fmt/format.h>
 

@@ -114,8 +114,9 @@ SettingName SplitSettingName(std::string_view name) {
   constexpr std::string_view kOst = "ost";
   if (name.substr(0, kOst.size()) == kOst) {
     const size_t dot = name.find('.', kOst.size());
-    const std::string_view digits =
-        dot == std::string_view::npos ? std::string_view{} : name.substr(kOst.size(), dot - kOst.size());
+    const std::string_view digits = dot == std::string_view::npos
+                                        ? std::string_view{}
+                                        : name.substr(kOst.size(), dot - kOst.size());
     uint32_t index = 0;
     auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
     if (!digits.empty() && ec == std::errc() && end == digits.data() + digits.size()) {
@@ -147,13 +148,13 @@ namespace {
 
 using Reach = TunableReach;
 constexpr TunableName kTunables[] = {
-    {"nrs_crrn_quantum", Reach::kHead},     {"nrs_orr_quantum", Reach::kHead},
-    {"nrs_orr_supported", Reach::kHead},    {"nrs_tbf_default_rate", Reach::kHead},
-    {"nrs_tbf_class_limit", Reach::kHead},  {"nrs_delay_pct", Reach::kHead},
-    {"nrs_delay_min", Reach::kHead},        {"nrs_delay_max", Reach::kHead},
-    {"nrs_epoch_max_ms", Reach::kHead},     {"nrs_hp_ratio", Reach::kService},
-    {"nrs_hp_ops", Reach::kService},        {"nrs_epoch_ms", Reach::kService},
-    {"nrs_tbf_scope", Reach::kFilesystem},  {"nrs_eh_timeout", Reach::kFilesystem}};
+    {"nrs_crrn_quantum", Reach::kHead},    {"nrs_orr_quantum", Reach::kHead},
+    {"nrs_orr_supported", Reach::kHead},   {"nrs_tbf_default_rate", Reach::kHead},
+    {"nrs_tbf_class_limit", Reach::kHead}, {"nrs_delay_pct", Reach::kHead},
+    {"nrs_delay_min", Reach::kHead},       {"nrs_delay_max", Reach::kHead},
+    {"nrs_epoch_max_ms", Reach::kHead},    {"nrs_hp_ratio", Reach::kService},
+    {"nrs_hp_ops", Reach::kService},       {"nrs_epoch_ms", Reach::kService},
+    {"nrs_tbf_scope", Reach::kFilesystem}, {"nrs_eh_timeout", Reach::kFilesystem}};
 
 std::string Millis(std::chrono::nanoseconds d) {
   return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
@@ -212,8 +213,8 @@ Status ParseTunable(std::string_view name, std::string_view value, TunableValues
     } else if (scope == "ost") {
       t.tbf_scope = nrs::TbfScope::kOst;
     } else {
-      return Status::Error(EINVAL, "nrs_tbf_scope must be fs or ost, not '" + std::string(scope) +
-                                       "'");
+      return Status::Error(EINVAL,
+                           "nrs_tbf_scope must be fs or ost, not '" + std::string(scope) + "'");
     }
   } else if (name == "nrs_epoch_ms" || name == "nrs_epoch_max_ms") {
     auto ms = ParseCount(n, value, 1, 10000);
@@ -223,8 +224,8 @@ Status ParseTunable(std::string_view name, std::string_view value, TunableValues
     auto d = ParseDuration(n, value);
     if (!d.ok()) return d.status();
     if (*d < std::chrono::milliseconds(10)) {
-      return Status::Error(EINVAL, "nrs_eh_timeout must be at least 10ms, not '" +
-                                       std::string(Trim(value)) + "'");
+      return Status::Error(
+          EINVAL, "nrs_eh_timeout must be at least 10ms, not '" + std::string(Trim(value)) + "'");
     }
     values->eh_timeout = *d;
   } else {

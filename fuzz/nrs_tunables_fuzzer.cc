@@ -21,8 +21,8 @@ namespace {
 void Name(std::string_view text) {
   const fs::SettingName split = fs::SplitSettingName(text);
   Check(split.heads.regular || split.heads.high, "a name with no head", text);
-  Check(split.head_given || (split.heads.regular && split.heads.high),
-        "one head without a prefix", text);
+  Check(split.head_given || (split.heads.regular && split.heads.high), "one head without a prefix",
+        text);
   const std::string joined = fs::JoinSettingName(split);
   const fs::SettingName again = fs::SplitSettingName(joined);
   Check(again.ost == split.ost && again.heads == split.heads &&

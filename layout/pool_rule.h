@@ -9,9 +9,10 @@
 //                ties broken by rule name; the first match wins.
 //   pool=NAME    required; the pool the rule sends files to.
 //   FIELD={v..}  a condition: FIELD is uid, gid, projid (decimal numbers
-//                or ranges first-last, common/id_list.h) or jobid (glob patterns: '*' any run, '?' one character).
-//                Values are separated by commas or blanks; any one value
-//                matching satisfies the condition (or).
+//                or ranges first-last, common/id_list.h) or jobid (glob
+//                patterns: '*' any run, '?' one character). Values are
+//                separated by commas or blanks; any one value matching
+//                satisfies the condition (or).
 // Blanks are those of common/text.h; any other byte below 0x20, or 0x7f,
 // is refused. Conditions are joined by '&' (and). There is no "or" between conditions;
 // write two rules instead. A rule without conditions matches every file.

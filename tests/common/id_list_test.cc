@@ -32,7 +32,8 @@ TEST(IdListTest, AWholeRangeIsOneEntry) {
 
 TEST(IdListTest, SortDropsExactDuplicatesOnly) {
   IdList list;
-  for (const char* entry : {"5", "1-9", "5", "1-9", "1-8"}) ASSERT_TRUE(list.Add("uid", entry).ok());
+  for (const char* entry : {"5", "1-9", "5", "1-9", "1-8"})
+    ASSERT_TRUE(list.Add("uid", entry).ok());
   list.Sort();
   EXPECT_EQ(list.ToString(), "1-8 1-9 5");
 }

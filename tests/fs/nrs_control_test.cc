@@ -75,7 +75,8 @@ class NrsControlTest : public ::testing::Test {
   std::unique_ptr<NrsControl> Control(Scope scope, std::vector<FakeTarget>* targets,
                                       size_t count = SIZE_MAX) {
     std::vector<nrs::Target*> pointers;
-    for (size_t i = 0; i < std::min(count, targets->size()); i++) pointers.push_back(&(*targets)[i]);
+    for (size_t i = 0; i < std::min(count, targets->size()); i++)
+      pointers.push_back(&(*targets)[i]);
     return std::make_unique<NrsControl>(scope, store_.get(), pointers, &registry_, nullptr);
   }
   std::map<std::string, std::string> Stored() { return *store_->AllSettings(); }
@@ -231,9 +232,9 @@ TEST_F(NrsControlTest, PrefixesNameOneOstOneHeadOrBoth) {
                            "hp.nrs_epoch_ms", "ost1.nrs_eh_timeout"}) {
     EXPECT_TRUE(NrsControl::Handles(Scope::kOsts, name)) << name;
   }
-  for (const char* name : {"hp.nrs_policies", "ost1.nrs_tbf_rule", "hp.nrs_tbf_rule",
-                           "ost1.nrs_stats", "ost1.nrs_nothing", "ost1.active",
-                           "mdt.hp.nrs_crrn_quantum"}) {
+  for (const char* name :
+       {"hp.nrs_policies", "ost1.nrs_tbf_rule", "hp.nrs_tbf_rule", "ost1.nrs_stats",
+        "ost1.nrs_nothing", "ost1.active", "mdt.hp.nrs_crrn_quantum"}) {
     EXPECT_FALSE(NrsControl::Handles(Scope::kOsts, name)) << name;
   }
   EXPECT_TRUE(NrsControl::Handles(Scope::kMdt, "mdt.hp.nrs_crrn_quantum"));
@@ -341,7 +342,8 @@ TEST_F(NrsControlTest, WeightRulesPerOstAndHeadApplyToEachSetAllOrNone) {
   nrs::RequestInfo uid5;
   uid5.uid = 5;
   for (int ost = 0; ost < 2; ost++) {
-    for (int head = 0; head < 2; head++) EXPECT_EQ(osts[ost].tuned[head].crrn_weights->WeightOf(uid5), 3u);
+    for (int head = 0; head < 2; head++)
+      EXPECT_EQ(osts[ost].tuned[head].crrn_weights->WeightOf(uid5), 3u);
   }
 }
 
@@ -385,9 +387,10 @@ TEST_F(NrsControlTest, AStoredTimeoutNotAboveTheEpochsIsRaisedAtLoad) {
 
 TEST_F(NrsControlTest, ValuesStoredWithoutPrefixLoadIntoEveryOst) {
   // A store from before tunables were per OST and head.
-  ASSERT_TRUE(store_->PutSettings({{"nrs_orr_quantum", "77"},
-                                   {"nrs_hp_ratio", "5"},
-                                   {"nrs_crrn_weight", "start w uid={9} weight=3\n"}})
+  ASSERT_TRUE(store_
+                  ->PutSettings({{"nrs_orr_quantum", "77"},
+                                 {"nrs_hp_ratio", "5"},
+                                 {"nrs_crrn_weight", "start w uid={9} weight=3\n"}})
                   .ok());
   std::vector<FakeTarget> osts(2);
   auto control = Control(Scope::kOsts, &osts);

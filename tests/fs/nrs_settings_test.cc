@@ -106,13 +106,19 @@ TEST(NrsSettingsTest, SettingNamesSplitIntoOstHeadAndBase) {
 
 TEST(NrsSettingsTest, EveryTunableFormatsToTextThatParsesBack) {
   TunableValues values;
-  for (auto [name, text] : {std::pair{"nrs_crrn_quantum", "3"}, {"nrs_orr_quantum", "17"},
+  for (auto [name, text] : {std::pair{"nrs_crrn_quantum", "3"},
+                            {"nrs_orr_quantum", "17"},
                             {"nrs_orr_supported", "reads_and_writes"},
-                            {"nrs_tbf_default_rate", "123"}, {"nrs_tbf_class_limit", "9"},
-                            {"nrs_delay_pct", "0"}, {"nrs_delay_min", "20ms"},
-                            {"nrs_delay_max", "2"}, {"nrs_epoch_max_ms", "70"},
-                            {"nrs_hp_ratio", "4"}, {"nrs_hp_ops", "fsync"},
-                            {"nrs_epoch_ms", "30"}, {"nrs_tbf_scope", "ost"},
+                            {"nrs_tbf_default_rate", "123"},
+                            {"nrs_tbf_class_limit", "9"},
+                            {"nrs_delay_pct", "0"},
+                            {"nrs_delay_min", "20ms"},
+                            {"nrs_delay_max", "2"},
+                            {"nrs_epoch_max_ms", "70"},
+                            {"nrs_hp_ratio", "4"},
+                            {"nrs_hp_ops", "fsync"},
+                            {"nrs_epoch_ms", "30"},
+                            {"nrs_tbf_scope", "ost"},
                             {"nrs_eh_timeout", "3"}}) {
     ASSERT_NE(FindTunable(name), nullptr) << name;
     ASSERT_TRUE(ParseTunable(name, text, &values).ok()) << name;

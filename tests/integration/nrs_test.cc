@@ -301,9 +301,8 @@ TEST_F(NrsTest, NonAdminGetsEpermAndBadInputChangesNothing) {
   // user.* needs write permission on the directory, so the kernel answers
   // EACCES on a 0755 root; with the kernel's check passed, stripefs refuses.
   ASSERT_EQ(chmod(fs_->mnt().c_str(), 0777), 0);
-  for (const char* name :
-       {"nrs_policies", "ost0.nrs_policies", "nrs_tbf_rule", "nrs_orr_quantum",
-        "ost1.hp.nrs_orr_quantum", "jobid_name"}) {
+  for (const char* name : {"nrs_policies", "ost0.nrs_policies", "nrs_tbf_rule", "nrs_orr_quantum",
+                           "ost1.hp.nrs_orr_quantum", "jobid_name"}) {
     CommandResult r = Shell(std::string("runuser -u nobody -- setfattr -n user.stripefs.") + name +
                             " -v 1 " + fs_->mnt());
     EXPECT_NE(r.exit_code, 0) << name;
@@ -430,7 +429,8 @@ TEST_F(NrsTest, PerOstAndPerHeadTunables) {
                  " 2>&1");
   };
   auto getfattr = [&](const std::string& name) {
-    return Shell("getfattr --absolute-names --only-values -n user.stripefs." + name + " " + fs_->mnt() + " 2>&1")
+    return Shell("getfattr --absolute-names --only-values -n user.stripefs." + name + " " +
+                 fs_->mnt() + " 2>&1")
         .output;
   };
   ASSERT_EQ(Set("nrs_policies", "orr"), 0);
@@ -478,8 +478,10 @@ TEST_F(NrsTest, PerOstAndPerHeadTunables) {
   ASSERT_EQ(Set("nrs_eh_timeout", "2"), 0);
   ASSERT_EQ(Set("ost2.nrs_epoch_ms", "1000"), 0);
   EXPECT_EQ(Set("nrs_eh_timeout", "1"), EINVAL);
-  EXPECT_TRUE(Contains(fs_->Log(), "nrs_eh_timeout (1) must be longer than nrs_epoch_ms "
-                                   "(1000ms on ost2")) << fs_->Log();
+  EXPECT_TRUE(Contains(fs_->Log(),
+                       "nrs_eh_timeout (1) must be longer than nrs_epoch_ms "
+                       "(1000ms on ost2"))
+      << fs_->Log();
 
   ASSERT_TRUE(fs_->Unmount());
   ASSERT_TRUE(fs_->Mount());
@@ -490,8 +492,8 @@ TEST_F(NrsTest, PerOstAndPerHeadTunables) {
 
   // An added OST takes what most have: 64 on the regular head, 16 on hp.
   const std::string dir = fs_->ost_dir(4);
-  CommandResult added = Shell(std::string(StripefsBinary()) + " ost add " + fs_->mnt() + " " +
-                              dir + " 2>&1");
+  CommandResult added =
+      Shell(std::string(StripefsBinary()) + " ost add " + fs_->mnt() + " " + dir + " 2>&1");
   ASSERT_EQ(added.exit_code, 0) << added.output;
   EXPECT_EQ(getfattr("ost4.nrs_orr_quantum"), "ost4.reg: 64\nost4.hp: 16\n");
   EXPECT_EQ(Get("ost4.nrs_hp_ratio"), "10");
@@ -513,7 +515,8 @@ TEST_F(NrsTest, UidRangesInTbfWeightAndPoolRules) {
   ASSERT_EQ(chmod(fs_->mnt().c_str(), 0777), 0);
   ASSERT_EQ(Set("nrs_policies", "tbf uid"), 0);
   ASSERT_EQ(Set("nrs_tbf_rule", "start slow uid={3 65000-65535} rate=20"), 0);
-  EXPECT_TRUE(Contains(Get("nrs_tbf_rule"), "slow uid={3 65000-65535} rate=20")) << Get("nrs_tbf_rule");
+  EXPECT_TRUE(Contains(Get("nrs_tbf_rule"), "slow uid={3 65000-65535} rate=20"))
+      << Get("nrs_tbf_rule");
   EXPECT_EQ(Set("nrs_tbf_rule", "start bad uid={2000-1000} rate=20"), EINVAL);
   EXPECT_TRUE(Contains(fs_->Log(), "range '2000-1000' ends before it starts")) << fs_->Log();
 

@@ -380,8 +380,10 @@ TEST(TbfRuleSetTest, UidAndGidConditions) {
 // between, keeps its place in the canonical text and is never expanded.
 TEST(TbfRuleSetTest, UidAndGidRanges) {
   RuleSetPtr set = Rules({"start r uid={500 1000-1999},gid={0-4294967295}&opcode={write} rate=1"});
-  EXPECT_EQ(set->rules().front().expression, "uid={500 1000-1999},gid={0-4294967295}&opcode={write}");
-  for (uint32_t uid : {500u, 1000u, 1234u, 1999u}) EXPECT_EQ(set->Match(Info(uid)).name, "r") << uid;
+  EXPECT_EQ(set->rules().front().expression,
+            "uid={500 1000-1999},gid={0-4294967295}&opcode={write}");
+  for (uint32_t uid : {500u, 1000u, 1234u, 1999u})
+    EXPECT_EQ(set->Match(Info(uid)).name, "r") << uid;
   for (uint32_t uid : {499u, 501u, 999u, 2000u}) {
     EXPECT_EQ(set->Match(Info(uid)).name, "default") << uid;
     EXPECT_EQ(set->Match(Info(uid, Op::kWrite, nullptr, 4294967295u)).name, "r") << uid;
@@ -389,9 +391,9 @@ TEST(TbfRuleSetTest, UidAndGidRanges) {
   auto back = TbfRuleSet::Deserialize(set->Serialize());
   ASSERT_TRUE(back.ok()) << back.status().message();
   EXPECT_EQ((*back)->Serialize(), set->Serialize());
-  for (const char* bad : {"start x uid={1999-1000} rate=1", "start x uid={1-} rate=1",
-                          "start x gid={-1} rate=1", "start x uid={1-2-3} rate=1",
-                          "start x uid={0-4294967296} rate=1"}) {
+  for (const char* bad :
+       {"start x uid={1999-1000} rate=1", "start x uid={1-} rate=1", "start x gid={-1} rate=1",
+        "start x uid={1-2-3} rate=1", "start x uid={0-4294967296} rate=1"}) {
     auto refused = TbfRuleSet::Empty()->Apply(bad);
     EXPECT_EQ(refused.status().err(), EINVAL) << bad;
   }
