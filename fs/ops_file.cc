@@ -5,6 +5,7 @@
 #include <linux/falloc.h>
 #include <linux/fuse.h>
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -69,6 +70,15 @@ void GrowSize(OpenFile& file, uint64_t end) {
   uint64_t seen = file.size.load(std::memory_order_relaxed);
   while (seen < end && !file.size.compare_exchange_weak(seen, end)) {
   }
+}
+
+// EFBIG unless a file of `ino` may reach `end` bytes (a write from `end`
+// that must not start at or past `limit`, or a size). One log line.
+Status CheckSizeLimit(uint64_t ino, uint64_t end, uint64_t limit, const char* what) {
+  if (end <= limit) return Status::Ok();
+  return Status::Error(EFBIG, fmt::format("{} of inode {} to {} bytes: its OSTs' filesystems hold "
+                                          "files of this layout up to {} bytes",
+                                          what, ino, end, limit));
 }
 
 // Whose quota a change to `file` counts for.
@@ -288,7 +298,10 @@ class WriteOp final : public MultiPartOp {
     Status noted = NoteSizeAndTimes();
     if (!noted.ok()) return Refused(noted);
     if (quota() != nullptr) quota()->Use(growth_);  // stored with the size
+    Filesystem& fs = Fs(req_);  // req_ is gone once replied
     fuse_reply_write(req_, length_);
+    // The reply cannot carry the mode, and the kernel keeps the one it had.
+    if (cleared_setid_) fs.InvalidateAttrs(file_->ino);
   }
 
   Status NoteSizeAndTimes() {
@@ -311,6 +324,7 @@ class WriteOp final : public MultiPartOp {
     auto noted = Fs(req_).meta().NoteWrite(file_->ino, end, kill_suid, !kernel_times);
     if (!noted.ok()) return noted.status();
     if (!kernel_times) file_->unsaved_mtime.reset();  // NoteWrite stored a newer one
+    cleared_setid_ = kill_suid && !HasSetId(noted->mode);
     file_->setid.store(HasSetId(noted->mode));
     GrowSize(*file_, end);
     return Status::Ok();
@@ -336,6 +350,7 @@ class WriteOp final : public MultiPartOp {
   std::unique_ptr<char[]> own_;  // the copy, once one was needed
   NewObjects created_;
   uint64_t growth_ = 0;
+  bool cleared_setid_ = false;  // by NoteSizeAndTimes
 };
 
 // Cuts every object to the file's end, then starts the op (a write or a
@@ -557,7 +572,10 @@ class FallocateOp final : public MultiPartOp {
       if (!inode.ok()) return ReplyError(req_, inode.status(), "fallocate");
       if (change.size.has_value() && quota() != nullptr) quota()->Use(growth_);
     }
+    Filesystem& fs = Fs(req_);  // req_ is gone once replied
     fuse_reply_err(req_, 0);
+    // The reply carries no attributes, and the kernel keeps the mode it had.
+    if (change.kill_setid) fs.InvalidateAttrs(file_->ino);
   }
   fuse_req_t req_;
   std::shared_ptr<OpenFile> file_;
@@ -702,6 +720,15 @@ void OpWrite(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t of
   // process that opened the handle it came through (docs/design.md).
   const nrs::RequestInfo who = fi->writepage ? Handle(fi)->opener : Caller(req, fs);
   const uint64_t offset = static_cast<uint64_t>(off);
+  if (offset + size > file->size.load()) {
+    // Past what the OSTs can hold: EFBIG from there on, a short write up to
+    // it, as a local filesystem answers at its s_maxbytes.
+    const uint64_t limit = fs.FileSizeLimit(*file);
+    if (offset >= limit) {
+      return ReplyError(req, CheckSizeLimit(file->ino, offset + size, limit, "write"), "write");
+    }
+    size = std::min<uint64_t>(size, limit - offset);
+  }
   auto* op = new WriteOp(req, file, offset, data, size, who);
   auto parts = std::make_shared<std::vector<std::unique_ptr<ost::IoRequest>>>(
       ExtentParts(TargetOf(*file), nrs::Op::kWrite, offset, size, op->buffer(), who, op));
@@ -750,6 +777,11 @@ void OpFallocate(fuse_req_t req, fuse_ino_t, int mode, off_t off, off_t length,
   } else {
     return ReplyError(req, Status::Error(EOPNOTSUPP, "fallocate mode " + std::to_string(mode)),
                       "fallocate");
+  }
+  // A preallocation past the end grows the objects even with KEEP_SIZE.
+  if (op_kind == nrs::Op::kAllocate && offset + len > file->size.load()) {
+    Status fits = CheckSizeLimit(file->ino, offset + len, fs.FileSizeLimit(*file), "fallocate");
+    if (!fits.ok()) return ReplyError(req, fits, "fallocate");
   }
   const nrs::RequestInfo who = Caller(req, fs);
   auto* op = new FallocateOp(req, file, new_end, /*kill_setid=*/who.uid != 0);
@@ -880,6 +912,10 @@ void StartTruncate(fuse_req_t req, uint64_t ino, const meta::AttrChange& change,
                                                (read_only ? "read-only" : "unresponsive")),
                         "truncate");
     }
+  }
+  if (*change.size > inode->size) {
+    Status fits = CheckSizeLimit(ino, *change.size, fs.FileSizeLimit(*loaded), "truncate");
+    if (!fits.ok()) return ReplyError(req, fits, "truncate");
   }
   // Growing counts against quota like a write (sizes are what quotas
   // limit); cutting frees it once stored.
