@@ -348,9 +348,12 @@ class Filesystem {
   void set_session(fuse_session* session) { session_.store(session); }
   // Drops the kernel's cached attributes of `ino`, for a change the
   // request's reply cannot carry (set-ID bits a write or preallocation
-  // cleared): the next stat asks the daemon. Only after the reply of the
-  // request that made the change was sent and with no lock held (the
-  // kernel may hold the inode's lock until that reply).
+  // cleared): the next stat asks the daemon. Attributes only: the kernel
+  // then takes no inode or page lock, so this may run inside the request
+  // that made the change, whose caller holds the inode lock; it must, once
+  // the change is stored and before the reply, or the caller could stat
+  // the old mode between its write(2) returning and a later notification.
+  // No lock of ours may be held (the write to /dev/fuse may wait).
   void InvalidateAttrs(uint64_t ino);
   // Where the metrics server listens ("127.0.0.1:9100"), for the read-only
   // setting metrics_address; set once by the mount before it serves.

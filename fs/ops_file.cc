@@ -298,10 +298,10 @@ class WriteOp final : public MultiPartOp {
     Status noted = NoteSizeAndTimes();
     if (!noted.ok()) return Refused(noted);
     if (quota() != nullptr) quota()->Use(growth_);  // stored with the size
-    Filesystem& fs = Fs(req_);  // req_ is gone once replied
+    // The reply cannot carry the mode, and the kernel keeps the one it had:
+    // stale before write(2) returns, not after (InvalidateAttrs).
+    if (cleared_setid_) Fs(req_).InvalidateAttrs(file_->ino);
     fuse_reply_write(req_, length_);
-    // The reply cannot carry the mode, and the kernel keeps the one it had.
-    if (cleared_setid_) fs.InvalidateAttrs(file_->ino);
   }
 
   Status NoteSizeAndTimes() {
@@ -572,10 +572,9 @@ class FallocateOp final : public MultiPartOp {
       if (!inode.ok()) return ReplyError(req_, inode.status(), "fallocate");
       if (change.size.has_value() && quota() != nullptr) quota()->Use(growth_);
     }
-    Filesystem& fs = Fs(req_);  // req_ is gone once replied
-    fuse_reply_err(req_, 0);
     // The reply carries no attributes, and the kernel keeps the mode it had.
-    if (change.kill_setid) fs.InvalidateAttrs(file_->ino);
+    if (change.kill_setid) Fs(req_).InvalidateAttrs(file_->ino);
+    fuse_reply_err(req_, 0);
   }
   fuse_req_t req_;
   std::shared_ptr<OpenFile> file_;
