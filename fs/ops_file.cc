@@ -72,8 +72,8 @@ void GrowSize(OpenFile& file, uint64_t end) {
   }
 }
 
-// EFBIG unless a file of `ino` may reach `end` bytes (a write from `end`
-// that must not start at or past `limit`, or a size). One log line.
+// EFBIG, with one log line, when `end` (a new size, or where a write or
+// preallocation would end) lies past `limit` (Filesystem::FileSizeLimit).
 Status CheckSizeLimit(uint64_t ino, uint64_t end, uint64_t limit, const char* what) {
   if (end <= limit) return Status::Ok();
   return Status::Error(EFBIG, fmt::format("{} of inode {} to {} bytes: its OSTs' filesystems hold "
@@ -258,10 +258,12 @@ class WriteOp final : public MultiPartOp {
  public:
   // `data` is FUSE's buffer, valid only until the callback returns: parts
   // point into it, and OwnBuffers copies it once a part must outlive that.
+  // `kill_setid`: the kernel asked for set-ID bits to go (the writer lacks
+  // CAP_FSETID: WriteKillsSetId).
   WriteOp(fuse_req_t req, std::shared_ptr<OpenFile> file, uint64_t offset, const char* data,
-          size_t length, const nrs::RequestInfo& who)
+          size_t length, const nrs::RequestInfo& who, bool kill_setid)
       : req_(req), file_(std::move(file)), offset_(offset), length_(length), who_(who),
-        borrowed_(data) {}
+        kill_setid_(kill_setid), borrowed_(data) {}
   char* buffer() { return const_cast<char*>(borrowed_); }  // only read from
   // What the write adds to the file's size (Admit), which its quota
   // reservation covers.
@@ -306,8 +308,8 @@ class WriteOp final : public MultiPartOp {
 
   Status NoteSizeAndTimes() {
     const uint64_t end = offset_ + length_;
-    // A write by anyone but root clears set-user/group-ID bits.
-    const bool kill_suid = who_.uid != 0 && file_->setid.load();
+    // A write by a caller without CAP_FSETID clears set-user/group-ID bits.
+    const bool kill_suid = kill_setid_ && file_->setid.load();
     // With the writeback cache the kernel keeps mtime and ctime itself and
     // sends them with setattr after the data (or before: these replies race
     // it), so a write here must not store a time of its own.
@@ -346,6 +348,7 @@ class WriteOp final : public MultiPartOp {
   uint64_t offset_;
   size_t length_;
   const nrs::RequestInfo who_;  // the writer, for follow-up requests
+  const bool kill_setid_;
   const char* const borrowed_;   // FUSE's; see the constructor
   std::unique_ptr<char[]> own_;  // the copy, once one was needed
   NewObjects created_;
@@ -728,7 +731,7 @@ void OpWrite(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t of
     }
     size = std::min<uint64_t>(size, limit - offset);
   }
-  auto* op = new WriteOp(req, file, offset, data, size, who);
+  auto* op = new WriteOp(req, file, offset, data, size, who, WriteKillsSetId());
   auto parts = std::make_shared<std::vector<std::unique_ptr<ost::IoRequest>>>(
       ExtentParts(TargetOf(*file), nrs::Op::kWrite, offset, size, op->buffer(), who, op));
   // The extent credit before the growth turn (the order of

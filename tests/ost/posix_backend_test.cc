@@ -185,7 +185,9 @@ TEST_F(PosixBackendTest, SpaceSaysHowLargeAnObjectCanBe) {
   // An object takes exactly that size and not a byte more.
   auto f = OpenOrDie(7);
   EXPECT_TRUE(f->Truncate(limit).ok());
-  if (limit < static_cast<uint64_t>(INT64_MAX)) EXPECT_EQ(f->Truncate(limit + 1).err(), EFBIG);
+  if (limit < static_cast<uint64_t>(INT64_MAX)) {
+    EXPECT_EQ(f->Truncate(limit + 1).err(), EFBIG);
+  }
   EXPECT_TRUE(f->Truncate(0).ok());
   // The probe left nothing behind.
   for (const auto& entry : std::filesystem::directory_iterator(dir_.path())) {
