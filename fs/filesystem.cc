@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <cstring>
 #include <chrono>
 #include <thread>
 
@@ -13,6 +14,7 @@
 #include "common/private_dir.h"
 #include "common/text.h"
 #include "fs/fd_budget.h"
+#include "fs/fuse_api.h"
 #include "fs/io.h"
 #include "fs/ost_attach.h"
 #include "fs/ost_df.h"
@@ -456,6 +458,81 @@ Result<Filesystem::Opened> Filesystem::AcquireOpen(uint64_t ino) {
       resource::NewLayoutType(), resource::Tunables{}, CoarseSteadyNow);
   open_.emplace(ino, file);
   return TakeLayoutCredit(std::move(file));
+}
+
+void Filesystem::InvalidateAttrs(uint64_t ino) {
+  fuse_session* session = session_.load();
+  if (session == nullptr) return;
+  // A negative offset: attributes only, no page of the file is touched.
+  const int err = fuse_lowlevel_notify_inval_inode(session, ino, -1, 0);
+  // ENOENT: the kernel holds nothing of the inode, so nothing is stale.
+  if (err != 0 && err != -ENOENT) {
+    Logger("fs")->warn("attributes of inode {} not invalidated: {}", ino, strerror(-err));
+  }
+}
+
+void Filesystem::OpenDir(uint64_t ino) {
+  std::lock_guard<std::mutex> lock(dirs_mu_);
+  open_dirs_[ino].opens++;
+  open_dir_count_.store(open_dirs_.size(), std::memory_order_relaxed);
+}
+
+void Filesystem::ReleaseDir(uint64_t ino) {
+  std::lock_guard<std::mutex> lock(dirs_mu_);
+  auto it = open_dirs_.find(ino);
+  if (it == open_dirs_.end() || --it->second.opens > 0) return;
+  open_dirs_.erase(it);
+  open_dir_count_.store(open_dirs_.size(), std::memory_order_relaxed);
+}
+
+std::optional<meta::Inode> Filesystem::OpenDirAt(uint64_t parent, const std::string& name) {
+  if (open_dir_count_.load(std::memory_order_relaxed) == 0) return std::nullopt;
+  auto inode = meta_->Lookup(parent, name);
+  if (!inode.ok() || !S_ISDIR(inode->mode)) return std::nullopt;
+  std::lock_guard<std::mutex> lock(dirs_mu_);
+  if (open_dirs_.count(inode->ino) == 0) return std::nullopt;
+  return std::move(inode).value();
+}
+
+void Filesystem::DirRemoved(meta::Inode dir) {
+  std::lock_guard<std::mutex> lock(dirs_mu_);
+  auto it = open_dirs_.find(dir.ino);
+  if (it == open_dirs_.end()) return;  // released meanwhile
+  dir.nlink = 0;
+  dir.ctime = meta::Timestamp::Now();
+  it->second.removed = std::move(dir);
+}
+
+Result<meta::Inode> Filesystem::RemovedDir(uint64_t ino) {
+  std::lock_guard<std::mutex> lock(dirs_mu_);
+  auto it = open_dirs_.find(ino);
+  if (it == open_dirs_.end() || !it->second.removed.has_value()) {
+    return Status::Error(ENOENT, "inode " + std::to_string(ino) + " does not exist");
+  }
+  return *it->second.removed;
+}
+
+uint64_t Filesystem::FileSizeLimit(const layout::Layout& layout, bool* complete) {
+  std::vector<uint64_t> limits(layout.stripe_count(), ost::kNoObjectLimit);
+  bool all_known = true;
+  for (uint32_t i = 0; i < layout.stripe_count(); ++i) {
+    const uint32_t index = layout.objects[i].ost;
+    if (index >= osts_.size()) continue;
+    const ost::SpaceSample sample = osts_[index].LastSpace();
+    if (sample.space.has_value()) limits[i] = sample.space->max_object_size;
+    all_known = all_known && limits[i] != ost::kNoObjectLimit;
+  }
+  if (complete != nullptr) *complete = all_known;
+  return layout::MaxFileSize(layout, limits);
+}
+
+uint64_t Filesystem::FileSizeLimit(OpenFile& file) {
+  const uint64_t known = file.size_limit.load(std::memory_order_relaxed);
+  if (known != 0) return known;
+  bool complete = false;
+  const uint64_t limit = FileSizeLimit(file.layout, &complete);
+  if (complete) file.size_limit.store(limit, std::memory_order_relaxed);
+  return limit;
 }
 
 std::shared_ptr<OpenFile> Filesystem::FindOpen(uint64_t ino) {

@@ -50,6 +50,7 @@
 #include "resource/shared_manager.h"
 
 struct fuse_lowlevel_ops;
+struct fuse_session;
 
 namespace sfs::fs {
 
@@ -91,6 +92,10 @@ struct OpenFile {
   std::mutex growth_mu;
   bool growth_busy = false;                          // GUARDED_BY(growth_mu)
   std::deque<std::function<void()>> growth_waiting;  // GUARDED_BY(growth_mu)
+  // The largest size the file can have (Filesystem::FileSizeLimit), once
+  // every OST of its layout has said what its objects can hold; 0 until
+  // then.
+  std::atomic<uint64_t> size_limit{0};
   // Whether the inode has set-user-ID or set-group-ID bits, which a write by
   // non-root must clear in the store (refreshed when this mount changes them).
   std::atomic<bool> setid{false};
@@ -247,6 +252,25 @@ class Filesystem {
   // created (the usual empty file), else destroyed as ForgetRemoved says.
   Result<meta::Removed> Unlink(uint64_t parent, const std::string& name);
 
+  // Open directories (opendir to releasedir). One removed while open
+  // (rmdir, or replaced by a rename) still answers getattr through its open
+  // descriptors, with no links, as on a local filesystem: its last
+  // attributes are kept in memory until the last release (the store no
+  // longer has it; a directory holds no objects, so a crash loses
+  // nothing). The kernel itself refuses lookups, creates and readdir in a
+  // dead directory.
+  void OpenDir(uint64_t ino);
+  void ReleaseDir(uint64_t ino);
+  // Before `name` of `parent` goes away (rmdir, rename over it): its inode
+  // if it is an open directory (costs a store read only while some
+  // directory is open).
+  std::optional<meta::Inode> OpenDirAt(uint64_t parent, const std::string& name);
+  // After the name went: `dir` (from OpenDirAt) answers getattr with no
+  // links and the removal's ctime until its last release.
+  void DirRemoved(meta::Inode dir);
+  // The attributes of a removed open directory; ENOENT for any other.
+  Result<meta::Inode> RemovedDir(uint64_t ino);
+
   // Shows what an open file has not stored yet in attributes read from the
   // store: its mtime (and ctime unless the stored one is newer) and the
   // allocation of its objects.
@@ -267,6 +291,15 @@ class Filesystem {
   // (st_blocks), so a failure is logged and fails nothing.
   // REQUIRES: file.times_mu held.
   void SaveAllocation(OpenFile& file);
+
+  // The largest size a file of `layout` can have: what the objects can hold
+  // on their OSTs' filesystems (ost::SpaceInfo::max_object_size, from the
+  // latest space samples) arranged by the layout (layout::MaxFileSize).
+  // A write, truncate or preallocation past it is EFBIG. `*complete` (if
+  // given) is false when an OST has not said yet (it then limits nothing).
+  uint64_t FileSizeLimit(const layout::Layout& layout, bool* complete = nullptr);
+  // The same for an open file, kept with it once complete.
+  uint64_t FileSizeLimit(OpenFile& file);
 
   // Object handles for a layout (fresh ones, for files that are not open).
   std::vector<std::shared_ptr<ost::ObjectHandle>> Handles(const layout::Layout& layout);
@@ -310,6 +343,18 @@ class Filesystem {
   // filesystem; EEXIST for a directory holding anything else; ENOSPC past
   // the table's capacity; the errno of a failed directory operation.
   Status AddOst(const std::string& path);
+  // The FUSE session, once mounted (for notifications); null before and
+  // once the mount is being torn down.
+  void set_session(fuse_session* session) { session_.store(session); }
+  // Drops the kernel's cached attributes of `ino`, for a change the
+  // request's reply cannot carry (set-ID bits a write or preallocation
+  // cleared): the next stat asks the daemon. Attributes only: the kernel
+  // then takes no inode or page lock, so this may run inside the request
+  // that made the change, whose caller holds the inode lock; it must, once
+  // the change is stored and before the reply, or the caller could stat
+  // the old mode between its write(2) returning and a later notification.
+  // No lock of ours may be held (the write to /dev/fuse may wait).
+  void InvalidateAttrs(uint64_t ino);
   // Where the metrics server listens ("127.0.0.1:9100"), for the read-only
   // setting metrics_address; set once by the mount before it serves.
   void set_metrics_address(std::string address) { metrics_address_ = std::move(address); }
@@ -369,6 +414,7 @@ class Filesystem {
   // (job_cleanup_interval; changed under settings_mu_: persist, then apply).
   jobstats::JobStats meta_job_stats_;
   std::string metrics_address_;  // written before the session starts, then read only
+  std::atomic<fuse_session*> session_{nullptr};
   InitAmendment init_amendment_;  // the FUSE channel's (fs/fuse_channel.h)
   // For reads replied by splice (fs/ops_file.cc): room for the largest
   // read and what libfuse's own pipe wants beside it; their descriptors
@@ -388,6 +434,17 @@ class Filesystem {
   // An OST was stored but not published to this mount (AddOst failed
   // half-way): further additions wait for a remount.
   bool ost_add_unpublished_ = false;  // GUARDED_BY(ost_add_mu_)
+
+  // A leaf lock: guards open_dirs_; nothing else is taken under it.
+  std::mutex dirs_mu_;
+  struct OpenDirState {
+    int opens = 0;
+    std::optional<meta::Inode> removed;  // its last attributes, once removed
+  };
+  std::unordered_map<uint64_t, OpenDirState> open_dirs_;  // GUARDED_BY(dirs_mu_)
+  // open_dirs_.size(), read without the lock: removals skip OpenDirAt's
+  // store read while no directory is open.
+  std::atomic<size_t> open_dir_count_{0};
 
   std::mutex open_mu_;  // guards open_ and destroying_, and OpenFile::opens
   std::unordered_map<uint64_t, std::shared_ptr<OpenFile>> open_;

@@ -66,8 +66,24 @@ ssize_t ChannelSpliceSend(int fd_in, off_t* off_in, int fd_out, off_t* off_out, 
 
 }  // namespace
 
+namespace {
+thread_local bool tls_write_kills_setid = false;
+}  // namespace
+
+bool WriteKillsSetId() { return tls_write_kills_setid; }
+
 ssize_t ReadChannel(int fd, void* buf, size_t len, void* filesystem) {
   const ssize_t n = read(fd, buf, len);
+  tls_write_kills_setid = false;
+  if (n >= static_cast<ssize_t>(sizeof(fuse_in_header) + sizeof(fuse_write_in))) {
+    fuse_in_header header;
+    std::memcpy(&header, buf, sizeof(header));
+    if (header.opcode == FUSE_WRITE) {
+      fuse_write_in write;
+      std::memcpy(&write, static_cast<const char*>(buf) + sizeof(header), sizeof(write));
+      tls_write_kills_setid = (write.write_flags & FUSE_WRITE_KILL_SUIDGID) != 0;
+    }
+  }
   InitAmendment& state = StateOf(filesystem);
   if (n < 0 || state.done.load(std::memory_order_acquire)) return n;
   if (auto init = ParseInitRequest(buf, static_cast<size_t>(n))) {

@@ -7,7 +7,10 @@
 // cache asks the daemon for security.capability first (file_remove_privs),
 // a full round trip per write: half of what a 4 KiB write costs. What the
 // daemon then does itself:
-//  - a write by non-root clears the bits (fs/ops_file.cc, WriteOp);
+//  - a write whose request carries FUSE_WRITE_KILL_SUIDGID (the writer
+//    lacks CAP_FSETID) clears the bits (fs/ops_file.cc, WriteOp); libfuse
+//    3.14 does not pass write_flags on, so ReadChannel notes it
+//    (WriteKillsSetId);
 //  - setattr carrying FATTR_KILL_SUIDGID (libfuse: FUSE_SET_ATTR_KILL_SUID),
 //    which the kernel sends for chown of a non-directory and for truncate
 //    by a caller without CAP_FSETID, clears them (OpSetattr);
@@ -75,5 +78,10 @@ int AttachChannel(fuse_session* session);
 // the INIT request. For the daemon's own receive loop (fs/fuse_loop.h),
 // which libfuse's hooks do not reach; `filesystem` is the Filesystem.
 ssize_t ReadChannel(int fd, void* buf, size_t len, void* filesystem);
+
+// Whether the last request ReadChannel read on this thread was a FUSE_WRITE
+// carrying FUSE_WRITE_KILL_SUIDGID. Valid inside the write callback, which
+// libfuse runs on the thread that read the request.
+bool WriteKillsSetId();
 
 }  // namespace sfs::fs

@@ -272,6 +272,7 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
                  "lookup each, O_RDWR handles are write-through, and requests stay within "
                  "1 MiB whatever max_request says", strerror(-err));
   }
+  fs->set_session(session);
   logger->info("mounted {} on {} with {} OSTs", options.meta_dir, mountpoint, fs->ost_count());
   Notify(notify_fd, "");
   if (notify_fd >= 0) {
@@ -318,6 +319,7 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
   stop_watch.join();
   // Requests still with the OSTs are answered while the session lives.
   if (!fs->Quiesce()) LeaveStuck(session, mountpoint, *fs, *logger);
+  fs->set_session(nullptr);
   fuse_session_unmount(session);
   fuse_remove_signal_handlers(session);
   fuse_session_destroy(session);

@@ -123,6 +123,7 @@ void ServeOpendir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
     return ReplyError(req, Status::Error(ENOTDIR, "not a directory"), "opendir");
   }
   fi->fh = reinterpret_cast<uint64_t>(new DirHandle);
+  Fs(req).OpenDir(ino);
   fuse_reply_open(req, fi);
 }
 
@@ -146,9 +147,10 @@ void OpReaddir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off, fuse_file
              [req, ino, size, off, dir = Handle(fi)] { ServeReaddir(req, ino, size, off, dir); });
 }
 
-void OpReleasedir(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
+void OpReleasedir(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
   MetaJobCount count(req, jobstats::JobOp::kClose);
   delete Handle(fi);
+  Fs(req).ReleaseDir(ino);
   fuse_reply_err(req, 0);
 }
 

@@ -5,6 +5,7 @@
 #include <linux/falloc.h>
 #include <linux/fuse.h>
 
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -69,6 +70,15 @@ void GrowSize(OpenFile& file, uint64_t end) {
   uint64_t seen = file.size.load(std::memory_order_relaxed);
   while (seen < end && !file.size.compare_exchange_weak(seen, end)) {
   }
+}
+
+// EFBIG, with one log line, when `end` (a new size, or where a write or
+// preallocation would end) lies past `limit` (Filesystem::FileSizeLimit).
+Status CheckSizeLimit(uint64_t ino, uint64_t end, uint64_t limit, const char* what) {
+  if (end <= limit) return Status::Ok();
+  return Status::Error(EFBIG, fmt::format("{} of inode {} to {} bytes: its OSTs' filesystems hold "
+                                          "files of this layout up to {} bytes",
+                                          what, ino, end, limit));
 }
 
 // Whose quota a change to `file` counts for.
@@ -248,10 +258,12 @@ class WriteOp final : public MultiPartOp {
  public:
   // `data` is FUSE's buffer, valid only until the callback returns: parts
   // point into it, and OwnBuffers copies it once a part must outlive that.
+  // `kill_setid`: the kernel asked for set-ID bits to go (the writer lacks
+  // CAP_FSETID: WriteKillsSetId).
   WriteOp(fuse_req_t req, std::shared_ptr<OpenFile> file, uint64_t offset, const char* data,
-          size_t length, const nrs::RequestInfo& who)
+          size_t length, const nrs::RequestInfo& who, bool kill_setid)
       : req_(req), file_(std::move(file)), offset_(offset), length_(length), who_(who),
-        borrowed_(data) {}
+        kill_setid_(kill_setid), borrowed_(data) {}
   char* buffer() { return const_cast<char*>(borrowed_); }  // only read from
   // What the write adds to the file's size (Admit), which its quota
   // reservation covers.
@@ -288,13 +300,16 @@ class WriteOp final : public MultiPartOp {
     Status noted = NoteSizeAndTimes();
     if (!noted.ok()) return Refused(noted);
     if (quota() != nullptr) quota()->Use(growth_);  // stored with the size
+    // The reply cannot carry the mode, and the kernel keeps the one it had:
+    // stale before write(2) returns, not after (InvalidateAttrs).
+    if (cleared_setid_) Fs(req_).InvalidateAttrs(file_->ino);
     fuse_reply_write(req_, length_);
   }
 
   Status NoteSizeAndTimes() {
     const uint64_t end = offset_ + length_;
-    // A write by anyone but root clears set-user/group-ID bits.
-    const bool kill_suid = who_.uid != 0 && file_->setid.load();
+    // A write by a caller without CAP_FSETID clears set-user/group-ID bits.
+    const bool kill_suid = kill_setid_ && file_->setid.load();
     // With the writeback cache the kernel keeps mtime and ctime itself and
     // sends them with setattr after the data (or before: these replies race
     // it), so a write here must not store a time of its own.
@@ -311,6 +326,7 @@ class WriteOp final : public MultiPartOp {
     auto noted = Fs(req_).meta().NoteWrite(file_->ino, end, kill_suid, !kernel_times);
     if (!noted.ok()) return noted.status();
     if (!kernel_times) file_->unsaved_mtime.reset();  // NoteWrite stored a newer one
+    cleared_setid_ = kill_suid && !HasSetId(noted->mode);
     file_->setid.store(HasSetId(noted->mode));
     GrowSize(*file_, end);
     return Status::Ok();
@@ -332,10 +348,12 @@ class WriteOp final : public MultiPartOp {
   uint64_t offset_;
   size_t length_;
   const nrs::RequestInfo who_;  // the writer, for follow-up requests
+  const bool kill_setid_;
   const char* const borrowed_;   // FUSE's; see the constructor
   std::unique_ptr<char[]> own_;  // the copy, once one was needed
   NewObjects created_;
   uint64_t growth_ = 0;
+  bool cleared_setid_ = false;  // by NoteSizeAndTimes
 };
 
 // Cuts every object to the file's end, then starts the op (a write or a
@@ -557,6 +575,8 @@ class FallocateOp final : public MultiPartOp {
       if (!inode.ok()) return ReplyError(req_, inode.status(), "fallocate");
       if (change.size.has_value() && quota() != nullptr) quota()->Use(growth_);
     }
+    // The reply carries no attributes, and the kernel keeps the mode it had.
+    if (change.kill_setid) Fs(req_).InvalidateAttrs(file_->ino);
     fuse_reply_err(req_, 0);
   }
   fuse_req_t req_;
@@ -702,7 +722,16 @@ void OpWrite(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t of
   // process that opened the handle it came through (docs/design.md).
   const nrs::RequestInfo who = fi->writepage ? Handle(fi)->opener : Caller(req, fs);
   const uint64_t offset = static_cast<uint64_t>(off);
-  auto* op = new WriteOp(req, file, offset, data, size, who);
+  if (offset + size > file->size.load()) {
+    // Past what the OSTs can hold: EFBIG from there on, a short write up to
+    // it, as a local filesystem answers at its s_maxbytes.
+    const uint64_t limit = fs.FileSizeLimit(*file);
+    if (offset >= limit) {
+      return ReplyError(req, CheckSizeLimit(file->ino, offset + size, limit, "write"), "write");
+    }
+    size = std::min<uint64_t>(size, limit - offset);
+  }
+  auto* op = new WriteOp(req, file, offset, data, size, who, WriteKillsSetId());
   auto parts = std::make_shared<std::vector<std::unique_ptr<ost::IoRequest>>>(
       ExtentParts(TargetOf(*file), nrs::Op::kWrite, offset, size, op->buffer(), who, op));
   // The extent credit before the growth turn (the order of
@@ -750,6 +779,11 @@ void OpFallocate(fuse_req_t req, fuse_ino_t, int mode, off_t off, off_t length,
   } else {
     return ReplyError(req, Status::Error(EOPNOTSUPP, "fallocate mode " + std::to_string(mode)),
                       "fallocate");
+  }
+  // A preallocation past the end grows the objects even with KEEP_SIZE.
+  if (op_kind == nrs::Op::kAllocate && offset + len > file->size.load()) {
+    Status fits = CheckSizeLimit(file->ino, offset + len, fs.FileSizeLimit(*file), "fallocate");
+    if (!fits.ok()) return ReplyError(req, fits, "fallocate");
   }
   const nrs::RequestInfo who = Caller(req, fs);
   auto* op = new FallocateOp(req, file, new_end, /*kill_setid=*/who.uid != 0);
@@ -880,6 +914,10 @@ void StartTruncate(fuse_req_t req, uint64_t ino, const meta::AttrChange& change,
                                                (read_only ? "read-only" : "unresponsive")),
                         "truncate");
     }
+  }
+  if (*change.size > inode->size) {
+    Status fits = CheckSizeLimit(ino, *change.size, fs.FileSizeLimit(*loaded), "truncate");
+    if (!fits.ok()) return ReplyError(req, fits, "truncate");
   }
   // Growing counts against quota like a write (sizes are what quotas
   // limit); cutting frees it once stored.

@@ -34,7 +34,10 @@ void OpForget(fuse_req_t req, fuse_ino_t, uint64_t) { fuse_reply_none(req); }
 void OpForgetMulti(fuse_req_t req, size_t, fuse_forget_data*) { fuse_reply_none(req); }
 
 void ServeGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
-  ReplyAttr(req, Fs(req).meta().GetInode(ino), "getattr");
+  auto inode = Fs(req).meta().GetInode(ino);
+  // A directory removed while open still answers its descriptors.
+  if (!inode.ok() && inode.err() == ENOENT) inode = Fs(req).RemovedDir(ino);
+  ReplyAttr(req, inode, "getattr");
 }
 
 void ServeMknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
@@ -73,8 +76,10 @@ void ServeUnlink(fuse_req_t req, fuse_ino_t parent, const char* name) {
 }
 
 void ServeRmdir(fuse_req_t req, fuse_ino_t parent, const char* name) {
+  std::optional<meta::Inode> open_dir = Fs(req).OpenDirAt(parent, name);
   Status status = Fs(req).meta().Rmdir(parent, name);
   if (!status.ok()) return ReplyError(req, status, "rmdir");
+  if (open_dir.has_value()) Fs(req).DirRemoved(std::move(*open_dir));
   fuse_reply_err(req, 0);
 }
 
@@ -92,9 +97,14 @@ void ServeRename(fuse_req_t req, fuse_ino_t parent, const char* name, fuse_ino_t
     return ReplyError(req, Status::Error(EINVAL, "unsupported rename flags " + std::to_string(flags)),
                       "rename");
   }
+  std::optional<meta::Inode> open_dir;
+  if (mode == meta::RenameMode::kReplace) open_dir = fs.OpenDirAt(new_parent, new_name);
   auto replaced = fs.meta().Rename(parent, name, new_parent, new_name, mode);
   if (!replaced.ok()) return ReplyError(req, replaced.status(), "rename");
   if (replaced->has_value() && (*replaced)->orphaned) fs.ForgetRemoved((*replaced)->ino);
+  if (open_dir.has_value() && replaced->has_value() && (*replaced)->ino == open_dir->ino) {
+    fs.DirRemoved(std::move(*open_dir));
+  }
   fuse_reply_err(req, 0);
 }
 

@@ -83,8 +83,12 @@ std::string FormatOstDf(const std::vector<OstDf>& osts) {
                                   s.block_size),
                             Bytes(s.avail_blocks, s.block_size), s.total_files, s.free_files);
     }
-    out += fmt::format("ost{} {} weight={:g} state={} device={} path={}\n", o.index, figures,
-                       o.weight, o.state, DeviceName(o.space ? o.space->device : 0),
+    // The largest object its filesystem takes, which bounds the size of
+    // files striped over it (Filesystem::FileSizeLimit).
+    const bool limit_known = o.space.has_value() && o.space->max_object_size != ost::kNoObjectLimit;
+    out += fmt::format("ost{} {} weight={:g} state={} device={} max_object={} path={}\n", o.index,
+                       figures, o.weight, o.state, DeviceName(o.space ? o.space->device : 0),
+                       limit_known ? std::to_string(o.space->max_object_size) : "-",
                        Printable(o.path));
   }
   const SpaceTotal total = SumOncePerFilesystem(samples);
@@ -139,6 +143,8 @@ Result<std::vector<DfRow>> ParseOstDf(std::string_view text) {
         row.state = std::string(value);
       } else if (key == "device") {
         row.device = std::string(value);
+      } else if (key == "max_object") {
+        if (value != "-" && !ParseU64(value, &row.max_object)) return bad("bad max_object");
       } else if (key == "filesystems" || key == "osts") {
         uint64_t n = 0;
         if (!ParseU64(value, &n)) return bad(fmt::format("bad {}", key));
@@ -205,9 +211,10 @@ std::string RenderDfJson(const std::vector<DfRow>& rows) {
     }
     if (!osts.empty()) osts += ",\n";
     osts += fmt::format("    {{\"ost\": {}, {}, \"weight\": {:g}, \"state\": {}, \"device\": {}, "
-                        "\"path\": {}}}",
+                        "\"max_object\": {}, \"path\": {}}}",
                         row.index, figures(row),
                         row.weight, JsonQuote(row.state), JsonQuote(row.device),
+                        row.max_object != 0 ? std::to_string(row.max_object) : "null",
                         JsonQuote(row.path));
   }
   return fmt::format("{{\n  \"osts\": [\n{}\n  ],\n  \"total\": {}\n}}\n", osts, total);

@@ -9,7 +9,7 @@
 // The daemon publishes the report as the read-only setting `ost_df`, one
 // line per OST and a total line, figures in bytes ("-" for an OST with no
 // space sample yet), the path last because it may hold blanks:
-//   ost0 size=B used=B avail=B inodes=N ifree=N weight=W state=ok device=254:0 path=/x
+//   ost0 size=B used=B avail=B inodes=N ifree=N weight=W state=ok device=254:0 max_object=B path=/x
 //   total size=B used=B avail=B inodes=N ifree=N filesystems=1 osts=4
 // `stripefs df` parses it and prints a table or JSON.
 #pragma once
@@ -57,6 +57,7 @@ struct DfRow {
   uint64_t size = 0, used = 0, avail = 0, inodes = 0, ifree = 0;
   double weight = 0;            // OST rows
   std::string state, device, path;  // OST rows
+  uint64_t max_object = 0;          // OST rows: the largest object; 0 = not known
   uint32_t filesystems = 0, osts = 0;  // the total row
 };
 

@@ -170,6 +170,22 @@ uint64_t FileOffsetOf(const Layout& layout, uint32_t stripe, uint64_t object_off
          static_cast<uint64_t>(stripe) * size + object_offset % size;
 }
 
+uint64_t MaxFileSize(const Layout& layout, const std::vector<uint64_t>& object_limits) {
+  constexpr uint64_t kMaxOff = static_cast<uint64_t>(INT64_MAX);
+  // FileOffsetOf in 128 bits: a limit of 2^63 bytes per object on many
+  // stripes lies far beyond 64.
+  using Wide = unsigned __int128;
+  Wide largest = kMaxOff;
+  const uint64_t size = layout.stripe_size;
+  for (uint32_t stripe = 0; stripe < layout.stripe_count(); ++stripe) {
+    const uint64_t limit = object_limits[stripe];
+    const Wide first_beyond = Wide(limit / size) * size * layout.stripe_count() +
+                              Wide(stripe) * size + limit % size;
+    largest = std::min(largest, first_beyond);
+  }
+  return static_cast<uint64_t>(largest);
+}
+
 Result<uint64_t> ParseSize(std::string_view text) {
   auto bad = [&] { return Status::Error(EINVAL, "bad size '" + std::string(text) + "'"); };
   if (text.empty()) return bad();

@@ -93,6 +93,15 @@ uint64_t FileOffsetOf(const Layout& layout, uint32_t stripe, uint64_t object_off
 // after `file_offset` (SEEK_DATA/SEEK_HOLE look from there in each object):
 // equal to ObjectSizeFor(layout, stripe, file_offset).
 
+// The largest size a file of `layout` can have when the object of stripe i
+// can be at most `object_limits[i]` bytes (its OST filesystem's limit;
+// UINT64_MAX for none): the first file byte whose object byte would lie at
+// or past its object's limit, over all stripes, and at most 2^63-1 (off_t).
+// One stripe: its object's limit. N stripes of equal limit M: N whole rows
+// per M / stripe_size rows, then M % stripe_size bytes of stripe 0.
+// REQUIRES: object_limits.size() == layout.stripe_count().
+uint64_t MaxFileSize(const Layout& layout, const std::vector<uint64_t>& object_limits);
+
 // Parses "1M", "64K", "1048576", "2G" (binary units). EINVAL otherwise.
 Result<uint64_t> ParseSize(std::string_view text);
 

@@ -57,6 +57,9 @@ class ObjectFile {
   virtual bool read_only() const { return false; }
 };
 
+// What SpaceInfo::max_object_size says when no limit is known.
+inline constexpr uint64_t kNoObjectLimit = UINT64_MAX;
+
 struct SpaceInfo {
   uint64_t block_size = 4096;
   uint64_t total_blocks = 0;
@@ -70,6 +73,11 @@ struct SpaceInfo {
   // Which filesystem holds the OST (st_dev of its directory), so that OSTs
   // sharing one disk count its space once; 0 = not known, counted alone.
   uint64_t device = 0;
+  // The largest size an object file can have on this filesystem (its
+  // s_maxbytes: 16 TiB - 4 KiB on ext4 with 4 KiB blocks, 2^63-1 on XFS and
+  // tmpfs); a file's largest size follows from its layout and these
+  // (layout::MaxFileSize). kNoObjectLimit until the backend could find out.
+  uint64_t max_object_size = kNoObjectLimit;
 };
 
 // An object as fsck sees it: its id and its size in bytes.
@@ -119,6 +127,11 @@ class Backend {
 // once with O_DIRECTORY and every access is an *at() call relative to it.
 // ENOENT/ENOTDIR if `dir` is not an existing directory.
 Result<std::unique_ptr<Backend>> NewPosixBackend(const std::string& dir);
+
+// The largest size a file in the directory open as `dir_fd` can be given
+// (ftruncate of a scratch file, removed again; binary search below
+// 2^63-1). The filesystem's own error if the file cannot be made (EROFS).
+Result<uint64_t> ProbeMaxObjectSize(int dir_fd);
 
 // Plain memory; for unit tests.
 std::unique_ptr<Backend> NewMemBackend(uint64_t capacity_bytes = 1ull << 30);

@@ -10,9 +10,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <vector>
 
+#include "common/log.h"
 #include "common/private_dir.h"
 #include "ost/backend.h"
 #include "ost/label.h"
@@ -295,6 +297,7 @@ class PosixBackend : public Backend {
       info.read_only = true;
       info.free_blocks = info.avail_blocks = info.free_files = 0;
     }
+    info.max_object_size = MaxObjectSize(read_only);
     return info;
   }
 
@@ -388,11 +391,65 @@ class PosixBackend : public Backend {
     return Status::Ok();
   }
 
+  // The object size limit of the OST's filesystem, probed once (on the
+  // first space sample, a background thread's call) and kept for the
+  // mount's life: nothing is stored, the next mount probes again. A
+  // read-only filesystem cannot be probed and limits nothing meanwhile
+  // (every change fails with EROFS); the next sample after it became
+  // writable probes.
+  uint64_t MaxObjectSize(bool read_only) {
+    uint64_t known = max_object_size_.load(std::memory_order_relaxed);
+    if (known != kNoObjectLimit || read_only) return known;
+    auto probed = ProbeMaxObjectSize(dir_fd_);
+    if (!probed.ok()) {
+      Logger("ost")->warn("ost {}: object size limit not known: {}", dir_, probed.status().ToString());
+      return kNoObjectLimit;
+    }
+    max_object_size_.store(*probed, std::memory_order_relaxed);
+    Logger("ost")->info("ost {}: objects may reach {} bytes", dir_, *probed);
+    return *probed;
+  }
+
   const int dir_fd_;
   const std::string dir_;
+  std::atomic<uint64_t> max_object_size_{kNoObjectLimit};
 };
 
 }  // namespace
+
+Result<uint64_t> ProbeMaxObjectSize(int dir_fd) {
+  // A scratch file of the directory's filesystem, grown by ftruncate (no
+  // block is allocated) to the largest size it accepts: EFBIG (or EINVAL)
+  // above the filesystem's s_maxbytes, which bounds writes as well. The
+  // name starts with a dot: never an object's, and fsck looks only in
+  // objects/.
+  const std::string name = fmt::format(".size-probe.{}", getpid());
+  int fd = openat(dir_fd, name.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+                  kPrivateFileMode);
+  if (fd < 0) {
+    int err = errno;
+    return ErrnoStatus(err, "create " + name);
+  }
+  auto fits = [fd](uint64_t size) { return ftruncate(fd, static_cast<off_t>(size)) == 0; };
+  constexpr uint64_t kMaxOff = static_cast<uint64_t>(INT64_MAX);
+  uint64_t good = 0, bad = kMaxOff;  // invariant: fits(good), !fits(bad) unless good == kMaxOff
+  int err = 0;
+  if (fits(kMaxOff)) {
+    good = kMaxOff;
+  } else if (errno != EFBIG && errno != EINVAL) {
+    err = errno;
+  } else {
+    while (bad - good > 1) {
+      const uint64_t mid = good + (bad - good) / 2;
+      (fits(mid) ? good : bad) = mid;
+    }
+  }
+  (void)ftruncate(fd, 0);
+  close(fd);
+  unlinkat(dir_fd, name.c_str(), 0);
+  if (err != 0) return ErrnoStatus(err, "ftruncate " + name);
+  return good;
+}
 
 Result<std::unique_ptr<Backend>> NewPosixBackend(const std::string& dir) {
   int fd = open(dir.c_str(), O_DIRECTORY | O_RDONLY | O_CLOEXEC);

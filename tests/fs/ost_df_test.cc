@@ -41,7 +41,9 @@ TEST(SumOncePerFilesystemTest, UnknownDevicesCountAloneAndMissingSamplesNot) {
 }
 
 std::vector<OstDf> Three() {
-  return {{0, Disk(makedev(254, 0), 1000, 400, 300), 1, "ok", "/data/ost0"},
+  ost::SpaceInfo ext4 = Disk(makedev(254, 0), 1000, 400, 300);
+  ext4.max_object_size = ((1ull << 32) - 1) * 4096;
+  return {{0, ext4, 1, "ok", "/data/ost0"},
           {1, Disk(makedev(254, 0), 1000, 400, 300), 2.5, "read-only", "/data/ost 1"},
           {2, std::nullopt, 0, "unresponsive", "/disk2/ost"}};
 }
@@ -63,6 +65,8 @@ TEST(OstDfTest, FormatsAndParsesBack) {
   EXPECT_EQ(first.state, "ok");
   EXPECT_EQ(first.device, "254:0");
   EXPECT_EQ(first.path, "/data/ost0");
+  EXPECT_EQ(first.max_object, ((1ull << 32) - 1) * 4096);
+  EXPECT_EQ((*rows)[1].max_object, 0u);  // not known: "-"
   EXPECT_DOUBLE_EQ((*rows)[1].weight, 2.5);
   EXPECT_EQ((*rows)[1].path, "/data/ost 1");  // a blank in the path survives
   EXPECT_EQ((*rows)[1].state, "read-only");
@@ -124,6 +128,8 @@ TEST(OstDfTest, JsonEscapesAndLeavesUnknownFiguresNull) {
   const std::string json = RenderDfJson(*rows);
   EXPECT_NE(json.find(R"("path": "/odd\"dir\\")"), std::string::npos) << json;
   EXPECT_NE(json.find(R"({"ost": 2, "size": null)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("max_object": 17592186040320, "path": "/odd)"), std::string::npos) << json;
+  EXPECT_NE(json.find(R"("max_object": null, "path": "/data/ost 1")"), std::string::npos) << json;
   EXPECT_NE(json.find(R"("weight": 2.5, "state": "read-only")"), std::string::npos) << json;
   EXPECT_NE(json.find(R"("filesystems": 1, "osts": 3})"), std::string::npos) << json;
 }

@@ -92,6 +92,24 @@ TEST_F(MountHelperTest, MountTypeFuseStripefsAndUmount) {
   EXPECT_FALSE(MountedAs(fs_.mnt(), "fuse.stripefs"));
 }
 
+// mount(8) runs the helper for a remount too: it flips the mount
+// read-only and back with the system call, and the same daemon serves on.
+TEST_F(MountHelperTest, RemountReadOnlyAndBack) {
+  CommandResult mounted = Shell("mount -t fuse.stripefs " + fs_.meta_dir() + " " + fs_.mnt() +
+                                " -o log_level=warn 2>&1");
+  ASSERT_EQ(mounted.exit_code, 0) << mounted.output;
+  ASSERT_TRUE(WriteFile(fs_.Path("before"), "written"));
+  CommandResult ro = Shell("mount -o remount,ro " + fs_.mnt() + " 2>&1");
+  ASSERT_EQ(ro.exit_code, 0) << ro.output;
+  EXPECT_FALSE(WriteFile(fs_.Path("refused"), "x"));
+  EXPECT_EQ(errno, EROFS);
+  EXPECT_EQ(ReadFile(fs_.Path("before")), "written");
+  CommandResult rw = Shell("mount -o remount,rw " + fs_.mnt() + " 2>&1");
+  ASSERT_EQ(rw.exit_code, 0) << rw.output;
+  EXPECT_TRUE(WriteFile(fs_.Path("after"), "again")) << strerror(errno);
+  EXPECT_EQ(Shell("umount " + fs_.mnt()).exit_code, 0);
+}
+
 TEST_F(MountHelperTest, AnFstabLineMounts) {
   const std::string fstab = fs_.root() + "/fstab";
   std::ofstream(fstab) << "# a test's own fstab\n"

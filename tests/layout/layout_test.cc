@@ -198,6 +198,55 @@ TEST(FileOffsetTest, InvertsTheMappingAndObjectSizeIsTheFirstByteAtOrAfter) {
   }
 }
 
+TEST(MaxFileSizeTest, OneStripeIsItsObjectsLimit) {
+  const Layout layout = MakeLayout(1, 1 << 20);
+  const uint64_t ext4 = ((1ull << 32) - 1) * 4096;  // 16 TiB - 4 KiB
+  EXPECT_EQ(MaxFileSize(layout, {ext4}), ext4);
+  EXPECT_EQ(MaxFileSize(layout, {UINT64_MAX}), static_cast<uint64_t>(INT64_MAX));
+}
+
+TEST(MaxFileSizeTest, StripesMultiplyWholeRowsThenStripeZerosRest) {
+  const uint64_t s = 1 << 20;
+  const Layout layout = MakeLayout(4, s);
+  // 10.5 stripe sizes per object: 10 rows of 4 chunks, then half of the
+  // next row's first chunk.
+  const uint64_t limit = 10 * s + s / 2;
+  EXPECT_EQ(MaxFileSize(layout, {limit, limit, limit, limit}), 40 * s + s / 2);
+  // ext4's limit is not a multiple of 1 MiB: 4 x (whole rows) + the rest.
+  const uint64_t ext4 = ((1ull << 32) - 1) * 4096;
+  EXPECT_EQ(MaxFileSize(layout, {ext4, ext4, ext4, ext4}), 4 * (ext4 / s) * s + ext4 % s);
+}
+
+TEST(MaxFileSizeTest, EveryByteBelowFitsAndTheNextDoesNot) {
+  // Against the definition: every byte below the limit maps inside its
+  // object's limit, and the byte at it maps at or past its own.
+  const Layout layout = MakeLayout(3, 64 * 1024);
+  const std::vector<std::vector<uint64_t>> cases = {
+      {200000, 200000, 200000}, {65536, 1000000, 1000000}, {1000000, 1, 1000000},
+      {300000, 300000, 70000}, {0, 5, 5}};
+  for (const auto& limits : cases) {
+    const uint64_t max = MaxFileSize(layout, limits);
+    for (uint64_t off = 0; off < max; off += 997) {
+      auto [stripe, object_offset] = MapByte(layout, off);
+      ASSERT_LT(object_offset, limits[stripe]) << off;
+    }
+    if (max > 0) {
+      auto [last_stripe, last] = MapByte(layout, max - 1);
+      EXPECT_LT(last, limits[last_stripe]);
+    }
+    auto [stripe, object_offset] = MapByte(layout, max);
+    EXPECT_GE(object_offset, limits[stripe]) << max;
+    // A file of exactly that size never needs an object past its limit.
+    for (uint32_t i = 0; i < 3; ++i) EXPECT_LE(ObjectSizeFor(layout, i, max), limits[i]);
+  }
+}
+
+TEST(MaxFileSizeTest, NeverPastOffTMax) {
+  const Layout layout = MakeLayout(2000, 1 << 20);
+  std::vector<uint64_t> limits(2000, static_cast<uint64_t>(INT64_MAX));
+  EXPECT_EQ(MaxFileSize(layout, limits), static_cast<uint64_t>(INT64_MAX));
+}
+
 TEST(LayoutDescribeTest, ListsEveryStripe) {
   Layout layout = MakeLayout(2, 1 << 20);
   EXPECT_EQ(Describe(layout),

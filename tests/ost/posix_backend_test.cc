@@ -177,6 +177,46 @@ TEST_F(PosixBackendTest, SpaceAndDescribe) {
   EXPECT_EQ(backend_->Describe(), dir_.path());
 }
 
+TEST_F(PosixBackendTest, SpaceSaysHowLargeAnObjectCanBe) {
+  auto space = backend_->Space();
+  ASSERT_TRUE(space.ok()) << space.status().ToString();
+  const uint64_t limit = space->max_object_size;
+  ASSERT_NE(limit, kNoObjectLimit);
+  // An object takes exactly that size and not a byte more.
+  auto f = OpenOrDie(7);
+  EXPECT_TRUE(f->Truncate(limit).ok());
+  if (limit < static_cast<uint64_t>(INT64_MAX)) {
+    EXPECT_EQ(f->Truncate(limit + 1).err(), EFBIG);
+  }
+  EXPECT_TRUE(f->Truncate(0).ok());
+  // The probe left nothing behind.
+  for (const auto& entry : std::filesystem::directory_iterator(dir_.path())) {
+    EXPECT_EQ(entry.path().filename().string().rfind(".size-probe", 0), std::string::npos)
+        << entry.path();
+  }
+  // Found once: a second sample says the same.
+  auto again = backend_->Space();
+  ASSERT_TRUE(again.ok());
+  EXPECT_EQ(again->max_object_size, limit);
+}
+
+TEST(ProbeMaxObjectSizeTest, MatchesWhatFtruncateAccepts) {
+  TempDir dir;
+  const int fd = open(dir.path().c_str(), O_DIRECTORY | O_RDONLY);
+  ASSERT_GE(fd, 0);
+  auto limit = ProbeMaxObjectSize(fd);
+  ASSERT_TRUE(limit.ok()) << limit.status().ToString();
+  const std::string file = dir.path() + "/f";
+  const int f = open(file.c_str(), O_RDWR | O_CREAT, 0600);
+  ASSERT_GE(f, 0);
+  EXPECT_EQ(ftruncate(f, static_cast<off_t>(*limit)), 0);
+  if (*limit < static_cast<uint64_t>(INT64_MAX)) {
+    EXPECT_EQ(ftruncate(f, static_cast<off_t>(*limit + 1)), -1);
+  }
+  close(f);
+  close(fd);
+}
+
 TEST_F(PosixBackendTest, ErrorsNameTheDirectoryAndObject) {
   auto f = OpenOrDie(0x2a);
   Status s = f->Truncate(static_cast<uint64_t>(-1));  // negative off_t: EINVAL
