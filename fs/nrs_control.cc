@@ -11,6 +11,7 @@
 #include "fs/nrs_heads.h"
 #include "fs/nrs_settings.h"
 #include "fs/settings_keys.h"
+#include "layout/layout.h"
 
 namespace sfs::fs {
 namespace {
@@ -24,7 +25,7 @@ constexpr const char* kTunableNames[] = {
     "nrs_crrn_quantum",    "nrs_orr_quantum", "nrs_orr_supported", "nrs_tbf_default_rate",
     "nrs_tbf_class_limit", "nrs_delay_pct",   "nrs_delay_min",     "nrs_delay_max",
     "nrs_hp_ratio",        "nrs_hp_ops",      "nrs_tbf_scope",     "nrs_epoch_ms",
-    "nrs_epoch_max_ms",    "nrs_eh_timeout"};
+    "nrs_epoch_max_ms",    "nrs_eh_timeout",  "nrs_orr_quantum_bytes"};
 
 // Tunables that mean something only with several schedulers: a rate shared
 // with the other OSTs, the epoch handler's timeout.
@@ -129,6 +130,7 @@ std::map<std::string, std::string> NrsControl::Persisted(const State& state) con
   put("nrs_crrn_quantum", std::to_string(t.crrn_quantum));
   put("nrs_orr_quantum", std::to_string(t.orr_quantum));
   put("nrs_orr_supported", nrs::OrrSupportedName(t.orr_supported));
+  put("nrs_orr_quantum_bytes", std::to_string(t.orr_quantum_bytes));
   put("nrs_tbf_default_rate", std::to_string(t.tbf_default_rate));
   put("nrs_tbf_class_limit", std::to_string(t.tbf_idle_class_limit));
   put("nrs_delay_pct", std::to_string(t.delay_pct));
@@ -367,6 +369,14 @@ Status NrsControl::ParseTunable(std::string_view name, std::string_view value, S
     auto q = ParseCount(n, value, 1, 65535);
     if (!q.ok()) return q.status();
     (name == "nrs_crrn_quantum" ? t.crrn_quantum : t.orr_quantum) = static_cast<uint32_t>(*q);
+  } else if (name == "nrs_orr_quantum_bytes") {
+    // 0 (no byte bound) or a size as in stripe sizes ("1M"); 1 TiB caps it.
+    auto b = layout::ParseSize(Trim(value));
+    if (!b.ok() || *b > (uint64_t{1} << 40)) {
+      return Status::Error(EINVAL, "nrs_orr_quantum_bytes must be 0 or a size up to 1T, not '" +
+                                       std::string(Trim(value)) + "'");
+    }
+    t.orr_quantum_bytes = *b;
   } else if (name == "nrs_orr_supported") {
     auto s = ParseOrrSupported(value);
     if (!s.ok()) return s.status();

@@ -15,6 +15,7 @@
 //   nrs_crrn_quantum, nrs_orr_quantum, nrs_orr_supported,
 //   nrs_tbf_default_rate, nrs_tbf_class_limit, nrs_delay_pct,
 //   nrs_delay_min, nrs_delay_max, nrs_hp_ratio, nrs_hp_ops   tunables
+//   nrs_orr_quantum_bytes bytes per ORR batch: 0 (default, none) or a size
 //   nrs_tbf_scope         fs (default: rate= and bps= hold for the whole
 //                         filesystem) or ost (each OST alone, as Lustre)
 //   nrs_epoch_ms          how long an epoch runs (seed 002), 1..10000, 50
