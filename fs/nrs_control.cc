@@ -374,7 +374,7 @@ Status NrsControl::ParseTunable(std::string_view name, std::string_view value, S
     auto b = layout::ParseSize(Trim(value));
     if (!b.ok() || *b > (uint64_t{1} << 40)) {
       return Status::Error(EINVAL, "nrs_orr_quantum_bytes must be 0 or a size up to 1T, not '" +
-                                       std::string(Trim(value)) + "'");
+                                       Printable(Trim(value)) + "'");
     }
     t.orr_quantum_bytes = *b;
   } else if (name == "nrs_orr_supported") {

@@ -414,7 +414,7 @@ TEST_F(NrsTest, OrrByteQuantumSetShownKeptAndChecked) {
   EXPECT_EQ(Get("nrs_orr_quantum_bytes"), "262144");
   EXPECT_TRUE(Contains(Get("ost1.nrs_policies"), "quantum=256 quantum_bytes=262144"))
       << Get("ost1.nrs_policies");
-  for (const char* bad : {"12abc", "-1", "2T", "1M 2", ""}) {
+  for (const char* bad : {"12abc", "-1", "2T", "1M 2", "1M\n2", ""}) {
     EXPECT_EQ(Set("nrs_orr_quantum_bytes", bad), EINVAL) << bad;
   }
   EXPECT_EQ(Get("nrs_orr_quantum_bytes"), "262144");
