@@ -5,10 +5,12 @@
 // whichever comes first; a lone larger request is a batch of its own); each
 // batch is served in ascending offset order, batches of different objects
 // round robin. The byte bound keeps a round fair between objects read in
-// requests of different sizes: with only a request count, 256 requests of
-// 1 MiB hold the OST 256 times as long as 256 of 4 KiB. Each request is tagged on arrival with
-// its round and batch and kept in one heap ordered by (round, batch, offset,
-// length, arrival).
+// requests of different sizes (with only a count, 256 requests of 1 MiB
+// hold the OST 256 times as long as 256 of 4 KiB), and bounds how long one
+// reader's ever lower requests can keep joining the open batch
+// (docs/design.md). Each request is tagged on arrival with its round and
+// batch and kept in one heap ordered by (round, batch, offset, length,
+// arrival).
 //
 // Fairness comes from the bound, not from deadlines: a request is sorted only
 // against the other members of its batch, so later arrivals with lower

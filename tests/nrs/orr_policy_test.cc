@@ -218,6 +218,30 @@ TEST_F(OrrPolicyTest, ByteQuantumClosesABatchBeforeTheRequestQuantum) {
                                          {7, 10 << 10}}));
 }
 
+// A request count alone (16) lets object 1's eight 64 KiB requests make
+// one 512 KiB batch, served before any of object 2's 4 KiB requests; with a
+// byte quantum of 64 KiB each round serves 64 KiB of each object.
+TEST_F(OrrPolicyTest, ByteQuantumEvensBytesBetweenObjectsOfDifferentRequestSizes) {
+  // The bytes of each object served until object 1 is done.
+  auto served_until_one_is_done = [this](uint64_t quantum_bytes) {
+    auto orr = NewOrrPolicy("", OrrBytes(16, quantum_bytes)).value();
+    for (uint64_t i = 0; i < 8; i++) Read(*orr, 1, i << 16, 64 << 10);
+    for (uint64_t i = 0; i < 128; i++) Read(*orr, 2, i << 12, 4 << 10);
+    std::map<uint64_t, uint64_t> served;
+    while (served[1] < (8u << 16)) {
+      Request* r = orr->Dequeue(T0()).request;
+      EXPECT_NE(r, nullptr);
+      if (r == nullptr) break;
+      served[r->info.object_id] += r->info.length;
+    }
+    return std::make_pair(served[1], served[2]);
+  };
+  EXPECT_EQ(served_until_one_is_done(0), std::make_pair(uint64_t{512} << 10, uint64_t{0}));
+  // Object 1 finishes in the eighth round, after object 2's seventh batch.
+  EXPECT_EQ(served_until_one_is_done(64 << 10),
+            std::make_pair(uint64_t{512} << 10, uint64_t{448} << 10));
+}
+
 TEST_F(OrrPolicyTest, RequestQuantumClosesABatchBeforeTheByteQuantum) {
   auto orr = NewOrrPolicy("", OrrBytes(2, 1 << 20)).value();
   for (uint64_t offset : {5, 4, 3}) Read(*orr, 7, offset << 12);
