@@ -29,11 +29,11 @@ template <class Key, class Hash = std::hash<Key>>
 class BatchRounds {
  public:
   struct Record {
-    uint64_t round = 0;   // round of the open batch
-    uint64_t batch = 0;   // number of the open batch; 0 = never opened
-    uint32_t taken = 0;   // requests placed in the open batch
-    uint32_t limit = 0;   // the quantum when the batch opened
-    uint32_t queued = 0;  // requests held; 0 = idle record
+    uint64_t round = 0;       // round of the open batch
+    uint64_t batch = 0;       // number of the open batch; 0 = never opened
+    uint32_t taken = 0;       // requests placed in the open batch
+    uint32_t limit = 0;       // the quantum when the batch opened
+    uint32_t queued = 0;      // requests held; 0 = idle record
     uint64_t bytes = 0;       // bytes placed in the open batch
     uint64_t byte_limit = 0;  // the byte quantum when the batch opened
   };

@@ -101,8 +101,7 @@ class OrrPolicy final : public Policy {
     if (!Supports(supported_, request->info.op)) return false;
     // The quanta of now, so a raised quantum lets the open batch grow at
     // once and a lowered one closes it (batch_rounds.h).
-    const auto tag =
-        rounds_.Add(KeyOf(*request), quantum_, request->info.length, quantum_bytes_);
+    const auto tag = rounds_.Add(KeyOf(*request), quantum_, request->info.length, quantum_bytes_);
     request->policy_data = tag.record;
     heap_.push(Entry{tag.round, tag.batch, request->info.offset, request->info.length,
                      next_serial_++, request});

@@ -440,7 +440,8 @@ TEST_F(NrsTest, OrrByteQuantumSetShownKeptAndChecked) {
   ASSERT_TRUE(fs_->Mount());
   EXPECT_EQ(Get("nrs_orr_quantum_bytes"), "262144");
   ASSERT_EQ(Set("nrs_orr_quantum_bytes", "0"), 0);
-  EXPECT_TRUE(Contains(Get("ost0.nrs_policies"), "quantum=256 supported=")) << Get("ost0.nrs_policies");
+  EXPECT_TRUE(Contains(Get("ost0.nrs_policies"), "quantum=256 supported="))
+      << Get("ost0.nrs_policies");
 }
 
 }  // namespace
