@@ -56,16 +56,24 @@ std::string FormatAutoWeights(const AutoWeights& autow) {
   return "off";
 }
 
+double EffectiveAvail(const OstSample& s) {
+  const double avail = static_cast<double>(s.avail_bytes);
+  if (s.total_files == 0 || s.total_bytes == 0) return avail;
+  const double free_inodes =
+      static_cast<double>(std::min(s.free_files, s.total_files)) / s.total_files;
+  return std::min(avail, static_cast<double>(s.total_bytes) * free_inodes);
+}
+
 std::vector<double> AutoFactors(AutoWeights::Mode mode, const std::vector<OstSample>& samples) {
   std::vector<double> factors(samples.size(), 1.0);
   if (mode == AutoWeights::Mode::kOff) return factors;
-  uint64_t max_avail = 0;
+  double max_avail = 0;
   double busy_sum = 0, bytes_sum = 0;
   size_t healthy = 0;
   for (const OstSample& s : samples) {
     if (!s.healthy) continue;
     healthy++;
-    max_avail = std::max(max_avail, s.avail_bytes);
+    max_avail = std::max(max_avail, EffectiveAvail(s));
     busy_sum += static_cast<double>(s.busy);
     bytes_sum += static_cast<double>(s.bytes);
   }
@@ -84,7 +92,7 @@ std::vector<double> AutoFactors(AutoWeights::Mode mode, const std::vector<OstSam
       factors[i] = 0;
       continue;
     }
-    double f = max_avail > 0 ? static_cast<double>(samples[i].avail_bytes) / max_avail : 0.0;
+    double f = max_avail > 0 ? EffectiveAvail(samples[i]) / max_avail : 0.0;
     if (mode == AutoWeights::Mode::kSpaceLoad && best_load > 0) f *= load[i] / best_load;
     factors[i] = std::clamp(f, 0.0, layout::kMaxAutoFactor);
   }

@@ -15,8 +15,9 @@
 //   per head: nrs_crrn_quantum, nrs_orr_quantum, nrs_orr_supported,
 //     nrs_tbf_default_rate, nrs_tbf_class_limit, nrs_delay_pct,
 //     nrs_delay_min, nrs_delay_max, nrs_epoch_max_ms (how long the epoch
-//     policy serves its chosen group first at most, 1..10000, 100), and
-//     nrs_crrn_weight
+//     policy serves its chosen group first at most, 1..10000, 100),
+//     nrs_orr_quantum_bytes (bytes per ORR batch: 0, the default, for no
+//     byte bound, or a size) and nrs_crrn_weight
 //   per service: nrs_hp_ratio, nrs_hp_ops, nrs_epoch_ms (how long an epoch
 //     runs, seed 002, 1..10000, 50)
 //   filesystem-wide (OSTs only):

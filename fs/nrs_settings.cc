@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "common/text.h"
+#include "layout/layout.h"
 
 namespace sfs::fs {
 namespace {
@@ -154,7 +155,8 @@ constexpr TunableName kTunables[] = {
     {"nrs_delay_min", Reach::kHead},       {"nrs_delay_max", Reach::kHead},
     {"nrs_epoch_max_ms", Reach::kHead},    {"nrs_hp_ratio", Reach::kService},
     {"nrs_hp_ops", Reach::kService},       {"nrs_epoch_ms", Reach::kService},
-    {"nrs_tbf_scope", Reach::kFilesystem}, {"nrs_eh_timeout", Reach::kFilesystem}};
+    {"nrs_tbf_scope", Reach::kFilesystem}, {"nrs_eh_timeout", Reach::kFilesystem},
+    {"nrs_orr_quantum_bytes", Reach::kHead}};
 
 std::string Millis(std::chrono::nanoseconds d) {
   return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count());
@@ -178,6 +180,14 @@ Status ParseTunable(std::string_view name, std::string_view value, TunableValues
     auto q = ParseCount(n, value, 1, 65535);
     if (!q.ok()) return q.status();
     (name == "nrs_crrn_quantum" ? t.crrn_quantum : t.orr_quantum) = static_cast<uint32_t>(*q);
+  } else if (name == "nrs_orr_quantum_bytes") {
+    // 0 (no byte bound) or a size as in stripe sizes ("1M"); 1 TiB caps it.
+    auto b = layout::ParseSize(Trim(value));
+    if (!b.ok() || *b > (uint64_t{1} << 40)) {
+      return Status::Error(EINVAL, "nrs_orr_quantum_bytes must be 0 or a size up to 1T, not '" +
+                                       Printable(Trim(value)) + "'");
+    }
+    t.orr_quantum_bytes = *b;
   } else if (name == "nrs_orr_supported") {
     auto s = ParseOrrSupported(value);
     if (!s.ok()) return s.status();
@@ -239,6 +249,7 @@ std::string FormatTunable(std::string_view name, const TunableValues& values) {
   if (name == "nrs_crrn_quantum") return std::to_string(t.crrn_quantum);
   if (name == "nrs_orr_quantum") return std::to_string(t.orr_quantum);
   if (name == "nrs_orr_supported") return nrs::OrrSupportedName(t.orr_supported);
+  if (name == "nrs_orr_quantum_bytes") return std::to_string(t.orr_quantum_bytes);
   if (name == "nrs_tbf_default_rate") return std::to_string(t.tbf_default_rate);
   if (name == "nrs_tbf_class_limit") return std::to_string(t.tbf_idle_class_limit);
   if (name == "nrs_delay_pct") return std::to_string(t.delay_pct);

@@ -343,7 +343,12 @@ std::vector<OstSample> PlacementControl::SampleLocked() {
     const ost::SpaceSample space = osts_[i]->LastSpace();
     const ost::ServiceCounters counters = osts_[i]->Counters();
     s.healthy = space.error.ok() && space.space.has_value() && counters.io_errors == last_errors_[i];
-    if (space.space.has_value()) s.avail_bytes = space.space->avail_blocks * space.space->block_size;
+    if (space.space.has_value()) {
+      s.avail_bytes = space.space->avail_blocks * space.space->block_size;
+      s.total_bytes = space.space->total_blocks * space.space->block_size;
+      s.total_files = space.space->total_files;
+      s.free_files = space.space->free_files;
+    }
     s.busy = counters.queued + counters.active;
     s.bytes = counters.bytes - last_bytes_[i];
     auto log = Logger("layout");

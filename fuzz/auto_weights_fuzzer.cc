@@ -35,6 +35,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (fs::OstSample& s : samples) {
     s.healthy = input.ConsumeBool();
     s.avail_bytes = input.ConsumeIntegral<uint64_t>();
+    s.total_bytes = input.ConsumeIntegral<uint64_t>();
+    s.total_files = input.ConsumeIntegral<uint64_t>();
+    s.free_files = input.ConsumeIntegral<uint64_t>();
     s.busy = input.ConsumeIntegral<uint64_t>();
     s.bytes = input.ConsumeIntegral<uint64_t>();
   }

@@ -1,6 +1,8 @@
 // Internal to nrs/: the round and batch bookkeeping CRR-N and ORR share
 // (Lustre nrs_crr.c, nrs_orr.c). Each key (a client, an object) fills
-// batches of at most `quantum` requests; a request is tagged with its
+// batches of at most `quantum` requests, and optionally of at most
+// `byte_quantum` bytes (ORR's quantum "in either I/O size or number of
+// requests", seed 000 section 5.b.a); a request is tagged with its
 // batch's round and number, and the policy serves its requests from a heap
 // in (round, batch, ...) order, so batches of different keys take turns.
 //
@@ -27,11 +29,13 @@ template <class Key, class Hash = std::hash<Key>>
 class BatchRounds {
  public:
   struct Record {
-    uint64_t round = 0;   // round of the open batch
-    uint64_t batch = 0;   // number of the open batch; 0 = never opened
-    uint32_t taken = 0;   // requests placed in the open batch
-    uint32_t limit = 0;   // the quantum when the batch opened
-    uint32_t queued = 0;  // requests held; 0 = idle record
+    uint64_t round = 0;       // round of the open batch
+    uint64_t batch = 0;       // number of the open batch; 0 = never opened
+    uint32_t taken = 0;       // requests placed in the open batch
+    uint32_t limit = 0;       // the quantum when the batch opened
+    uint32_t queued = 0;      // requests held; 0 = idle record
+    uint64_t bytes = 0;       // bytes placed in the open batch
+    uint64_t byte_limit = 0;  // the byte quantum when the batch opened
   };
   struct Tag {
     uint64_t round;
@@ -46,17 +50,25 @@ class BatchRounds {
 
   explicit BatchRounds(Full full) : full_(full) {}
 
-  // Tags the next request of `key`.
-  Tag Add(const Key& key, uint32_t quantum) {
+  // Tags the next request of `key`, of `bytes` bytes. A batch is full at
+  // `quantum` requests, or when this request would take it past
+  // `byte_quantum` bytes (0 = no byte bound); a batch always takes its first
+  // request, so one larger than the byte quantum makes a batch of its own.
+  // The sum cannot wrap: a batch holds fewer than 2^32 requests, each of at
+  // most a FUSE request's size (a few MiB).
+  Tag Add(const Key& key, uint32_t quantum, uint64_t bytes = 0, uint64_t byte_quantum = 0) {
     Record& r = records_[key];
     if (r.queued == 0 && r.batch != 0) idle_--;  // a kept idle record
-    const uint32_t limit = full_ == Full::kAtOpeningQuantum ? r.limit : quantum;
+    const bool opening = full_ == Full::kAtOpeningQuantum;
+    const uint32_t limit = opening ? r.limit : quantum;
+    const uint64_t byte_limit = opening ? r.byte_limit : byte_quantum;
     if (r.batch == 0 || r.round < round_) {
-      Open(r, round_, quantum);
-    } else if (r.taken >= limit) {
-      Open(r, r.round + 1, quantum);
+      Open(r, round_, quantum, byte_quantum);
+    } else if (r.taken >= limit || (byte_limit != 0 && r.bytes + bytes > byte_limit)) {
+      Open(r, r.round + 1, quantum, byte_quantum);
     }
     r.taken++;
+    r.bytes += bytes;
     r.queued++;
     return Tag{r.round, r.batch, &r};
   }
@@ -79,11 +91,13 @@ class BatchRounds {
  private:
   static constexpr size_t kIdleFloor = 16384;
 
-  void Open(Record& r, uint64_t round, uint32_t quantum) {
+  void Open(Record& r, uint64_t round, uint32_t quantum, uint64_t byte_quantum) {
     r.round = round;
     r.batch = ++last_batch_;  // never 0, which marks a fresh record
     r.taken = 0;
     r.limit = quantum;
+    r.bytes = 0;
+    r.byte_limit = byte_quantum;
   }
 
   const Full full_;

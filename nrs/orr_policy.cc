@@ -1,9 +1,16 @@
-// ORR (seed 000 section 5.b.a, OBRR with a request number limit; Lustre
-// nrs_orr.c): reads and writes are gathered in per-object batches of at most
-// `quantum` requests, each batch served in ascending offset order, batches of
-// different objects served round robin. Each request is tagged on arrival with
-// its round and batch and kept in one heap ordered by (round, batch, offset,
-// length, arrival).
+// ORR (seed 000 section 5.b.a, OBRR with a limit in "either I/O size or
+// number of requests"; Lustre nrs_orr.c): reads and writes are gathered in
+// per-object batches of at most `quantum` requests and, when
+// nrs_orr_quantum_bytes is set, at most that many bytes (a batch closes at
+// whichever comes first; a lone larger request is a batch of its own); each
+// batch is served in ascending offset order, batches of different objects
+// round robin. The byte bound keeps a round fair between objects read in
+// requests of different sizes (with only a count, 256 requests of 1 MiB
+// hold the OST 256 times as long as 256 of 4 KiB), and bounds how long one
+// reader's ever lower requests can keep joining the open batch
+// (docs/design.md). Each request is tagged on arrival with its round and
+// batch and kept in one heap ordered by (round, batch, offset, length,
+// arrival).
 //
 // Fairness comes from the bound, not from deadlines: a request is sorted only
 // against the other members of its batch, so later arrivals with lower
@@ -84,15 +91,17 @@ bool Supports(OrrSupported supported, Op op) {
 class OrrPolicy final : public Policy {
  public:
   explicit OrrPolicy(const Tunables& tunables)
-      : quantum_(tunables.orr_quantum), supported_(tunables.orr_supported) {}
+      : quantum_(tunables.orr_quantum),
+        quantum_bytes_(tunables.orr_quantum_bytes),
+        supported_(tunables.orr_supported) {}
 
   std::string_view Name() const override { return "orr"; }
 
   bool Enqueue(Request* request, TimePoint now) override {
     if (!Supports(supported_, request->info.op)) return false;
-    // The quantum of now, so a raised quantum lets the open batch grow at
-    // once (batch_rounds.h).
-    const auto tag = rounds_.Add(KeyOf(*request), quantum_);
+    // The quanta of now, so a raised quantum lets the open batch grow at
+    // once and a lowered one closes it (batch_rounds.h).
+    const auto tag = rounds_.Add(KeyOf(*request), quantum_, request->info.length, quantum_bytes_);
     request->policy_data = tag.record;
     heap_.push(Entry{tag.round, tag.batch, request->info.offset, request->info.length,
                      next_serial_++, request});
@@ -115,6 +124,7 @@ class OrrPolicy final : public Policy {
   // are served in their batches; the new set applies to later arrivals.
   void Retune(const Tunables& tunables, TimePoint now) override {
     quantum_ = tunables.orr_quantum;
+    quantum_bytes_ = tunables.orr_quantum_bytes;
     supported_ = tunables.orr_supported;
   }
 
@@ -126,7 +136,11 @@ class OrrPolicy final : public Policy {
   }
 
   std::string Describe() const override {
-    return "quantum=" + std::to_string(quantum_) + " supported=" + OrrSupportedName(supported_) +
+    // quantum_bytes only when set, so the common description stays short.
+    const std::string bytes =
+        quantum_bytes_ == 0 ? "" : " quantum_bytes=" + std::to_string(quantum_bytes_);
+    return "quantum=" + std::to_string(quantum_) + bytes +
+           " supported=" + OrrSupportedName(supported_) +
            " objects=" + std::to_string(rounds_.busy());
   }
 
@@ -134,6 +148,7 @@ class OrrPolicy final : public Policy {
   using Rounds = BatchRounds<ObjectKey, ObjectKeyHash>;
 
   uint32_t quantum_;
+  uint64_t quantum_bytes_;  // 0 = batches bounded by quantum_ alone
   OrrSupported supported_;
   uint64_t next_serial_ = 0;
   Rounds rounds_{Rounds::Full::kAtCurrentQuantum};

@@ -34,8 +34,11 @@ struct Tunables {
   // CRR-N: per-client weights (batch = quantum x weight); null = all 1.
   std::shared_ptr<const CrrnWeights> crrn_weights;
 
-  // ORR: requests per object per round, and which ops it sorts.
+  // ORR: requests per object per round, bytes per object per round (0 = no
+  // byte bound; a batch closes at whichever quantum it reaches first), and
+  // which ops it sorts.
   uint32_t orr_quantum = 256;
+  uint64_t orr_quantum_bytes = 0;
   OrrSupported orr_supported = OrrSupported::kReads;
 
   // TBF: the rate of the always-present "default" rule (requests/s), the

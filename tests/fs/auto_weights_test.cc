@@ -37,6 +37,34 @@ TEST(AutoWeightsTest, SpaceFactorIsFreeSpaceAgainstTheEmptiestOst) {
   EXPECT_EQ(AutoFactors(Mode::kOff, samples), (std::vector<double>{1.0, 1.0, 1.0}));
 }
 
+// Seed 004 "weights ... according to free spaces, ... inodes": an OST's
+// inodes count once they are scarcer (as a fraction) than its space.
+TEST(AutoWeightsTest, SpaceFactorFollowsTheScarcerOfFreeSpaceAndFreeInodes) {
+  std::vector<OstSample> samples(4);
+  for (OstSample& s : samples) {
+    s.total_bytes = 1000;
+    s.avail_bytes = 800;
+    s.total_files = 100;
+    s.free_files = 90;  // inodes plentiful: the space decides
+  }
+  samples[1].free_files = 20;  // 20 % of its inodes left: 200 bytes' worth
+  samples[2].free_files = 0;   // no inode left: nothing can be created there
+  samples[3].total_files = 0;  // no fixed inode count (btrfs): space alone
+  samples[3].free_files = 0;
+  EXPECT_DOUBLE_EQ(EffectiveAvail(samples[0]), 800);
+  EXPECT_DOUBLE_EQ(EffectiveAvail(samples[1]), 200);
+  EXPECT_DOUBLE_EQ(EffectiveAvail(samples[2]), 0);
+  EXPECT_DOUBLE_EQ(EffectiveAvail(samples[3]), 800);
+  EXPECT_EQ(AutoFactors(Mode::kSpace, samples), (std::vector<double>{1.0, 0.25, 0.0, 1.0}));
+  // The inode-poor OST does not set the scale for the others either.
+  samples[0].avail_bytes = 1000;
+  samples[0].free_files = 100;
+  EXPECT_EQ(AutoFactors(Mode::kSpace, samples), (std::vector<double>{1.0, 0.2, 0.0, 0.8}));
+  // A report of more free inodes than inodes (a racing statfs) counts as all free.
+  samples[1].free_files = 500;
+  EXPECT_DOUBLE_EQ(EffectiveAvail(samples[1]), 800);
+}
+
 TEST(AutoWeightsTest, UnhealthyOstsGetZeroAndDoNotSetTheScale) {
   std::vector<OstSample> samples(3);
   samples[0].avail_bytes = 100;

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -345,6 +346,58 @@ TEST_F(PlacementTest, AutomaticWeightsZeroAVanishedOst) {
   // Switching off restores factor 1.
   ASSERT_EQ(Set("rtds_auto", "off"), 0);
   EXPECT_EQ(Get("rtds_auto_factors"), "0=1,1=1,2=1,3=1");
+}
+
+// Seed 004 "weights from space ... inodes": two OSTs on tmpfs of the same
+// size, one with few inodes. Small files fill its inodes long before its
+// space, and the automatic weight follows the inodes.
+TEST(PlacementInodesTest, AutomaticWeightFollowsAnOstRunningOutOfInodes) {
+  MountedFs::Options options;
+  options.osts = 2;
+  options.stripe_count = 1;
+  options.before_mkfs = [](MountedFs& fs) {
+    ASSERT_TRUE(fs.MountTmpfs(0, "16m"));
+    ASSERT_TRUE(fs.MountTmpfs(1, "16m,nr_inodes=200"));  // passed on as -o size=...
+  };
+  MountedFs fs(options);
+  ASSERT_TRUE(fs.mounted());
+  // OST `ost`'s automatic factor from "0=1,1=0.35".
+  auto factor = [&](int ost) {
+    const std::string text = "," + Xattr(fs.mnt(), "user.stripefs.rtds_auto_factors") + ",";
+    const size_t at = text.find("," + std::to_string(ost) + "=");
+    return at == std::string::npos ? -1.0 : std::atof(text.c_str() + at + 3);
+  };
+  ASSERT_EQ(mkdir(fs.Path("small").c_str(), 0755), 0);
+  const std::string on_ost1 = "osts=1";
+  ASSERT_EQ(setxattr(fs.Path("small").c_str(), "user.stripefs.layout", on_ost1.data(),
+                     on_ost1.size(), 0),
+            0)
+      << strerror(errno);
+  // The OST's own directories take about 50 inodes.
+  for (int i = 0; i < 80; i++) {
+    ASSERT_TRUE(WriteFile(fs.Path("small/f" + std::to_string(i)), "x")) << i;
+  }
+  struct statvfs st;
+  ASSERT_EQ(statvfs(fs.ost_dir(1).c_str(), &st), 0);
+  const double free_inodes = static_cast<double>(st.f_ffree) / st.f_files;
+  ASSERT_LT(free_inodes, 0.45);
+  ASSERT_EQ(SetSetting(fs, "rtds_auto", "space interval=1"), 0);
+  // 80 one-page files leave OST 1 with over 97 % of its space but under
+  // 45 % of its inodes: its factor follows the inodes (OST 0's space sets
+  // the scale, and both are 16 MiB).
+  ASSERT_TRUE(WaitFor([&] { return factor(1) >= 0 && factor(1) < 0.5; }, 10000))
+      << Xattr(fs.mnt(), "user.stripefs.rtds_auto_factors");
+  EXPECT_EQ(factor(0), 1.0) << Xattr(fs.mnt(), "user.stripefs.rtds_auto_factors");
+  EXPECT_NEAR(factor(1), free_inodes, 0.05) << Xattr(fs.mnt(), "user.stripefs.rtds_auto_factors");
+  // New single-stripe files go mostly to the OST with inodes to spare.
+  ASSERT_EQ(mkdir(fs.Path("new").c_str(), 0755), 0);
+  int on_one = 0;
+  for (int i = 0; i < 30; i++) {
+    const std::string path = fs.Path("new/f" + std::to_string(i));
+    ASSERT_TRUE(WriteFile(path, "x")) << i << " " << strerror(errno);
+    if (Contains(Xattr(path, "user.stripefs.layout"), "=ost1:")) on_one++;
+  }
+  EXPECT_LT(on_one, 15) << "files on OST 1 of 30";
 }
 
 }  // namespace

@@ -17,11 +17,17 @@ namespace {
 
 using testing::T0;
 
-Tunables OrrTunables(uint32_t quantum, OrrSupported supported = OrrSupported::kReads) {
+Tunables OrrTunables(uint32_t quantum, OrrSupported supported = OrrSupported::kReads,
+                     uint64_t quantum_bytes = 0) {
   Tunables tunables;
   tunables.orr_quantum = quantum;
   tunables.orr_supported = supported;
+  tunables.orr_quantum_bytes = quantum_bytes;
   return tunables;
+}
+
+Tunables OrrBytes(uint32_t quantum, uint64_t quantum_bytes) {
+  return OrrTunables(quantum, OrrSupported::kReads, quantum_bytes);
 }
 
 std::unique_ptr<Policy> MakeOrr(uint32_t quantum, OrrSupported supported = OrrSupported::kReads) {
@@ -196,6 +202,89 @@ TEST_F(OrrPolicyTest, QuantumDecreaseKeepsSortedBatches) {
             (std::vector<Io>{{7, 200}, {7, 300}, {7, 400}, {9, 0}, {9, 50}, {7, 100}, {9, 25}}));
 }
 
+// Seed 000 5.b.a: the quantum "in either I/O size or number of requests";
+// a batch closes at whichever it reaches first.
+TEST_F(OrrPolicyTest, ByteQuantumClosesABatchBeforeTheRequestQuantum) {
+  auto orr = NewOrrPolicy("", OrrBytes(100, 16 << 10)).value();
+  EXPECT_EQ(orr->Describe(), "quantum=100 quantum_bytes=16384 supported=reads objects=0");
+  for (uint64_t offset : {50, 40, 30, 20, 10}) Read(*orr, 7, offset << 10, 8 << 10);
+  Read(*orr, 9, 0, 8 << 10);
+  // 16 KiB = two 8 KiB requests per batch, sorted within it.
+  EXPECT_EQ(Take(*orr), (std::vector<Io>{{7, 40 << 10},
+                                         {7, 50 << 10},
+                                         {9, 0},
+                                         {7, 20 << 10},
+                                         {7, 30 << 10},
+                                         {7, 10 << 10}}));
+}
+
+// A request count alone (16) lets object 1's eight 64 KiB requests make
+// one 512 KiB batch, served before any of object 2's 4 KiB requests; with a
+// byte quantum of 64 KiB each round serves 64 KiB of each object.
+TEST_F(OrrPolicyTest, ByteQuantumEvensBytesBetweenObjectsOfDifferentRequestSizes) {
+  // The bytes of each object served until object 1 is done.
+  auto served_until_one_is_done = [this](uint64_t quantum_bytes) {
+    auto orr = NewOrrPolicy("", OrrBytes(16, quantum_bytes)).value();
+    for (uint64_t i = 0; i < 8; i++) Read(*orr, 1, i << 16, 64 << 10);
+    for (uint64_t i = 0; i < 128; i++) Read(*orr, 2, i << 12, 4 << 10);
+    std::map<uint64_t, uint64_t> served;
+    while (served[1] < (8u << 16)) {
+      Request* r = orr->Dequeue(T0()).request;
+      EXPECT_NE(r, nullptr);
+      if (r == nullptr) break;
+      served[r->info.object_id] += r->info.length;
+    }
+    return std::make_pair(served[1], served[2]);
+  };
+  EXPECT_EQ(served_until_one_is_done(0), std::make_pair(uint64_t{512} << 10, uint64_t{0}));
+  // Object 1 finishes in the eighth round, after object 2's seventh batch.
+  EXPECT_EQ(served_until_one_is_done(64 << 10),
+            std::make_pair(uint64_t{512} << 10, uint64_t{448} << 10));
+}
+
+TEST_F(OrrPolicyTest, RequestQuantumClosesABatchBeforeTheByteQuantum) {
+  auto orr = NewOrrPolicy("", OrrBytes(2, 1 << 20)).value();
+  for (uint64_t offset : {5, 4, 3}) Read(*orr, 7, offset << 12);
+  Read(*orr, 9, 0);
+  EXPECT_EQ(Take(*orr), (std::vector<Io>{{7, 4 << 12}, {7, 5 << 12}, {9, 0}, {7, 3 << 12}}));
+}
+
+TEST_F(OrrPolicyTest, RequestLargerThanTheByteQuantumIsABatchOfItsOwn) {
+  auto orr = NewOrrPolicy("", OrrBytes(100, 4096)).value();
+  Read(*orr, 7, 1 << 20, 1 << 20);  // 1 MiB against 4 KiB: still served
+  Read(*orr, 7, 0, 4096);           // would pass it: opens the next batch
+  Read(*orr, 9, 0, 1 << 20);
+  EXPECT_EQ(Take(*orr), (std::vector<Io>{{7, 1 << 20}, {9, 0}, {7, 0}}));
+}
+
+// The byte quantum follows the request quantum's rule (seed 000 5.b.a): an
+// increase lets the open batch grow at once, a decrease closes it.
+TEST_F(OrrPolicyTest, ByteQuantumIncreaseAtOnceDecreaseClosesTheOpenBatch) {
+  auto orr = NewOrrPolicy("", OrrBytes(100, 8192)).value();
+  Read(*orr, 7, 30 << 12);
+  Read(*orr, 7, 40 << 12);  // 8 KiB: full
+  Read(*orr, 9, 0);
+  orr->Retune(OrrBytes(100, 16384), T0());
+  Read(*orr, 7, 10 << 12);  // grows to 16 KiB
+  Read(*orr, 7, 20 << 12);
+  Read(*orr, 7, 5 << 12);  // past 16 KiB: next round
+  orr->Retune(OrrBytes(100, 4096), T0());
+  Read(*orr, 9, 50 << 12);  // 9 holds 4 KiB already: full at the new quantum
+  EXPECT_EQ(orr->Describe(), "quantum=100 quantum_bytes=4096 supported=reads objects=2");
+  EXPECT_EQ(Take(*orr), (std::vector<Io>{{7, 10 << 12},
+                                         {7, 20 << 12},
+                                         {7, 30 << 12},
+                                         {7, 40 << 12},
+                                         {9, 0},
+                                         {7, 5 << 12},
+                                         {9, 50 << 12}}));
+  // Back to 0: batches bounded by requests alone again.
+  orr->Retune(OrrBytes(100, 0), T0());
+  for (uint64_t offset : {3, 2, 1}) Read(*orr, 7, offset << 20, 1 << 20);
+  EXPECT_EQ(Take(*orr), (std::vector<Io>{{7, 1 << 20}, {7, 2 << 20}, {7, 3 << 20}}));
+  EXPECT_EQ(orr->Describe(), "quantum=100 supported=reads objects=0");
+}
+
 TEST_F(OrrPolicyTest, SupportedOperations) {
   const Op kOthers[] = {Op::kTruncate, Op::kPunch, Op::kAllocate, Op::kSync, Op::kDestroy};
   struct Case {
@@ -262,8 +351,10 @@ TEST_F(OrrPolicyTest, RandomLoadDeliversEveryRequestOnce) {
     ASSERT_TRUE(orr->Enqueue(r, T0()));
     held.insert(r);
     if (random() % 2 == 0) take();
-    if (i % 5000 == 4999)
-      orr->Retune(OrrTunables(1 + random() % 8, OrrSupported::kReadsAndWrites), T0());
+    if (i % 5000 == 4999) {
+      const uint64_t bytes = random() % 2 ? 0 : random() % (1 << 18);
+      orr->Retune(OrrTunables(1 + random() % 8, OrrSupported::kReadsAndWrites, bytes), T0());
+    }
   }
   EXPECT_EQ(orr->Queued(), held.size());
   while (!held.empty()) take();
