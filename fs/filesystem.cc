@@ -656,10 +656,9 @@ void Filesystem::DestroyObjects(uint64_t ino) {
   auto parts = EveryStripe(Target{&op->layout, &op->objects}, nrs::Op::kDestroy, 0, who, op);
   // An object the layout does not record as created was never written, so
   // there is nothing to remove (an empty file, the usual mdtest case, then
-  // costs no OST request: the metadata is purged here). The one exception is
-  // an object written just before a crash, before its mark was stored: it
-  // stays on its OST as a leak, never as data anyone can reach (object ids
-  // are never reused and the backing store is root's alone).
+  // costs no OST request: the metadata is purged here). An object written
+  // just before a crash, before its mark was stored, was recorded by the
+  // mount (SettleWrites) before any destroy.
   std::erase_if(parts, [&op](const std::unique_ptr<ost::IoRequest>& part) {
     return !op->layout.objects[part->tag].created;
   });

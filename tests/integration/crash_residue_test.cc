@@ -136,5 +136,62 @@ TEST(CrashResidueTest, FsckIsCleanAfterEachKillAndRemount) {
   EXPECT_NE(fs.Log().find(": objects settled to its "), std::string::npos) << fs.Log();
 }
 
+// The same residue made by hand, so each repair is seen: files killed with
+// a writing mark, then objects changed while unmounted as the kill could
+// have left them.
+TEST(CrashResidueTest, MountCutsRecordsAndRemovesWhatWritesInFlightLeft) {
+  MountedFs::Options options;
+  options.stripe_count = 2;
+  MountedFs fs(options);
+  ASSERT_TRUE(fs.mounted());
+  const std::string head(100, 'h');
+  // grown: a growing write (mark stored); its size is 100 bytes.
+  int grown = open(fs.Path("grown").c_str(), O_CREAT | O_RDWR, 0644);
+  ASSERT_GE(grown, 0);
+  ASSERT_TRUE(PwriteAll(grown, head, 0));
+  // sparse: 2 MiB by truncate, closed, then a write creating stripe 0's
+  // object (mark stored); stripe 1's object was never written.
+  ASSERT_TRUE(WriteFile(fs.Path("sparse"), ""));
+  ASSERT_EQ(truncate(fs.Path("sparse").c_str(), 2 << 20), 0);
+  int sparse = open(fs.Path("sparse").c_str(), O_RDWR);
+  ASSERT_GE(sparse, 0);
+  ASSERT_TRUE(PwriteAll(sparse, "s", 0));
+  const std::vector<std::string> grown_objects = ObjectPaths(fs, fs.Path("grown"));
+  const std::vector<std::string> sparse_objects = ObjectPaths(fs, fs.Path("sparse"));
+  ASSERT_EQ(grown_objects.size(), 2u);
+  ASSERT_EQ(sparse_objects.size(), 2u);
+  fs.Kill();
+  close(grown);
+  close(sparse);
+
+  // A write's tail past the recorded size; an object the size does not
+  // reach and the file never recorded; one it reaches, never recorded.
+  auto plant = [](const std::string& object, size_t bytes, char byte) {
+    return Shell("mkdir -p $(dirname " + object + ") && head -c " + std::to_string(bytes) +
+                 " /dev/zero | tr '\\0' '" + byte + "' >> " + object);
+  };
+  ASSERT_EQ(plant(grown_objects[0], 5000, 'G').exit_code, 0);
+  ASSERT_EQ(plant(grown_objects[1], 10, 'H').exit_code, 0);
+  ASSERT_EQ(plant(sparse_objects[1], 50, 'J').exit_code, 0);
+
+  ASSERT_TRUE(fs.Mount()) << fs.Log();
+  EXPECT_EQ(Stat(grown_objects[0]).st_size, 100);
+  EXPECT_FALSE(Exists(grown_objects[1])) << "an unrecorded object the size does not reach";
+  EXPECT_EQ(ReadFile(fs.Path("grown")), head);
+  auto sparse_data = ReadFile(fs.Path("sparse"));
+  ASSERT_TRUE(sparse_data.has_value());
+  ASSERT_EQ(sparse_data->size(), 2u << 20);
+  EXPECT_EQ(sparse_data->substr(1 << 20, 51), std::string(50, 'J') + '\0');
+  ASSERT_TRUE(fs.Unmount());
+  CommandResult checked = Fsck(fs);
+  EXPECT_EQ(checked.exit_code, 0) << checked.output;
+
+  // Recorded, so unlink frees it.
+  ASSERT_TRUE(fs.Mount());
+  ASSERT_EQ(unlink(fs.Path("sparse").c_str()), 0);
+  EXPECT_TRUE(WaitFor([&] { return !Exists(sparse_objects[1]); }))
+      << "the object the mount recorded outlived its file";
+}
+
 }  // namespace
 }  // namespace sfs::test
