@@ -204,7 +204,11 @@ namespace sfs::meta {
 // --- writing marks ---
 
 // A plain put or delete outside the mutation lock: the mark is one key of
-// its own that no read-check-write of another mutation looks at.
+// its own that no read-check-write of another mutation looks at. The
+// erase skips the WAL (a memtable insert, no system call): a kill may lose
+// it, which leaves a mark whose settling at the next mount finds nothing
+// to do. A later put of the same key is logged, so an erase lost in a
+// crash can never hide it.
 Status RocksMetaStore::MarkWriting(uint64_t ino, bool writing) {
   rocksdb::WriteBatch batch;
   if (writing) {
@@ -212,7 +216,7 @@ Status RocksMetaStore::MarkWriting(uint64_t ino, bool writing) {
   } else {
     batch.Delete(WritingKey(ino));
   }
-  return WriteToDb(db_.get(), /*sync=*/false, &batch, "meta: writing mark");
+  return WriteToDb(db_.get(), /*sync=*/false, &batch, "meta: writing mark", /*logged=*/writing);
 }
 
 Result<std::vector<uint64_t>> RocksMetaStore::Writing() {

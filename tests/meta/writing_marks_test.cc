@@ -28,6 +28,11 @@ TEST_F(WritingMarksTest, MarksAreListedInOrderAndSurviveAReopen) {
   marked = store_->Writing();
   SFS_ASSERT_OK(marked);
   EXPECT_EQ(*marked, (std::vector<uint64_t>{7, 1ull << 40}));
+  // An erase skips the WAL; a clean close still keeps it.
+  Reopen();
+  marked = store_->Writing();
+  SFS_ASSERT_OK(marked);
+  EXPECT_EQ(*marked, (std::vector<uint64_t>{7, 1ull << 40}));
 }
 
 TEST_F(WritingMarksTest, AreNotOrphanMarksAndOutliveNoInodeCheck) {

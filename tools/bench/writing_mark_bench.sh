@@ -23,6 +23,8 @@
 # marks add to the daemon's work, which other jobs loading the machine
 # disturb much less than the rates. Quiet machine: trust the rates; loaded:
 # the CPU rows.
+# Last, build/tools/bench/writing_mark_cost: the mark's put and erase
+# against the store writes of a created and written file, store alone.
 # Must run as root (mounts).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -140,3 +142,5 @@ for work in rand-write create create-4k cpu-us-rand-write cpu-us-create cpu-us-c
   printf "%-14s %-22s %-22s %s\n" "${work/cpu-/cpu-us-}" "$(echo "$b" | median) [$(echo "$b" | range)]" \
     "$(echo "$n" | median) [$(echo "$n" | range)]" "$(ratio_ci_of "$n" "$b")"
 done
+cost=$PWD/build/tools/bench/writing_mark_cost
+[ -x "$cost" ] && "$cost" "$dir/cost-store"
