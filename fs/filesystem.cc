@@ -81,7 +81,7 @@ Filesystem::~Filesystem() {
   // REQUIRES: no op in flight that a stuck call could still finish (the
   // daemon exits instead, see Quiesce).
   const bool quiet = Quiesce();
-  SaveStillOpen();
+  SaveStillOpen(/*settled=*/quiet);
   monitor_.reset();  // it ticks the services
   if (!quiet) {
     // A service thread is stuck in a call into a hung OST (a mount that
@@ -175,7 +175,7 @@ bool Filesystem::Quiesce() {
 }
 
 void Filesystem::Abandon() {
-  SaveStillOpen();
+  SaveStillOpen(/*settled=*/false);
   Status synced = meta_->Sync();
   if (!synced.ok()) Logger("fs")->error("final sync of the metadata store: {}", synced.ToString());
   std::string stuck;
@@ -188,7 +188,7 @@ void Filesystem::Abandon() {
   spdlog::apply_all([](const std::shared_ptr<spdlog::logger>& logger) { logger->flush(); });
 }
 
-void Filesystem::SaveStillOpen() {
+void Filesystem::SaveStillOpen(bool settled) {
   // Files still open when the session ended (a signal, a lazy unmount) get
   // no release: their unsaved mtimes are stored here.
   std::vector<std::shared_ptr<OpenFile>> still_open;
@@ -199,6 +199,7 @@ void Filesystem::SaveStillOpen() {
   for (const auto& file : still_open) {
     Status saved = SaveTimes(*file);
     if (!saved.ok()) Logger("fs")->error("saving mtime of inode {}: {}", file->ino, saved.ToString());
+    if (settled && file->writing_marked.load()) (void)meta_->MarkWriting(file->ino, false);
   }
 }
 
@@ -325,6 +326,9 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
       std::make_unique<ost::Monitor>(services, ost::Monitor::IntervalFor(config.ost_timeout),
                                      fs->epochs_);
 
+  // Before the orphans: an orphan's objects written just before the stop
+  // must be recorded for its destroy to free them.
+  if (Status settled = fs->SettleWrites(); !settled.ok()) return settled;
   auto orphans = store.Orphans();
   if (!orphans.ok()) return orphans.status();
   if (!orphans->empty()) {
@@ -567,6 +571,15 @@ void Filesystem::ReleaseOpen(const std::shared_ptr<OpenFile>& file, resource::Ow
       Logger("fs")->debug("inode {}: mtime of in-place writes stored at its last release",
                           file->ino);
     }
+    // Every op of the file has replied (the kernel releases a file after
+    // its last write returned): nothing is in flight any more.
+    if (file->writing_marked.load()) {
+      Status cleared = meta_->MarkWriting(file->ino, false);
+      if (!cleared.ok()) {
+        Logger("fs")->warn("inode {}: writing mark not erased (the next mount settles it): {}",
+                           file->ino, cleared.ToString());
+      }
+    }
     open_.erase(file->ino);
   }
   if (file->touched.load(std::memory_order_relaxed)) CloseObjects(file->layout);
@@ -656,6 +669,17 @@ Status Filesystem::SaveTimes(OpenFile& file) {
   return Status::Ok();
 }
 
+Status Filesystem::MarkWriting(OpenFile& file) {
+  if (file.writing_marked.load(std::memory_order_acquire)) return Status::Ok();
+  // times_mu orders concurrent first writes: none starts before the mark
+  // is stored.
+  std::lock_guard<std::mutex> lock(file.times_mu);
+  if (file.writing_marked.load(std::memory_order_relaxed)) return Status::Ok();
+  SFS_RETURN_IF_ERROR(meta_->MarkWriting(file.ino, true));
+  file.writing_marked.store(true, std::memory_order_release);
+  return Status::Ok();
+}
+
 void Filesystem::ForgetRemoved(uint64_t ino) {
   {
     std::lock_guard<std::mutex> lock(open_mu_);
@@ -709,10 +733,9 @@ void Filesystem::DestroyObjects(uint64_t ino) {
   auto parts = EveryStripe(Target{&op->layout, &op->objects}, nrs::Op::kDestroy, 0, who, op);
   // An object the layout does not record as created was never written, so
   // there is nothing to remove (an empty file, the usual mdtest case, then
-  // costs no OST request: the metadata is purged here). The one exception is
-  // an object written just before a crash, before its mark was stored: it
-  // stays on its OST as a leak, never as data anyone can reach (object ids
-  // are never reused and the backing store is root's alone).
+  // costs no OST request: the metadata is purged here). An object written
+  // just before a crash, before its mark was stored, was recorded by the
+  // mount (SettleWrites) before any destroy.
   std::erase_if(parts, [&op](const std::unique_ptr<ost::IoRequest>& part) {
     return !op->layout.objects[part->tag].created;
   });

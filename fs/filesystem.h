@@ -82,6 +82,10 @@ struct OpenFile {
   // data and its size may have left bytes there, which growing the file
   // would turn into file data (fs/ops_file.cc).
   std::atomic<bool> trimmed{false};
+  // Set once this open stored the file's writing mark (MarkWriting), before
+  // its first op that grows the file or reaches an object not recorded as
+  // created; the last close erases the mark.
+  std::atomic<bool> writing_marked{false};
   // Ops that grow the file (a write or preallocation reaching past the
   // recorded size) run one at a time, in arrival order: each one decides
   // from the recorded size whether to trim, and a refused one cuts the
@@ -284,6 +288,11 @@ class Filesystem {
   Result<meta::Inode> StoreAttr(uint64_t ino, meta::AttrChange change);
   // Stores the unsaved mtime and object state, if any.
   Status SaveTimes(OpenFile& file);
+  // Before an op that may leave objects past what the store records (it
+  // grows the file, or creates an object): stores the file's writing mark
+  // once per open (meta::MetaStore::MarkWriting), so an unclean stop
+  // meanwhile is settled by the next mount (SettleWrites).
+  Status MarkWriting(OpenFile& file);
   // Stores the per-object state (created marks, allocation) if it moved on
   // since last stored. REQUIRES: file.times_mu held.
   Status SaveObjects(OpenFile& file);
@@ -362,6 +371,14 @@ class Filesystem {
  private:
   Filesystem(const Config& config, nrs::PolicyRegistry registry);
   void DestroyObjects(uint64_t ino);
+  // At mount, before orphans are reclaimed and anything is served: every
+  // file with a writing mark left by an unclean stop gets its objects cut
+  // to the bytes its size needs, those that exist recorded as created (one
+  // the size does not reach and the file never recorded is removed), their
+  // allocation stored, and the mark erased (fs/settle_writes.cc). A file
+  // with an object on an OST that has not answered keeps its mark for the
+  // next mount.
+  Status SettleWrites();
   // Removes the objects of a layout no file uses any more (the old layout
   // of an empty file given a new one); failures are logged.
   void DropObjects(const layout::Layout& old_layout);
@@ -370,8 +387,9 @@ class Filesystem {
   Status ChangeProjid(uint32_t uid, uint64_t ino, uint32_t projid);
   // Asks every OST for a space sample and waits up to `patience` for them.
   void AwaitFirstSpaceSamples(std::chrono::nanoseconds patience);
-  // Stores the unsaved mtimes of files still open (a stop without release).
-  void SaveStillOpen();
+  // Stores the unsaved mtimes of files still open (a stop without release);
+  // `settled`: no op is in flight, so their writing marks are erased too.
+  void SaveStillOpen(bool settled);
   // The `ost_df` report (fs/ost_df.h).
   std::string OstDfReport();
   // The `job_stats` report (jobstats/report.h): the metadata service, then

@@ -421,6 +421,21 @@ class GrowthTurn {
   std::shared_ptr<OpenFile> file_;
 };
 
+// Stores the file's writing mark (Filesystem::MarkWriting) if `parts` may
+// leave objects past what the store records: they grow the file to
+// `new_end`, or write or preallocate an object not recorded as created.
+// Once per open; every later op costs one atomic load.
+Status MarkIfWriting(Filesystem& fs, OpenFile& file, uint64_t new_end,
+                     const std::vector<std::unique_ptr<ost::IoRequest>>& parts) {
+  if (file.writing_marked.load(std::memory_order_acquire)) return Status::Ok();
+  bool needed = new_end > file.size.load();
+  for (const auto& part : parts) {
+    const bool changes = part->info.op == nrs::Op::kWrite || part->info.op == nrs::Op::kAllocate;
+    needed |= changes && !part->must_exist;
+  }
+  return needed ? fs.MarkWriting(file) : Status::Ok();
+}
+
 // Launches `op` with `parts` once admitted (Admit; refused, the op
 // finishes with its error having started nothing). An op that grows the
 // file to `new_end` waits for its turn (GrowthTurn), and is admitted in it,
@@ -438,6 +453,9 @@ void LaunchGrowing(Filesystem& fs, const nrs::RequestInfo& who,
   if (new_end <= file->size.load()) {
     // Inside the file: nothing to trim (unwritten_until <= new_end), and no
     // growing op's cut reaches below the recorded size.
+    if (Status marked = MarkIfWriting(fs, *file, new_end, parts); !marked.ok()) {
+      return op->Refuse(fs, std::move(marked));
+    }
     uint64_t growth = 0;
     if (Status ok = Admit(fs, who, *file, new_end, parts, op, &growth); !ok.ok()) {
       return op->Refuse(fs, std::move(ok));
@@ -457,6 +475,9 @@ void LaunchGrowing(Filesystem& fs, const nrs::RequestInfo& who,
       [&fs, who, file, unwritten_until, new_end, op, shared_parts, own_parts,
        admitted](std::shared_ptr<GrowthTurn> turn) {
         op->set_turn(std::move(turn));
+        if (Status marked = MarkIfWriting(fs, *file, new_end, *shared_parts); !marked.ok()) {
+          return op->Refuse(fs, std::move(marked));
+        }
         uint64_t growth = 0;
         if (Status ok = Admit(fs, who, *file, new_end, *shared_parts, op, &growth); !ok.ok()) {
           return op->Refuse(fs, std::move(ok));

@@ -6,9 +6,11 @@
 
 namespace sfs::meta {
 
-Status WriteToDb(rocksdb::DB* db, bool sync, rocksdb::WriteBatch* batch, std::string_view context) {
+Status WriteToDb(rocksdb::DB* db, bool sync, rocksdb::WriteBatch* batch, std::string_view context,
+                 bool logged) {
   rocksdb::WriteOptions options;
   options.sync = sync;
+  options.disableWAL = !logged;
   rocksdb::Status s = db->Write(options, batch);
   if (s.ok()) return Status::Ok();
   // Busy means RocksDB's own recovery is under way (it waits for free

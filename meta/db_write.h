@@ -19,8 +19,11 @@
 namespace sfs::meta {
 
 // `sync`: the WAL is synced before returning (and with it every earlier
-// write). Errors as FromRocks, e.g. ENOSPC while the disk is full.
-Status WriteToDb(rocksdb::DB* db, bool sync, rocksdb::WriteBatch* batch, std::string_view context);
+// write). `logged` false: the batch skips the WAL (a killed daemon may
+// lose it; only for a change whose loss is harmless, e.g. erasing a
+// writing mark). Errors as FromRocks, e.g. ENOSPC while the disk is full.
+Status WriteToDb(rocksdb::DB* db, bool sync, rocksdb::WriteBatch* batch, std::string_view context,
+                 bool logged = true);
 
 // Makes every earlier write durable. A synced write of a marker key rather
 // than DB::FlushWAL(true): RocksDB 7.8 asserts (aborting the process) when

@@ -89,6 +89,7 @@ std::string DirentPrefix(uint64_t parent) { return PrefixedIno(kDirentPrefix, pa
 std::string LayoutKey(uint64_t ino) { return PrefixedIno(kLayoutPrefix, ino); }
 std::string XattrPrefix(uint64_t ino) { return PrefixedIno(kXattrPrefix, ino); }
 std::string OrphanKey(uint64_t ino) { return PrefixedIno(kOrphanPrefix, ino); }
+std::string WritingKey(uint64_t ino) { return PrefixedIno(kWritingPrefix, ino); }
 
 std::string DirentKey(uint64_t parent, std::string_view name) {
   std::string key = DirentPrefix(parent);

@@ -18,6 +18,9 @@
 //   L<ino:8>                 layout blob (opaque, encoded by layout/)
 //   X<ino:8><name>           xattr value (full name, e.g. "user.foo")
 //   O<ino:8>                 orphan mark (empty): nlink 0, objects not yet freed
+//   W<ino:8>                 writing mark (empty): a write or preallocation may
+//                            have changed objects past what the inode and
+//                            layout record (MetaStore::MarkWriting)
 //   Q<type:1><id:4>          quota usage of a user (0), group (1) or project
 //                            (2): u8 version=1 | i64 bytes | i64 inodes |
 //                            i64 block grace end | i64 inode grace end (LE)
@@ -55,6 +58,7 @@ inline constexpr char kDirentPrefix = 'D';
 inline constexpr char kLayoutPrefix = 'L';
 inline constexpr char kXattrPrefix = 'X';
 inline constexpr char kOrphanPrefix = 'O';
+inline constexpr char kWritingPrefix = 'W';
 inline constexpr char kUsagePrefix = 'Q';
 inline constexpr std::string_view kNextInoKey = "C/next_ino";
 inline constexpr std::string_view kNextObjKey = "C/next_obj";
@@ -83,6 +87,7 @@ std::string LayoutKey(uint64_t ino);
 std::string XattrKey(uint64_t ino, std::string_view name);
 std::string XattrPrefix(uint64_t ino);
 std::string OrphanKey(uint64_t ino);
+std::string WritingKey(uint64_t ino);
 std::string UsageKey(const QuotaId& id);
 // EIO unless the key is Q, a known type and 4 bytes of id.
 Result<QuotaId> DecodeUsageKey(std::string_view key);

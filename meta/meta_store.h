@@ -249,6 +249,17 @@ class MetaStore {
   // Deletes the inode, its layout, xattrs and orphan mark in one batch.
   virtual Status Purge(uint64_t ino) = 0;
 
+  // --- writing marks: files whose objects may differ from what their inode
+  // and layout record (docs/design.md, "Writes in flight"). Set before the
+  // first write or preallocation of an open that grows the file or reaches
+  // an object not recorded as created; erased once the file has no such op
+  // in flight (its last close). A mark left by an unclean stop is settled
+  // by the next mount before it serves: objects cut to the file's size,
+  // existing ones recorded. Neither call takes the mutation lock's checks:
+  // a mark of an inode that is gone is harmless, the mount erases it.
+  virtual Status MarkWriting(uint64_t ino, bool writing) = 0;
+  virtual Result<std::vector<uint64_t>> Writing() = 0;
+
   // --- identifiers: handed out from ranges whose high-water mark is
   // persisted (synced) before any id of the range is used, so an id is never
   // reused after a crash. Object ids are global across OSTs.

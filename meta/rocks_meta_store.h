@@ -71,6 +71,8 @@ class RocksMetaStore final : public MetaStore {
 
   Result<std::vector<uint64_t>> Orphans() override;
   Status Purge(uint64_t ino) override;
+  Status MarkWriting(uint64_t ino, bool writing) override;
+  Result<std::vector<uint64_t>> Writing() override;
 
   Result<uint64_t> AllocateObjectIds(uint32_t count) override;
 

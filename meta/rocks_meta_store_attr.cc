@@ -155,10 +155,13 @@ Status RocksMetaStore::RemoveXattr(uint64_t ino, const std::string& name) {
 
 // --- orphans ---
 
-Result<std::vector<uint64_t>> RocksMetaStore::Orphans() {
+namespace {
+
+// The inode numbers of every O<ino> or W<ino> mark, in order.
+Result<std::vector<uint64_t>> MarkedInos(rocksdb::DB* db, char prefix) {
   std::vector<uint64_t> out;
   Status bad;
-  Status s = ScanPrefix(db_.get(), rocksdb::ReadOptions(), std::string(1, kOrphanPrefix),
+  Status s = ScanPrefix(db, rocksdb::ReadOptions(), std::string(1, prefix),
                         [&](std::string_view key, std::string_view) {
                           auto ino = DecodeInoKey(key);
                           if (!ino.ok()) {
@@ -171,6 +174,12 @@ Result<std::vector<uint64_t>> RocksMetaStore::Orphans() {
   SFS_RETURN_IF_ERROR(s);
   SFS_RETURN_IF_ERROR(bad);
   return out;
+}
+
+}  // namespace
+
+Result<std::vector<uint64_t>> RocksMetaStore::Orphans() {
+  return MarkedInos(db_.get(), kOrphanPrefix);
 }
 
 // Purging twice (a crash between freeing objects and the purge, then the
@@ -186,6 +195,32 @@ Status RocksMetaStore::Purge(uint64_t ino) {
   }
   SFS_RETURN_IF_ERROR(m.DeleteInode(ino));
   return m.Commit("meta: purge " + std::to_string(ino));
+}
+
+}  // namespace sfs::meta
+
+namespace sfs::meta {
+
+// --- writing marks ---
+
+// A plain put or delete outside the mutation lock: the mark is one key of
+// its own that no read-check-write of another mutation looks at. The
+// erase skips the WAL (a memtable insert, no system call): a kill may lose
+// it, which leaves a mark whose settling at the next mount finds nothing
+// to do. A later put of the same key is logged, so an erase lost in a
+// crash can never hide it.
+Status RocksMetaStore::MarkWriting(uint64_t ino, bool writing) {
+  rocksdb::WriteBatch batch;
+  if (writing) {
+    batch.Put(WritingKey(ino), rocksdb::Slice());
+  } else {
+    batch.Delete(WritingKey(ino));
+  }
+  return WriteToDb(db_.get(), /*sync=*/false, &batch, "meta: writing mark", /*logged=*/writing);
+}
+
+Result<std::vector<uint64_t>> RocksMetaStore::Writing() {
+  return MarkedInos(db_.get(), kWritingPrefix);
 }
 
 }  // namespace sfs::meta
