@@ -50,6 +50,10 @@ NrsControl::NrsControl(Scope scope, meta::MetaStore* meta, std::vector<nrs::Targ
     state_.rules[head] = nrs::TbfRuleSet::Empty();
   }
   state_.weights = nrs::CrrnWeights::Empty();
+  // The metadata service is one target: a filesystem-wide share would be
+  // whole, and handing its lost tokens back to itself each epoch would let
+  // a class back from idle burst beyond its depth. Seed 001's bucket.
+  if (scope_ == Scope::kMdt) state_.tunables.tbf_scope = nrs::TbfScope::kOst;
 }
 
 bool NrsControl::Handles(Scope scope, std::string_view name) {
