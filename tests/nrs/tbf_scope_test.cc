@@ -187,11 +187,11 @@ TEST_F(TbfScopeTest, ARuleHoldsForTheWholeFilesystemWhateverTheStripes) {
 
 TEST_F(TbfScopeTest, IdleClassesDoNotCrowdABusyOneOutOfTheEpochData) {
   // 300 classes that sent one request each and went idle: only classes
-  // with demand or service take one of the 63 places in the epoch data, so
-  // the busy class keeps its share by demand (with a cut it would get an
-  // equal 1/4 per OST, and OST 0, which has all its requests, would hold
-  // it to a quarter of the rate). uid 1's class key is the 97th smallest of
-  // the 301, so a cut would drop it.
+  // with demand or service take places in the epoch data, so the busy
+  // class's turn comes every epoch and it keeps its share by demand. (Before
+  // the window moved, uid 1's key, the 97th smallest of the 301, was cut
+  // for good when idle classes were reported: an equal 1/4 per OST, and
+  // OST 0, which has all its requests, held it to a quarter of the rate.)
   Build("start r uid={1} rate=400", TbfScope::kFs);
   for (uint32_t uid = 2; uid < 302; uid++) {
     for (size_t ost = 0; ost < kOsts; ost++) Submit(ost, T0(), 4096, uid);
