@@ -61,6 +61,10 @@ NrsControl::NrsControl(Scope scope, meta::MetaStore* meta, std::vector<nrs::Targ
   targets_ = std::move(targets);
   TunableValues defaults;
   defaults.tunables.crrn_weights = nrs::CrrnWeights::Empty();
+  // The metadata service is one target: a filesystem-wide share would be
+  // whole, and handing its lost tokens back to itself each epoch would let
+  // a class back from idle burst beyond its depth. Seed 001's bucket.
+  if (scope_ == Scope::kMdt) defaults.tunables.tbf_scope = nrs::TbfScope::kOst;
   for (size_t head = 0; head < kHeads; head++) {
     state_.specs[head].assign(targets_.size(), "fifo");
     state_.rules[head] = nrs::TbfRuleSet::Empty();

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "nrs/epoch_handler.h"
@@ -88,6 +89,22 @@ std::vector<Entry> MergeByKey(std::vector<Entry> entries, size_t limit, Merge me
     merged.push_back(e);
   }
   return merged;
+}
+
+// The combine of a payload with a window (epoch_groups.h, tbf_shares.h):
+// `reporters` add up, and only the entries of the latest (epoch, window)
+// count, the others' being stale (an OST rejoining, or whose policy just
+// started) and two windows cutting by two orders. Returns the payload to
+// encode (which merges and cuts the entries).
+template <class Payload>
+Payload CombineLatestWindow(Payload x, Payload y) {
+  const uint32_t reporters = SaturatingAdd(x.reporters, y.reporters);
+  const auto tag_x = std::make_pair(static_cast<uint64_t>(x.epoch), x.window);
+  const auto tag_y = std::make_pair(static_cast<uint64_t>(y.epoch), y.window);
+  if (tag_x < tag_y) std::swap(x, y);
+  if (tag_x == tag_y) x.entries.insert(x.entries.end(), y.entries.begin(), y.entries.end());
+  x.reporters = reporters;
+  return x;
 }
 
 // 64-bit FNV-1a, fed bytes in a defined order: the keys every OST (and a

@@ -59,17 +59,7 @@ EpochGroups DecodeEpochGroups(std::span<const uint8_t> payload) {
 }
 
 std::vector<uint8_t> CombineEpochGroups(std::span<const uint8_t> a, std::span<const uint8_t> b) {
-  EpochGroups x = DecodeEpochGroups(a);
-  EpochGroups y = DecodeEpochGroups(b);
-  // Only the data of the latest (epoch, window) counts: the others' are
-  // stale (a rejoining OST's), and mixing windows would cut by two orders.
-  const uint32_t reporters = SaturatingAdd(x.reporters, y.reporters);
-  const auto tag_x = std::make_pair(static_cast<uint64_t>(x.epoch), x.window);
-  const auto tag_y = std::make_pair(static_cast<uint64_t>(y.epoch), y.window);
-  if (tag_x < tag_y) std::swap(x, y);
-  if (tag_x == tag_y) x.entries.insert(x.entries.end(), y.entries.begin(), y.entries.end());
-  x.reporters = reporters;
-  return EncodeEpochGroups(std::move(x));
+  return EncodeEpochGroups(CombineLatestWindow(DecodeEpochGroups(a), DecodeEpochGroups(b)));
 }
 
 bool IsAgingEpoch(Epoch epoch) { return epoch > 0 && epoch % kEpochAgingPeriod == 0; }

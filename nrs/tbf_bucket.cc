@@ -114,7 +114,6 @@ TbfBuckets::Lost TbfBuckets::TakeLost() {
   lost_byte_credit = std::min(lost_byte_credit, kPerKib);
   lost.milli_requests = static_cast<uint32_t>(milli);
   lost.kib = static_cast<uint32_t>(kib);
-  request_bonus = byte_bonus = 0;
   return lost;
 }
 
@@ -161,7 +160,7 @@ bool TbfBuckets::Conforms(uint64_t length) const {
 }
 
 void TbfBuckets::Spend(uint64_t length) {
-  // The bonus first: it is gone at the end of the epoch anyway.
+  // The bonus first: it is gone at the next hand-over anyway.
   auto spend = [](TbfCredit& credit, TbfCredit& bonus, TbfCredit cost) {
     const TbfCredit from_bonus = std::min(bonus, cost);
     bonus -= from_bonus;

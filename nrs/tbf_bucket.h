@@ -74,9 +74,10 @@ struct TbfBuckets {
   // scope hands it to the OSTs where the class is busy).
   TbfCredit lost_request_credit = 0;
   TbfCredit lost_byte_credit = 0;
-  // Credit handed over from other OSTs for this epoch (AddCredit): spent
-  // before the bucket's own, never capped, dropped at the next TakeLost, so
-  // it never circulates for more than one epoch.
+  // Credit handed over from other OSTs (AddCredit) until the class is next
+  // coordinated: spent before the bucket's own, never capped, and dropped
+  // (DropBonus) when the next hand-over comes, so it never circulates for
+  // more than one round of the epoch data's window.
   TbfCredit request_bonus = 0;
   TbfCredit byte_bonus = 0;
 
@@ -95,14 +96,16 @@ struct TbfBuckets {
   // so far counts at the old shares.
   void SetShares(uint32_t request, uint32_t bytes);
   // The credit lost to capping since the last call, in thousandths of a
-  // request and in KiB; fractions stay for the next call. Drops the bonus.
+  // request and in KiB; fractions stay for the next call.
   struct Lost {
     uint32_t milli_requests = 0;
     uint32_t kib = 0;
   };
   Lost TakeLost();
-  // Adds credit handed over from other OSTs as this epoch's bonus.
+  // Adds credit handed over from other OSTs to the bonus.
   void AddCredit(uint64_t milli_requests, uint64_t kib);
+  // Forgets what is left of the bonus.
+  void DropBonus() { request_bonus = byte_bonus = 0; }
   // What each bucket earns per nanosecond, in credit units.
   uint64_t RequestPerNs() const;
   uint64_t BytePerNs() const;

@@ -18,11 +18,14 @@
 // survive a Retune when the rule name does; a class holds its RuleState by
 // shared_ptr and copies the numbers it uses, so it never reads a freed rule.
 // Filesystem-wide limits (nrs_tbf_scope=fs, tbf_shares.h): each class
-// counts what arrived and what it served since the last report; at the end
-// of an epoch the active classes report their demand (arrived + queued),
-// and at the start of the next every class's buckets take their share of
-// the class's demand across the OSTs. With scope=ost, or until the first
-// epoch starts, every share is whole.
+// counts what arrived, what it served and the tokens its buckets lost since
+// a reduction last covered it; at the end of an epoch the active classes
+// report their demand (arrived + queued, smoothed) and the rest, and at the
+// start of the next every class the reduction covers takes its share of
+// the class's demand across the OSTs (and of the lost tokens) and starts
+// counting afresh; a class it does not cover (the window is elsewhere)
+// keeps its shares and its counts. With scope=ost, or until the first epoch
+// starts, every share is whole.
 // Retune assumes, as Policy::Retune allows, that the settings layer checked
 // the new rules with NewTbfPolicy: a rule testing a field outside the type
 // would see that field as 0 or "" in every class.
@@ -98,16 +101,33 @@ struct TbfClass {
   uint64_t order = 0;  // heap tie-break: earlier (re)scheduled class first
   size_t heap_index = kNotInHeap;
 
-  // Filesystem scope: the class's key on every OST, what happened since
-  // the last report, and the demand this OST reported for the epoch.
+  // Filesystem scope: the class's key on every OST; what happened since a
+  // reduction last covered the class (lost: tokens its buckets lost to
+  // their cap, not yet handed over); the smoothed demand this OST reported
+  // then; and what the latest report said, taken off the counts when the
+  // reduction of that report covers the class.
+  struct Sent {
+    bool valid = false;
+    uint32_t arrived = 0;
+    uint64_t arrived_bytes = 0;
+    uint32_t served = 0;
+    uint64_t served_bytes = 0;
+    uint32_t demand = 0;
+    uint32_t demand_kib = 0;
+    uint32_t lost_milli = 0;
+    uint32_t lost_kib = 0;
+  };
   uint64_t share_key = 0;
   uint64_t queued_bytes = 0;
   uint32_t arrived = 0;
   uint64_t arrived_bytes = 0;
   uint32_t served = 0;
   uint64_t served_bytes = 0;
+  uint32_t lost_milli = 0;
+  uint32_t lost_kib = 0;
   uint32_t reported = 0;
   uint32_t reported_kib = 0;
+  Sent sent;
 
   // Idle LRU links, while queued == 0.
   TbfClass* lru_prev = nullptr;
@@ -202,8 +222,14 @@ class TbfPolicy final : public Policy {
     idle_limit_ = tunables.tbf_idle_class_limit;
     if (tunables.tbf_scope != scope_) {
       scope_ = tunables.tbf_scope;
-      // Whole shares until the first epoch of the new scope says otherwise.
-      for (auto& [key, c] : classes_) SetShares(c.get(), kShareOne, kShareOne, now);
+      // Whole shares until the first epoch of the new scope says otherwise;
+      // credit handed over under the old scope is not owed under the new.
+      for (auto& [key, c] : classes_) {
+        SetShares(c.get(), kShareOne, kShareOne, now);
+        c->buckets.DropBonus();
+        c->sent.valid = false;
+        if (c->queued > 0) c->deadline = c->buckets.Deadline(c->head->info.length);
+      }
       RebuildHeap();
     }
     const auto& rules = tunables.tbf_rules ? tunables.tbf_rules : TbfRuleSet::Empty();
@@ -223,53 +249,69 @@ class TbfPolicy final : public Policy {
   }
 
   std::vector<uint8_t> ReportEpoch(TimePoint now) override {
-    std::vector<TbfShareEntry> entries;
+    TbfShares report{1, epoch_, window_, {}};
     for (auto& [key, owned] : classes_) {
       TbfClass* c = owned.get();
-      const uint64_t demand_bytes = c->arrived_bytes + c->queued_bytes;
-      // Smoothed over epochs (half the weight on the latest), in 1/16 of a
-      // request or KiB: the next epoch's arrivals at an OST are better
-      // foreseen by an average than by the last epoch alone.
+      // Smoothed over reports (half the weight on the latest), in 1/16 of a
+      // request or KiB: the next arrivals at an OST are better foreseen by
+      // an average than by the latest count alone. Every OST counts a class
+      // from the same covered epoch on, so their counts compare.
       const uint64_t demand = uint64_t{c->arrived} + c->queued;
-      c->reported = Smooth(c->reported, demand);
-      c->reported_kib = Smooth(c->reported_kib, Kib(demand_bytes));
-      // Tokens lost to the cap up to now (a full bucket where the class had
-      // too little to send). Only classes with demand or service here take
-      // a place in the report: an idle class's full bucket loses tokens
-      // every epoch, and reporting those would crowd busy classes out of the
-      // kTbfShareEntries kept. What it lost is nobody's then (its share here
-      // drops to 0 once its smoothed demand has, so the loss stops too).
+      const uint64_t demand_bytes = c->arrived_bytes + c->queued_bytes;
+      c->sent = TbfClass::Sent{true,
+                               c->arrived,
+                               c->arrived_bytes,
+                               c->served,
+                               c->served_bytes,
+                               Smooth(c->reported, demand),
+                               Smooth(c->reported_kib, Kib(demand_bytes))};
+      // Tokens lost to the cap (a full bucket where the class had too
+      // little to send). Only classes with demand or service take a place
+      // in the report: an idle class's full bucket loses tokens every epoch,
+      // and reporting those would crowd busy classes out of the window.
+      // What it lost is nobody's then (its share here drops to 0 once its
+      // smoothed demand has, so the loss stops too).
       c->buckets.Refill(now, /*cap=*/!(c->queued > 0 && c->buckets.limits.realtime));
       const TbfBuckets::Lost lost = c->buckets.TakeLost();
-      if (c->reported != 0 || c->served != 0) {
-        entries.push_back(TbfShareEntry{c->share_key, c->reported, c->reported_kib, c->served,
-                                        Kib(c->served_bytes), lost.milli_requests, lost.kib});
+      if (c->sent.demand == 0 && c->sent.served == 0) {
+        c->lost_milli = c->lost_kib = 0;
+        continue;
       }
-      c->arrived = c->served = 0;
-      c->arrived_bytes = c->served_bytes = 0;
+      // Kept until a reduction covers the class, however many epochs that
+      // takes, so its rate holds over the window's round.
+      c->lost_milli = c->sent.lost_milli = SaturatingAdd(c->lost_milli, lost.milli_requests);
+      c->lost_kib = c->sent.lost_kib = SaturatingAdd(c->lost_kib, lost.kib);
+      report.entries.push_back(TbfShareEntry{c->share_key, c->sent.demand, c->sent.demand_kib,
+                                             c->sent.served, Kib(c->sent.served_bytes),
+                                             c->sent.lost_milli, c->sent.lost_kib});
     }
-    // Cut to the smallest keys, as every reduction does: a class cut here
-    // is missing from the reduction too, so it does not count as reported.
-    std::sort(entries.begin(), entries.end(),
-              [](const TbfShareEntry& a, const TbfShareEntry& b) { return a.key < b.key; });
-    if (entries.size() > kTbfShareEntries) {
-      entries.resize(kTbfShareEntries);
-      const uint64_t last_kept = entries.back().key;
-      for (auto& [key, c] : classes_) {
-        if (c->share_key > last_kept) c->reported = c->reported_kib = 0;
-      }
-    }
-    return EncodeTbfShares(1, std::move(entries));
+    // The encoding keeps the first kTbfShareEntries from the window on, as
+    // every reduction does: a class cut here is not covered by the
+    // reduction either, so it keeps its counts for a later report.
+    return EncodeTbfShares(std::move(report));
   }
 
   void StartEpoch(Epoch epoch, std::span<const uint8_t> reduced, TimePoint now) override {
     const TbfShares shares = DecodeTbfShares(reduced);
+    // Our data is in the reduction only when it carried the reduction's
+    // (epoch, window); else (this policy just started, or its OST
+    // rejoined) it was dropped, so nothing it said is settled.
+    const bool ours = shares.epoch == epoch_ && shares.window == window_;
+    epoch_ = epoch;
+    window_ = NextTbfShareWindow(shares);
     last_reporters_ = shares.reporters;
     for (auto& [key, owned] : classes_) {
       TbfClass* c = owned.get();
-      const TbfShareEntry* total = FindTbfShare(shares.entries, c->share_key);
+      const bool sent = c->sent.valid;
+      c->sent.valid = false;
+      // Not covered: the class keeps its shares (an equal 1/N would undo
+      // its share by demand on every OST for the whole round).
+      if (!ours || !sent || !TbfSharesCover(shares, c->share_key)) continue;
+      Settle(c);
+      c->buckets.DropBonus();
+      const TbfShareEntry* total = FindTbfShare(shares, c->share_key);
       if (total == nullptr) {
-        // Idle everywhere last epoch (or cut): an equal share until it reports.
+        // Idle everywhere: an equal share until it reports.
         const uint32_t equal = TbfShareOf(0, 0, shares.reporters);
         SetShares(c, equal, equal, now);
       } else {
@@ -282,9 +324,9 @@ class TbfPolicy final : public Policy {
         if (total->demand != 0 || total->demand_kib != 0) {
           c->buckets.AddCredit(uint64_t{total->lost_milli} * request_share / kShareOne,
                                uint64_t{total->lost_kib} * byte_share / kShareOne);
-          if (c->queued > 0) c->deadline = c->buckets.Deadline(c->head->info.length);
         }
       }
+      if (c->queued > 0) c->deadline = c->buckets.Deadline(c->head->info.length);
     }
     RebuildHeap();
   }
@@ -331,13 +373,27 @@ class TbfPolicy final : public Policy {
   }
 
   // Rounds down so an idle class's demand reaches 0 (8, 4, 2, 1, 0); any
-  // demand in the latest epoch keeps it at 8 or more.
+  // demand since the last report keeps it at 8 or more.
   static uint32_t Smooth(uint32_t previous, uint64_t latest) {
     return static_cast<uint32_t>(std::min<uint64_t>((previous + latest * 16) / 2, UINT32_MAX));
   }
 
   static uint32_t Kib(uint64_t bytes) {
     return static_cast<uint32_t>(std::min<uint64_t>((bytes + 1023) / 1024, UINT32_MAX));
+  }
+
+  // A reduction covered what `c` sent: the counts start again from what
+  // came after the report, and the smoothed demand is what was sent.
+  static void Settle(TbfClass* c) {
+    const TbfClass::Sent& s = c->sent;
+    c->arrived -= std::min(c->arrived, s.arrived);
+    c->arrived_bytes -= std::min(c->arrived_bytes, s.arrived_bytes);
+    c->served -= std::min(c->served, s.served);
+    c->served_bytes -= std::min(c->served_bytes, s.served_bytes);
+    c->lost_milli -= std::min(c->lost_milli, s.lost_milli);
+    c->lost_kib -= std::min(c->lost_kib, s.lost_kib);
+    c->reported = s.demand;
+    c->reported_kib = s.demand_kib;
   }
 
   // New shares for `c` from `now` on; a backlogged class's deadline moves.
@@ -524,6 +580,8 @@ class TbfPolicy final : public Policy {
   std::unordered_map<ClassKey, std::unique_ptr<TbfClass>, ClassKeyHash> classes_;
   TbfScope scope_ = TbfScope::kOst;
   uint32_t last_reporters_ = 0;  // OSTs in the latest reduction
+  Epoch epoch_ = kFirstEpoch;     // the one this policy is in
+  uint64_t window_ = 0;           // where the classes it reports start (tbf_shares.h)
   std::vector<TbfClass*> heap_;  // backlogged classes
   TbfClass* lru_head_ = nullptr;
   TbfClass* lru_tail_ = nullptr;

@@ -4,9 +4,18 @@
 
 namespace sfs::nrs {
 
-std::vector<uint8_t> EncodeTbfShares(uint32_t reporters, std::vector<TbfShareEntry> entries) {
-  const std::vector<TbfShareEntry> merged =
-      MergeByKey(std::move(entries), kTbfShareEntries, [](TbfShareEntry& m, const TbfShareEntry& e) {
+namespace {
+
+// Where `key` falls in the window that starts at `window` (wrapping).
+uint64_t RankOf(uint64_t key, uint64_t window) { return key - window; }
+
+}  // namespace
+
+std::vector<uint8_t> EncodeTbfShares(TbfShares shares) {
+  // MergeByKey keeps the smallest keys: hand it ranks, then restore keys.
+  for (TbfShareEntry& e : shares.entries) e.key = RankOf(e.key, shares.window);
+  const std::vector<TbfShareEntry> merged = MergeByKey(
+      std::move(shares.entries), kTbfShareEntries, [](TbfShareEntry& m, const TbfShareEntry& e) {
         m.demand = SaturatingAdd(m.demand, e.demand);
         m.demand_kib = SaturatingAdd(m.demand_kib, e.demand_kib);
         m.served = SaturatingAdd(m.served, e.served);
@@ -15,10 +24,12 @@ std::vector<uint8_t> EncodeTbfShares(uint32_t reporters, std::vector<TbfShareEnt
         m.lost_kib = SaturatingAdd(m.lost_kib, e.lost_kib);
       });
   std::vector<uint8_t> out;
-  out.reserve(4 + merged.size() * kTbfShareEntryBytes);
-  PutLe32(&out, reporters);
+  out.reserve(kTbfSharesHeaderBytes + merged.size() * kTbfShareEntryBytes);
+  PutLe32(&out, shares.reporters);
+  PutLe64(&out, static_cast<uint64_t>(shares.epoch));
+  PutLe64(&out, shares.window);
   for (const TbfShareEntry& e : merged) {
-    PutLe64(&out, e.key);
+    PutLe64(&out, e.key + shares.window);
     PutLe32(&out, e.demand);
     PutLe32(&out, e.demand_kib);
     PutLe32(&out, e.served);
@@ -31,31 +42,46 @@ std::vector<uint8_t> EncodeTbfShares(uint32_t reporters, std::vector<TbfShareEnt
 
 TbfShares DecodeTbfShares(std::span<const uint8_t> payload) {
   TbfShares shares;
-  if (payload.size() < 4) return shares;
+  if (payload.size() < kTbfSharesHeaderBytes) return shares;
   shares.reporters = GetLe32(payload.data());
-  for (size_t at = 4; at + kTbfShareEntryBytes <= payload.size() &&
-                      shares.entries.size() < kTbfShareEntries;
+  shares.epoch = static_cast<Epoch>(GetLe64(payload.data() + 4));
+  shares.window = GetLe64(payload.data() + 12);
+  for (size_t at = kTbfSharesHeaderBytes; at + kTbfShareEntryBytes <= payload.size() &&
+                                          shares.entries.size() < kTbfShareEntries;
        at += kTbfShareEntryBytes) {
     const uint8_t* p = payload.data() + at;
     TbfShareEntry e{GetLe64(p),      GetLe32(p + 8),  GetLe32(p + 12), GetLe32(p + 16),
                     GetLe32(p + 20), GetLe32(p + 24), GetLe32(p + 28)};
-    if (!shares.entries.empty() && shares.entries.back().key >= e.key) break;
+    if (!shares.entries.empty() &&
+        RankOf(shares.entries.back().key, shares.window) >= RankOf(e.key, shares.window)) {
+      break;
+    }
     shares.entries.push_back(e);
   }
   return shares;
 }
 
 std::vector<uint8_t> CombineTbfShares(std::span<const uint8_t> a, std::span<const uint8_t> b) {
-  TbfShares x = DecodeTbfShares(a);
-  TbfShares y = DecodeTbfShares(b);
-  x.entries.insert(x.entries.end(), y.entries.begin(), y.entries.end());
-  return EncodeTbfShares(SaturatingAdd(x.reporters, y.reporters), std::move(x.entries));
+  return EncodeTbfShares(CombineLatestWindow(DecodeTbfShares(a), DecodeTbfShares(b)));
 }
 
-const TbfShareEntry* FindTbfShare(const std::vector<TbfShareEntry>& entries, uint64_t key) {
-  auto it = std::lower_bound(entries.begin(), entries.end(), key,
-                             [](const TbfShareEntry& e, uint64_t k) { return e.key < k; });
-  return it != entries.end() && it->key == key ? &*it : nullptr;
+const TbfShareEntry* FindTbfShare(const TbfShares& shares, uint64_t key) {
+  const uint64_t rank = RankOf(key, shares.window);
+  auto it = std::lower_bound(shares.entries.begin(), shares.entries.end(), rank,
+                             [&](const TbfShareEntry& e, uint64_t r) {
+                               return RankOf(e.key, shares.window) < r;
+                             });
+  return it != shares.entries.end() && it->key == key ? &*it : nullptr;
+}
+
+bool TbfSharesCover(const TbfShares& reduced, uint64_t key) {
+  if (reduced.entries.size() < kTbfShareEntries) return true;
+  return RankOf(key, reduced.window) <= RankOf(reduced.entries.back().key, reduced.window);
+}
+
+uint64_t NextTbfShareWindow(const TbfShares& reduced) {
+  if (reduced.entries.size() < kTbfShareEntries) return reduced.window;
+  return reduced.entries.back().key + 1;
 }
 
 uint32_t TbfShareOf(uint64_t mine, uint64_t total, uint32_t reporters) {

@@ -30,9 +30,15 @@ TEST(EpochDataTest, ByteOrderIsLittleEndianWhateverTheMachine) {
 }
 
 // Random TBF share data of one OST: `classes` classes out of a small key
-// space, so OSTs share keys and cuts happen.
+// space, so OSTs share keys and cuts happen, reported in one of two epochs
+// and with one of two windows (one wrapping past 2^64), so stale data
+// meets current data.
 EpochData RandomOst(std::mt19937_64& rng, size_t classes, uint64_t key_space) {
-  std::vector<TbfShareEntry> entries;
+  TbfShares shares;
+  shares.reporters = 1;
+  shares.epoch = static_cast<Epoch>(5 + rng() % 2);
+  shares.window = rng() % 2 == 0 ? key_space / 2 : ~uint64_t{0} - 3;
+  std::vector<TbfShareEntry>& entries = shares.entries;
   for (size_t i = 0; i < classes; i++) {
     TbfShareEntry e;
     e.key = rng() % key_space;
@@ -48,7 +54,7 @@ EpochData RandomOst(std::mt19937_64& rng, size_t classes, uint64_t key_space) {
   envelope.participants = 1;
   const uint8_t head = static_cast<uint8_t>(rng() % 2);
   envelope.sections.push_back(
-      EpochSection{EpochKind::kTbfShares, head, EncodeTbfShares(1, entries)});
+      EpochSection{EpochKind::kTbfShares, head, EncodeTbfShares(std::move(shares))});
   if (rng() % 3 == 0) {
     // Now and then an unknown kind too, and three kinds in all: a cut.
     envelope.sections.push_back(EpochSection{static_cast<EpochKind>(9), 0,
@@ -76,24 +82,58 @@ TEST(EpochDataTest, CombineIsAssociativeAndCommutativeOnRandomInputs) {
   }
 }
 
-TEST(EpochDataTest, TheReductionSumsEachClassAndKeepsTheSmallestKeys) {
+TEST(EpochDataTest, TheReductionSumsEachClassAndKeepsTheFirstKeysOfTheWindow) {
   std::vector<TbfShareEntry> one, two;
   for (uint64_t key = 1; key <= kTbfShareEntries + 10; key++) {
     one.push_back(TbfShareEntry{key, 1, 2, 3, 4, 5, 6});
     two.push_back(TbfShareEntry{key + 5, 10, 20, 30, 40, 50, 60});
   }
-  const TbfShares both =
-      DecodeTbfShares(CombineTbfShares(EncodeTbfShares(1, one), EncodeTbfShares(1, two)));
+  auto report = [](Epoch epoch, uint64_t window, std::vector<TbfShareEntry> entries) {
+    return EncodeTbfShares(TbfShares{1, epoch, window, std::move(entries)});
+  };
+  const TbfShares both = DecodeTbfShares(CombineTbfShares(report(3, 0, one), report(3, 0, two)));
   EXPECT_EQ(both.reporters, 2u);
   ASSERT_EQ(both.entries.size(), kTbfShareEntries);
   EXPECT_EQ(both.entries.front(), (TbfShareEntry{1, 1, 2, 3, 4, 5, 6}));
   EXPECT_EQ(both.entries[5], (TbfShareEntry{6, 11, 22, 33, 44, 55, 66}));
   EXPECT_EQ(both.entries.back().key, kTbfShareEntries);
-  ASSERT_NE(FindTbfShare(both.entries, 6), nullptr);
-  EXPECT_EQ(FindTbfShare(both.entries, 6)->demand, 11u);
-  EXPECT_EQ(FindTbfShare(both.entries, kTbfShareEntries + 1), nullptr);
+  ASSERT_NE(FindTbfShare(both, 6), nullptr);
+  EXPECT_EQ(FindTbfShare(both, 6)->demand, 11u);
+  EXPECT_EQ(FindTbfShare(both, kTbfShareEntries + 1), nullptr);
+  // Full: it speaks for the keys up to its last, and the next window
+  // starts past it.
+  EXPECT_TRUE(TbfSharesCover(both, kTbfShareEntries));
+  EXPECT_FALSE(TbfSharesCover(both, kTbfShareEntries + 1));
+  EXPECT_EQ(NextTbfShareWindow(both), kTbfShareEntries + 1);
   // A section always fits beside another one.
-  EXPECT_LE(4 + kTbfShareEntries * kTbfShareEntryBytes, kMaxEpochPayload);
+  EXPECT_LE(kTbfSharesHeaderBytes + kTbfShareEntries * kTbfShareEntryBytes, kMaxEpochPayload);
+
+  // From a window near the top the order wraps: 2^64 - 2, 2^64 - 1, 0, 1...
+  std::vector<TbfShareEntry> wrapped = one;
+  wrapped.push_back(TbfShareEntry{~uint64_t{0} - 1, 7, 7, 7, 7, 7, 7});
+  wrapped.push_back(TbfShareEntry{~uint64_t{0}, 8, 8, 8, 8, 8, 8});
+  const TbfShares top = DecodeTbfShares(report(3, ~uint64_t{0} - 1, wrapped));
+  ASSERT_EQ(top.entries.size(), kTbfShareEntries);
+  EXPECT_EQ(top.entries[0].key, ~uint64_t{0} - 1);
+  EXPECT_EQ(top.entries[2].key, 1u);
+  EXPECT_EQ(FindTbfShare(top, ~uint64_t{0})->demand, 8u);
+  EXPECT_EQ(NextTbfShareWindow(top), kTbfShareEntries - 1);
+  EXPECT_TRUE(TbfSharesCover(top, 0));
+  EXPECT_FALSE(TbfSharesCover(top, ~uint64_t{0} - 2)) << "just before the window: the last place";
+
+  // Not full: it speaks for every key, and the window stays.
+  const TbfShares few = DecodeTbfShares(report(3, 40, {TbfShareEntry{50, 1}, TbfShareEntry{2, 1}}));
+  EXPECT_EQ(few.entries[0].key, 50u) << "sorted by place in the window";
+  EXPECT_TRUE(TbfSharesCover(few, 7));
+  EXPECT_EQ(NextTbfShareWindow(few), 40u);
+
+  // Data of an older epoch or another window is dropped; its reporter counts.
+  const TbfShares latest =
+      DecodeTbfShares(CombineTbfShares(report(2, 0, one), report(3, 0, {TbfShareEntry{1, 9}})));
+  EXPECT_EQ(latest.reporters, 2u);
+  EXPECT_EQ(latest.epoch, 3);
+  ASSERT_EQ(latest.entries.size(), 1u);
+  EXPECT_EQ(latest.entries[0].demand, 9u);
 }
 
 TEST(EpochDataTest, AnyBytesDecodeWithoutHarm) {

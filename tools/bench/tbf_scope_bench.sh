@@ -18,7 +18,17 @@
 # rule on a file striped over the other three with fs scope (issue 10
 # item 3: the shares are computed without the evicted OST).
 #
+# --classes N runs another case instead (issue 31): N uids, each under a
+# rule of its own (rate=--class-rate, 2 by default), each one fio process
+# writing 4 KiB O_DIRECT at random offsets (one write in flight) into a
+# file of its own striped over the 4 OSTs; with fs scope, after a 5 s ramp,
+# it prints each uid's rate against its rule: the minimum, median, mean and
+# maximum ratio and how many are within 5 %.
+# The epoch data coordinates 63 classes per epoch, so N > 63 shows that
+# every class is reached in turn (nrs/tbf_shares.h).
+#
 #   tools/bench/tbf_scope_bench.sh [--dir DIR] [--seconds S] [--rate R] [--mibs B]
+#                                  [--classes N [--class-rate R]]
 # Must run as root (mounts, loop device, fsfreeze).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -27,12 +37,16 @@ dir=$PWD/build/tbf-scope-bench-work
 seconds=10
 rate=400
 mibs=20
+classes=0
+class_rate=2
 while [ $# -gt 0 ]; do
   case $1 in
     --dir) dir=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
     --rate) rate=$2; shift 2 ;;
     --mibs) mibs=$2; shift 2 ;;
+    --classes) classes=$2; shift 2 ;;
+    --class-rate) class_rate=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -69,6 +83,39 @@ make_file() {  # $1 = name, $2 = OST list
   $bin setstripe -o "$2" -S 1M "$mnt/$1"
   dd if=/dev/zero of="$mnt/$1" bs=1M count=64 status=none
 }
+
+# ---- --classes N: N uids, a rule each ----
+if [ "$classes" -gt 0 ]; then
+  first_uid=20000
+  job="$dir/classes.fio"
+  printf '[global]\nrw=randwrite\nbs=4k\ndirect=1\nioengine=psync\nsize=4m\n' >"$job"
+  printf 'time_based\nramp_time=5\nruntime=%s\n' "$seconds" >>"$job"
+  set_param nrs_policies="tbf uid"
+  set_param nrs_tbf_scope=fs
+  for ((i = 0; i < classes; i++)); do
+    uid=$((first_uid + i))
+    $bin setstripe -o 0,1,2,3 -S 1M "$mnt/c$uid"
+    truncate -s 4M "$mnt/c$uid"
+    chmod 666 "$mnt/c$uid"
+    set_param nrs_tbf_rule="start c$uid uid={$uid} rate=$class_rate"
+    printf '[c%s]\nfilename=%s\nuid=%s\n' "$uid" "$mnt/c$uid" "$uid" >>"$job"
+  done
+  echo "== Filesystem-wide TBF, $classes uids each under its own rule rate=$class_rate," \
+    "one O_DIRECT 4 KiB write in flight each, 4 OSTs, ${seconds} s after a 5 s ramp ($(date -u +%F))"
+  # One line per fio job: KiB written (field 47) over its runtime in ms
+  # (field 50), in 4 KiB requests/s; fio's own IOPS field is rounded.
+  fio --minimal "$job" | awk -F';' -v c="$class_rate" '{ print $47 / 4 / ($50 / 1000) / c }' |
+    sort -g |
+    awk -v n="$classes" -v c="$class_rate" '
+      { r[NR] = $1; sum += $1; if ($1 >= 0.95 && $1 <= 1.05) within++ }
+      END {
+        if (NR != n) { printf "fio reported %d of %d classes\n", NR, n; exit 1 }
+        printf "ratio to the rule: min %.3f median %.3f mean %.3f max %.3f; within 5%%: %d of %d;",
+          r[1], r[int((NR + 1) / 2)], sum / NR, r[NR], within, NR
+        printf " total %.0f/s of %d/s\n", sum * c, NR * c
+      }'
+  exit 0
+fi
 make_file s1 0
 make_file s2 1,2
 make_file s4 0,1,2,3
