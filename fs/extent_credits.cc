@@ -9,10 +9,28 @@
 
 namespace sfs::fs {
 
-HeldExtent::HeldExtent(std::shared_ptr<OpenFile> file, resource::Ticket ticket)
-    : file_(std::move(file)), ticket_(ticket) {}
+HeldExtent::HeldExtent(std::shared_ptr<OpenFile> file) : file_(std::move(file)) {}
 
-HeldExtent::~HeldExtent() { file_->extents->Put(ticket_); }
+HeldExtent::~HeldExtent() {
+  if (ticket_ != 0) file_->extents->Put(ticket_);
+}
+
+void HeldExtent::Blocking() {
+  std::lock_guard<std::mutex> lock(mu_);
+  blocking_ = true;
+  if (user_ != nullptr) user_->Raise();
+}
+
+void HeldExtent::SetUser(MultiPartOp* op) {
+  std::lock_guard<std::mutex> lock(mu_);
+  user_ = op;
+  if (blocking_) op->Raise();
+}
+
+void HeldExtent::ClearUser(const MultiPartOp* op) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (user_ == op) user_ = nullptr;
+}
 
 namespace {
 
@@ -20,23 +38,32 @@ namespace {
 // before the submitter has made the op safe to start elsewhere
 // (`before_waiting`), so whichever of the two comes second starts it.
 struct Waiting {
-  std::shared_ptr<OpenFile> file;
+  std::shared_ptr<HeldExtent> held;
   std::function<void(std::shared_ptr<void>)> start;
   std::mutex mu;
   bool armed = false;                                            // GUARDED_BY(mu)
   std::optional<std::pair<resource::Outcome, resource::Ticket>> early;  // GUARDED_BY(mu)
 
-  void Start(resource::Outcome outcome, resource::Ticket ticket) {
+  void Start(resource::Outcome outcome, resource::Ticket ticket, uint64_t ino) {
     if (outcome == resource::Outcome::kGranted) {
-      return start(std::make_shared<HeldExtent>(file, ticket));
+      held->Granted(ticket);
+      return start(std::move(held));
     }
     // Only a handle released while one of its ops waited, which the kernel
     // never does (it releases a handle after its last op is answered).
-    Logger("fs")->error("inode {}: an extent credit was refused to a waiting op; running it",
-                        file->ino);
+    Logger("fs")->error("inode {}: an extent credit was refused to a waiting op; running it", ino);
+    held.reset();
     start(nullptr);
   }
 };
+
+// The credit's OnBlocking: weak, since the credit may be put (and its
+// HeldExtent gone) between the manager queuing the call and its run.
+resource::CreditManager::OnBlocking RaiseOnBlocking(const std::shared_ptr<HeldExtent>& held) {
+  return [weak = std::weak_ptr<HeldExtent>(held)] {
+    if (auto alive = weak.lock()) alive->Blocking();
+  };
+}
 
 }  // namespace
 
@@ -52,20 +79,24 @@ void WithExtent(const std::shared_ptr<OpenFile>& file, resource::OwnerId owner, 
   const resource::Credit wanted{resource::Kind::kExtent, file->ino, offset, end, mode};
   // A handle alone on its file (lockless mode) is granted from its cached
   // whole-file credit, and so is a reader beside others (reads are granted
-  // the whole file while no write waits): asked for without a call-back to
-  // set up first, such a request costs no allocation but its held
-  // credit's. A writer beside others needs the root each time: no try.
+  // the whole file while no write waits): asked for without the waiting
+  // record to set up first, such a request costs two allocations, its held
+  // credit and its OnBlocking. A writer beside others needs the root each
+  // time: no try.
+  auto held = std::make_shared<HeldExtent>(file);
   if (owner != resource::kRootOwner &&
       (manager->owners() == 1 || mode == resource::Mode::kRead)) {
-    auto cached = manager->Get(owner, wanted, {.non_block_local = true}, nullptr, nullptr);
+    auto cached = manager->Get(owner, wanted, {.non_block_local = true}, nullptr,
+                               RaiseOnBlocking(held));
     if (cached.state == resource::CreditManager::State::kGranted) {
-      return start(std::make_shared<HeldExtent>(file, cached.ticket));
+      held->Granted(cached.ticket);
+      return start(std::move(held));
     }
   }
   auto waiting = std::make_shared<Waiting>();
-  waiting->file = file;
+  waiting->held = held;
   waiting->start = std::move(start);
-  auto done = [waiting](resource::Outcome outcome, resource::Ticket ticket) {
+  auto done = [waiting, ino = file->ino](resource::Outcome outcome, resource::Ticket ticket) {
     {
       std::lock_guard<std::mutex> lock(waiting->mu);
       if (!waiting->armed) {
@@ -76,12 +107,13 @@ void WithExtent(const std::shared_ptr<OpenFile>& file, resource::OwnerId owner, 
     // On the thread of the Put that let it in, maybe a FUSE worker inside
     // its own callback: the op must not be served inline there.
     const NotInFuseCallback outside;
-    waiting->Start(outcome, ticket);
+    waiting->Start(outcome, ticket, ino);
   };
-  auto result = manager->Get(owner, wanted, {}, std::move(done), nullptr);
+  auto result = manager->Get(owner, wanted, {}, std::move(done), RaiseOnBlocking(held));
+  held.reset();  // the waiting record has it
   switch (result.state) {
     case resource::CreditManager::State::kGranted:
-      return waiting->Start(resource::Outcome::kGranted, result.ticket);
+      return waiting->Start(resource::Outcome::kGranted, result.ticket, file->ino);
     case resource::CreditManager::State::kQueued: {
       before_waiting();
       std::optional<std::pair<resource::Outcome, resource::Ticket>> early;
@@ -90,13 +122,13 @@ void WithExtent(const std::shared_ptr<OpenFile>& file, resource::OwnerId owner, 
         waiting->armed = true;
         early = waiting->early;
       }
-      if (early) waiting->Start(early->first, early->second);
+      if (early) waiting->Start(early->first, early->second, file->ino);
       return;
     }
     default:
       Logger("fs")->error("inode {}: extent credit asked through a released handle; running it",
                           file->ino);
-      return waiting->Start(resource::Outcome::kError, 0);
+      return waiting->Start(resource::Outcome::kError, 0, file->ino);
   }
 }
 

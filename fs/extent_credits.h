@@ -8,26 +8,49 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 
 #include "resource/shared_manager.h"
 
 namespace sfs::fs {
 
 struct OpenFile;
+class MultiPartOp;
 
 // A held extent credit; Put when the last reference goes. It keeps its
 // file (and so the file's manager) alive: an op replies before it is
 // deleted, and the kernel may release the last handle in between.
+//
+// Seed 000's nrs_priority: when another request must wait for this credit
+// (resource::CreditManager::OnBlocking), the op using it is raised
+// (MultiPartOp::Raise: its parts still queued on their OSTs move to the
+// high-priority heads), so the waiter waits for one service time rather
+// than for this op's throttle. Lock order: mu_, then the op's lock, then
+// an OST's.
 class HeldExtent {
  public:
-  HeldExtent(std::shared_ptr<OpenFile> file, resource::Ticket ticket);
+  explicit HeldExtent(std::shared_ptr<OpenFile> file);
   ~HeldExtent();
   HeldExtent(const HeldExtent&) = delete;
   HeldExtent& operator=(const HeldExtent&) = delete;
 
+  // The credit's ticket, once granted (before any user is set).
+  void Granted(resource::Ticket ticket) { ticket_ = ticket; }
+  // Another request waits for this credit: raises the user now, or the
+  // next one set. Any thread.
+  void Blocking();
+  // `op` uses the credit from now on (an op passes it to a follow-up); it
+  // is raised at once if a request already waits. ClearUser(op) when the
+  // op goes, unless another took over. Any thread.
+  void SetUser(MultiPartOp* op);
+  void ClearUser(const MultiPartOp* op);
+
  private:
   const std::shared_ptr<OpenFile> file_;
-  const resource::Ticket ticket_;
+  resource::Ticket ticket_ = 0;  // 0: never granted, nothing to put
+  std::mutex mu_;
+  MultiPartOp* user_ = nullptr;  // GUARDED_BY(mu_)
+  bool blocking_ = false;        // GUARDED_BY(mu_)
 };
 
 // Runs `start` with the credit over [offset, offset + length) of `file`
@@ -35,7 +58,8 @@ class HeldExtent {
 // thread, or once the I/O it clashes with is done, on the thread that
 // finishes that I/O (outside any FUSE callback scope). `before_waiting`
 // runs first if it has to wait. Without extent credits (mount option
-// extent_credits=off) `start` runs now with a null credit.
+// extent_credits=off) `start` runs now with a null credit. The credit
+// passed to `start` is a HeldExtent (MultiPartOp::set_credit relies on it).
 void WithExtent(const std::shared_ptr<OpenFile>& file, resource::OwnerId owner, uint64_t offset, uint64_t length,
                 resource::Mode mode, std::function<void(std::shared_ptr<void>)> start,
                 const std::function<void()>& before_waiting);

@@ -398,23 +398,6 @@ Result<layout::Layout> Filesystem::LoadLayout(uint64_t ino) {
   return decoded;
 }
 
-namespace {
-
-// A new handle's read credit on the file's layout (OpenFile::layout_credits).
-Filesystem::Opened TakeLayoutCredit(std::shared_ptr<OpenFile> file) {
-  Filesystem::Opened opened{std::move(file)};
-  opened.layout_owner = opened.file->layout_credits->AddOwner("handle");
-  const resource::Credit reading{resource::Kind::kLayout, opened.file->ino, 0,
-                                 resource::kWholeRange, resource::Mode::kRead};
-  // Reads share, and a change holds the write credit only under open_mu_,
-  // which the caller holds: granted at once.
-  opened.layout_ticket =
-      opened.file->layout_credits->Get(opened.layout_owner, reading, {}, nullptr, nullptr).ticket;
-  return opened;
-}
-
-}  // namespace
-
 Result<Filesystem::Opened> Filesystem::AcquireOpen(uint64_t ino) {
   // The inode is read and the file inserted under one hold of open_mu_, so
   // an open cannot interleave with an unlink's ForgetRemoved (which checks
@@ -425,7 +408,7 @@ Result<Filesystem::Opened> Filesystem::AcquireOpen(uint64_t ino) {
   auto it = open_.find(ino);
   if (it != open_.end()) {
     it->second->opens++;
-    return TakeLayoutCredit(it->second);
+    return Opened{it->second};
   }
   if (destroying_.count(ino) != 0) return Status::Error(ENOENT, "file is being deleted");
   auto inode = meta_->GetInode(ino);
@@ -458,10 +441,8 @@ Result<Filesystem::Opened> Filesystem::AcquireOpen(uint64_t ino) {
     file->extents = std::make_unique<resource::SharedCreditManager>(
         resource::NewExtentType(), resource::Tunables{}, CoarseSteadyNow);
   }
-  file->layout_credits = std::make_unique<resource::SharedCreditManager>(
-      resource::NewLayoutType(), resource::Tunables{}, CoarseSteadyNow);
   open_.emplace(ino, file);
-  return TakeLayoutCredit(std::move(file));
+  return Opened{std::move(file)};
 }
 
 void Filesystem::InvalidateAttrs(uint64_t ino) {
@@ -545,16 +526,9 @@ std::shared_ptr<OpenFile> Filesystem::FindOpen(uint64_t ino) {
   return it == open_.end() ? nullptr : it->second;
 }
 
-void Filesystem::ReleaseOpen(const std::shared_ptr<OpenFile>& file, resource::OwnerId layout_owner,
-                             resource::Ticket layout_ticket) {
+void Filesystem::ReleaseOpen(const std::shared_ptr<OpenFile>& file) {
   {
     std::lock_guard<std::mutex> lock(open_mu_);
-    // Given back under the lock a layout change checks under, together
-    // with the open count: a change never sees the file open with no
-    // credit held, so it never swaps the layout of an OpenFile that a
-    // later open would be handed.
-    file->layout_credits->Put(layout_ticket);
-    file->layout_credits->RemoveOwner(layout_owner);
     if (--file->opens > 0) return;
     // Stored before the file leaves the table, under the lock AcquireOpen
     // reads the store under: an open right after this close loads what it

@@ -3,7 +3,7 @@
 // the placement policy and the table of open files. Internal to fs/.
 //
 // Lock order (outermost first): Filesystem::open_mu_, then
-// OpenFile::times_mu or OpenFile::layout_credits' lock, then the leaves
+// OpenFile::times_mu, then the leaves
 // meta::MetaStore::mu_ (whose usage observer takes QuotaControl's lock)
 // and ost::Service::mu_. No lock is held across a fuse_reply_*.
 #pragma once
@@ -124,10 +124,6 @@ struct OpenFile {
   // The file's extent credits (fs/extent_credits.h); null when mounted
   // with extent_credits=off.
   std::unique_ptr<resource::SharedCreditManager> extents;
-  // Its layout credit: every handle holds a read credit for its life; a
-  // layout change asks for the write credit without waiting or revoking
-  // (Filesystem::SetLayoutXattr: EBUSY while any handle is open).
-  std::unique_ptr<resource::SharedCreditManager> layout_credits;
 };
 
 inline bool HasSetId(uint32_t mode) { return (mode & (S_ISUID | S_ISGID)) != 0; }
@@ -141,9 +137,6 @@ struct FileHandle {
   nrs::RequestInfo opener;
   // Its owner of the file's extent credits (OpenFile::extents).
   resource::OwnerId extent_owner = resource::kRootOwner;
-  // Its read credit on the file's layout (OpenFile::layout_credits).
-  resource::OwnerId layout_owner = resource::kRootOwner;
-  resource::Ticket layout_ticket = 0;
 };
 
 class Filesystem {
@@ -234,19 +227,16 @@ class Filesystem {
   // names one that does not exist, or is corrupt).
   Result<layout::Layout> LoadLayout(uint64_t ino);
 
-  // Open-file table. An open comes with its read credit on the layout,
-  // taken under the same lock as the table, so no layout change can slip
-  // between the open loading the layout and the handle holding it.
+  // Open-file table, under open_mu_: a layout change checks it under the
+  // same lock (SetLayoutXattr: EBUSY while the file is open), so no change
+  // can slip between an open loading the layout and the table holding it.
   struct Opened {
     std::shared_ptr<OpenFile> file;
-    resource::OwnerId layout_owner = resource::kRootOwner;
-    resource::Ticket layout_ticket = 0;
   };
   Result<Opened> AcquireOpen(uint64_t ino);
-  // Drops one open and its layout credit; on the last one of an unlinked
-  // file, destroys its objects.
-  void ReleaseOpen(const std::shared_ptr<OpenFile>& file, resource::OwnerId layout_owner,
-                   resource::Ticket layout_ticket);
+  // Drops one open; on the last one of an unlinked file, destroys its
+  // objects.
+  void ReleaseOpen(const std::shared_ptr<OpenFile>& file);
   std::shared_ptr<OpenFile> FindOpen(uint64_t ino);
   // After a name went away leaving `ino` with no links: destroy the objects
   // now, or on the last close if the file is still open.

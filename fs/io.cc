@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "fs/extent_credits.h"
 #include "fs/filesystem.h"
 #include "fs/quota_control.h"
 #include "fs/space_grants.h"
@@ -27,6 +28,12 @@ void MultiPartOp::Launch(Filesystem& fs, std::vector<std::unique_ptr<ost::IoRequ
   fs_ = &fs;
   fs.OpStarted();
   pending_.store(parts.size() + 1, std::memory_order_relaxed);
+  if (credit_ != nullptr) {
+    // Only an op whose credit someone may wait for can be raised.
+    std::lock_guard<std::mutex> lock(mu_);
+    in_flight_.reserve(parts.size());
+    for (auto& part : parts) in_flight_.emplace_back(&fs.ost(part->info.ost), part.get());
+  }
   if (parts.size() == 1 && FuseCallbackScope::active()) {
     // Served here when its OST can take it at once: no hand-off, and the
     // borrowed buffers need no copy.
@@ -40,7 +47,29 @@ void MultiPartOp::Launch(Filesystem& fs, std::vector<std::unique_ptr<ost::IoRequ
       fs.ost(ost).Submit(std::move(part));
     }
   }
+  {
+    // A raise that came while the parts were being submitted found some
+    // not yet queued.
+    std::lock_guard<std::mutex> lock(mu_);
+    if (raise_) {
+      for (auto [service, part] : in_flight_) service->Raise(*part);
+    }
+  }
   Drop();
+}
+
+void MultiPartOp::set_credit(std::shared_ptr<void> credit) {
+  if (credit != nullptr) {
+    order_.Take(resource::Kind::kExtent);
+    static_cast<HeldExtent*>(credit.get())->SetUser(this);
+  }
+  credit_ = std::move(credit);
+}
+
+void MultiPartOp::Raise() {
+  std::lock_guard<std::mutex> lock(mu_);
+  raise_ = true;
+  for (auto [service, part] : in_flight_) service->Raise(*part);
 }
 
 void MultiPartOp::Refuse(Filesystem& fs, Status status) {
@@ -54,9 +83,12 @@ void MultiPartOp::Refuse(Filesystem& fs, Status status) {
 
 void MultiPartOp::PartDone(ost::IoRequest& request, const Status& status, size_t) {
   OnPart(request, status);
-  if (!status.ok()) {
+  // credit_ is set before Launch and stays until Finish: only then does
+  // in_flight_ hold anything.
+  if (!status.ok() || credit_ != nullptr) {
     std::lock_guard<std::mutex> lock(mu_);
-    if (first_error_.ok()) first_error_ = status;
+    if (!status.ok() && first_error_.ok()) first_error_ = status;
+    std::erase_if(in_flight_, [&request](const auto& p) { return p.second == &request; });
   }
   Drop();
 }
@@ -70,6 +102,8 @@ void MultiPartOp::Drop() {
   }
   Filesystem* fs = fs_;
   Finish(status);  // may launch a follow-up op, which counts itself first
+  // Unless a follow-up took it over, no raise may reach this op any more.
+  if (credit_ != nullptr) static_cast<HeldExtent*>(credit_.get())->ClearUser(this);
   delete this;
   fs->OpFinished();
 }

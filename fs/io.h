@@ -13,6 +13,7 @@
 #include "layout/layout.h"
 #include "nrs/request.h"
 #include "ost/service.h"
+#include "resource/credit.h"
 
 namespace sfs::fs {
 
@@ -66,19 +67,34 @@ class MultiPartOp : public ost::IoObserver {
 
   void PartDone(ost::IoRequest& request, const Status& status, size_t bytes) final;
 
+  // Seed 000's nrs_priority: another request waits for this op's credit,
+  // so its parts still queued on their OSTs move to the high-priority heads
+  // (ost::Service::Raise), now and as they are submitted. Any thread.
+  void Raise();
+
   // Something the op keeps until it is deleted (a growth turn, passed on
   // to a follow-up op that must finish before the next may start).
   void set_turn(std::shared_ptr<void> turn) { turn_ = std::move(turn); }
   const std::shared_ptr<void>& turn() const { return turn_; }
-  // The op's extent credit (fs/extent_credits.h), held until it is deleted
-  // and passed on to a follow-up op that finishes its work.
-  void set_credit(std::shared_ptr<void> credit) { credit_ = std::move(credit); }
+  // The op's extent credit (a fs::HeldExtent from fs/extent_credits.h, or
+  // null), held until it is deleted and passed on to a follow-up op that
+  // finishes its work. The op becomes the credit's user: raised (Raise)
+  // when another request waits for the credit.
+  void set_credit(std::shared_ptr<void> credit);
   const std::shared_ptr<void>& credit() const { return credit_; }
   // Its quota reservation (fs/quota_control.h) and space grant
-  // (fs/space_grants.h), held until it is deleted.
-  void set_quota(std::shared_ptr<QuotaHold> quota) { quota_ = std::move(quota); }
+  // (fs/space_grants.h), held until it is deleted. The three are set in
+  // the total order (credit, quota, space; resource/credit.h), which a
+  // debug build checks.
+  void set_quota(std::shared_ptr<QuotaHold> quota) {
+    if (quota != nullptr) order_.Take(resource::Kind::kQuota);
+    quota_ = std::move(quota);
+  }
   QuotaHold* quota() const { return quota_.get(); }
-  void set_space(std::shared_ptr<SpaceHold> space) { space_ = std::move(space); }
+  void set_space(std::shared_ptr<SpaceHold> space) {
+    if (space != nullptr) order_.Take(resource::Kind::kSpace);
+    space_ = std::move(space);
+  }
 
   // Finishes the op with `status` without starting anything (refused
   // before its first part: quota, space). Finish sees refused() true.
@@ -105,9 +121,14 @@ class MultiPartOp : public ost::IoObserver {
   std::shared_ptr<QuotaHold> quota_;
   std::shared_ptr<SpaceHold> space_;
   bool refused_ = false;
+  resource::CreditOrder order_;  // what the setters above took, in order
   std::atomic<size_t> pending_{0};
-  std::mutex mu_;       // guards first_error_
+  std::mutex mu_;       // guards first_error_, in_flight_, raise_
   Status first_error_;  // GUARDED_BY(mu_)
+  // Parts submitted and not yet done, with their OSTs: a part is alive
+  // until its PartDone, which takes it out of here first.
+  std::vector<std::pair<ost::Service*, ost::IoRequest*>> in_flight_;  // GUARDED_BY(mu_)
+  bool raise_ = false;  // GUARDED_BY(mu_)
 };
 
 // The stripe objects a request runs against, and (optionally) where their

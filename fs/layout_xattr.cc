@@ -130,28 +130,13 @@ Status Filesystem::SetLayoutXattr(uint32_t uid, uint64_t ino, const std::string&
                                                   "set on an empty file",
                                                   ino, now->size));
     }
-    // The layout credit: open handles hold read credits for their life,
-    // and a change neither waits for them nor revokes them.
-    std::optional<resource::Ticket> change_credit;
-    std::shared_ptr<OpenFile> open_file;
-    if (auto it = open_.find(ino); it != open_.end()) {
-      open_file = it->second;
-      const resource::Credit wanted{resource::Kind::kLayout, ino, 0, resource::kWholeRange,
-                                    resource::Mode::kWrite};
-      auto got = open_file->layout_credits->Get(resource::kRootOwner, wanted,
-                                                {.non_block_remote = true}, nullptr, nullptr);
-      if (got.state != resource::CreditManager::State::kGranted) {
-        return Status::Error(EBUSY, fmt::format("inode {} is open; set its layout before use", ino));
-      }
-      change_credit = got.ticket;
+    // An open handle maps offsets through the layout it was opened with
+    // for its whole life, so a change waits for no handle and revokes
+    // none: it is refused while the file is open (docs/design.md, "Layouts
+    // of open files"). open_mu_ keeps an open from slipping in meanwhile.
+    if (open_.count(ino) != 0) {
+      return Status::Error(EBUSY, fmt::format("inode {} is open; set its layout before use", ino));
     }
-    struct PutBack {
-      std::shared_ptr<OpenFile> file;
-      std::optional<resource::Ticket> ticket;
-      ~PutBack() {
-        if (ticket) file->layout_credits->Put(*ticket);
-      }
-    } put_back{open_file, change_credit};
     auto previous = LoadLayout(ino);
     if (!previous.ok()) return previous.status();
     old = std::move(previous).value();

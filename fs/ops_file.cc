@@ -614,10 +614,8 @@ void OpenReply(fuse_req_t req, fuse_file_info* fi, Filesystem::Opened opened) {
   // file it caches a write credit over all of it (fs/extent_credits.h).
   const resource::OwnerId owner =
       file->extents ? file->extents->AddOwner("handle") : resource::kRootOwner;
-  // It holds its read credit on the layout (AcquireOpen) until released.
-  fi->fh = reinterpret_cast<uint64_t>(new FileHandle{std::move(file), fi->flags,
-                                                     Caller(req, Fs(req)), owner,
-                                                     opened.layout_owner, opened.layout_ticket});
+  fi->fh = reinterpret_cast<uint64_t>(
+      new FileHandle{std::move(file), fi->flags, Caller(req, Fs(req)), owner});
   // Every change to the data goes through this mount, so cached pages stay
   // valid across opens.
   fi->keep_cache = 1;
@@ -690,7 +688,7 @@ void OpRelease(fuse_req_t req, fuse_ino_t, fuse_file_info* fi) {
   std::unique_ptr<FileHandle> handle(Handle(fi));
   MetaJobCount count(Fs(req), handle->opener.jobid, jobstats::JobOp::kClose);
   if (handle->file->extents) handle->file->extents->RemoveOwner(handle->extent_owner);
-  Fs(req).ReleaseOpen(handle->file, handle->layout_owner, handle->layout_ticket);
+  Fs(req).ReleaseOpen(handle->file);
   fuse_reply_err(req, 0);
 }
 

@@ -56,11 +56,28 @@ std::optional<QuotaId> QuotaIdOfSetting(std::string_view name) {
 
 QuotaHold::~QuotaHold() { control_->Settle(reservation_, used_); }
 
-QuotaControl::QuotaControl(meta::MetaStore* meta, size_t osts) : meta_(meta) {
+QuotaControl::QuotaControl(meta::MetaStore* meta, size_t osts, QuotaTiming timing)
+    : meta_(meta), enforcer_(timing.tunables) {
   enforcer_.SetBlockOwners(osts);
+  expirer_ = std::thread([this, every = timing.expire_every] { ExpireLoop(every); });
 }
 
-QuotaControl::~QuotaControl() { meta_->SetUsageObserver(nullptr); }
+QuotaControl::~QuotaControl() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  expirer_.join();
+  meta_->SetUsageObserver(nullptr);
+}
+
+void QuotaControl::ExpireLoop(std::chrono::nanoseconds every) {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_cv_.wait_for(lock, every, [this] { return stopping_; })) {
+    enforcer_.Expire(resource::Clock::now());
+  }
+}
 
 Status QuotaControl::Load() {
   std::lock_guard<std::mutex> settings_lock(settings_mu_);

@@ -19,6 +19,10 @@
 // group limits, as on other filesystems; no one from project limits (a
 // project quota caps a directory tree, root's writes included).
 //
+// Leases: a thread of its own gives OSTs' unused chunks whose lease ran
+// out back to the master every `expire_every` (QuotaEnforcer::Expire), so
+// a chunk does not outlive its lease until its id's next reservation.
+//
 // Thread safety: every method may be called from any thread. settings_mu_
 // serializes changes (persist, then publish); mu_ guards the enforcer. Lock
 // order: settings_mu_, then the store's lock (its observer takes mu_),
@@ -26,8 +30,11 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <string>
 #include <string_view>
 
@@ -65,11 +72,17 @@ struct QuotaOwner {
   uint32_t projid = 0;  // 0: none
 };
 
+struct QuotaTiming {
+  resource::QuotaTunables tunables;  // chunks and their leases (30 s)
+  // How often leases are checked: a chunk goes back at most this late.
+  std::chrono::nanoseconds expire_every = std::chrono::seconds(5);
+};
+
 class QuotaControl {
  public:
   // Borrows the store (it outlives this object; the observer is removed
   // by the destructor). Loads the stored limits and grace.
-  QuotaControl(meta::MetaStore* meta, size_t osts);
+  explicit QuotaControl(meta::MetaStore* meta, size_t osts, QuotaTiming timing = {});
   ~QuotaControl();
   Status Load();
 
@@ -112,6 +125,7 @@ class QuotaControl {
   // Hands the store every soft limit and the grace periods.
   Status PublishSoftLimits();
   std::string Line(const QuotaId& id, const resource::QuotaReport& report, int64_t now_sec);
+  void ExpireLoop(std::chrono::nanoseconds every);
 
   meta::MetaStore* const meta_;
   std::mutex settings_mu_;
@@ -120,6 +134,9 @@ class QuotaControl {
   resource::QuotaEnforcer enforcer_;  // GUARDED_BY(mu_)
   // Some id has a limit: without one the data path takes no lock.
   std::atomic<bool> any_limits_{false};
+  bool stopping_ = false;            // GUARDED_BY(mu_)
+  std::condition_variable stop_cv_;  // with mu_: stopping_ became true
+  std::thread expirer_;              // runs ExpireLoop; last member, started last
 };
 
 // "quota.u.1000" -> {user, 1000}; nullopt for anything else.

@@ -20,6 +20,7 @@
 
 #include "nrs/batch_rounds.h"
 #include "nrs/crrn_weights.h"
+#include "nrs/heap_remove.h"
 #include "nrs/policy.h"
 
 namespace sfs::nrs {
@@ -83,6 +84,16 @@ class CrrnPolicy final : public Policy {
     rounds_.Remove(static_cast<typename Rounds::Record*>(top.request->policy_data),
                    heap_.empty() ? top.round : heap_.top().round);
     return Pick::Of(top.request);
+  }
+
+  // The request keeps its place in its client's batch counted, as if
+  // served: raising it gives the client no extra turn.
+  bool Remove(Request* request, TimePoint now) override {
+    auto removed = RemoveFromHeap(heap_, [request](const Entry& e) { return e.request == request; });
+    if (!removed) return false;
+    rounds_.Remove(static_cast<typename Rounds::Record*>(request->policy_data),
+                   heap_.empty() ? removed->round : heap_.top().round);
+    return true;
   }
 
   size_t Queued() const override { return heap_.size(); }

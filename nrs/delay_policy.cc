@@ -18,6 +18,7 @@
 #include <string>
 #include <string_view>
 
+#include "nrs/heap_remove.h"
 #include "nrs/policy.h"
 
 namespace sfs::nrs {
@@ -81,6 +82,12 @@ class DelayPolicy final : public Policy {
     Request* request = top.request;
     heap_.pop();
     return Pick::Of(request);
+  }
+
+  // Its delay is not waited out: the request is wanted now.
+  bool Remove(Request* request, TimePoint now) override {
+    return RemoveFromHeap(heap_, [request](const Entry& e) { return e.request == request; })
+        .has_value();
   }
 
   size_t Queued() const override { return heap_.size(); }

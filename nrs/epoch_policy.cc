@@ -79,6 +79,23 @@ class EpochPolicy final : public Policy {
     return Pick::Of(PopFront(group));
   }
 
+  bool Remove(Request* request, TimePoint now) override {
+    auto group = groups_.find(By::KeyOf(*request));
+    if (group == groups_.end()) return false;
+    std::deque<Entry>& queue = group->second.queue;
+    auto it = std::find_if(queue.begin(), queue.end(),
+                           [request](const Entry& e) { return e.request == request; });
+    if (it == queue.end()) return false;
+    if (it == queue.begin()) {
+      PopFront(group);
+    } else {
+      group->second.bytes -= request->info.length;
+      queued_--;
+      queue.erase(it);
+    }
+    return true;
+  }
+
   size_t Queued() const override { return queued_; }
 
   // A new nrs_epoch_max_ms counts from the next epoch on.

@@ -1,5 +1,6 @@
 // The FIFO policy: the baseline every other policy is compared with, and the
 // fallback that keeps a head serving whatever the primary refuses.
+#include <algorithm>
 #include <deque>
 #include <memory>
 #include <string_view>
@@ -23,6 +24,13 @@ class FifoPolicy final : public Policy {
     Request* next = queue_.front();
     queue_.pop_front();
     return Pick::Of(next);
+  }
+
+  bool Remove(Request* request, TimePoint now) override {
+    auto it = std::find(queue_.begin(), queue_.end(), request);
+    if (it == queue_.end()) return false;
+    queue_.erase(it);
+    return true;
   }
 
   size_t Queued() const override { return queue_.size(); }

@@ -92,6 +92,14 @@ void Nrs::Enqueue(Request* request, TimePoint now) {
   (high ? high_ : regular_).Enqueue(request, now);
 }
 
+bool Nrs::Raise(Request* request, TimePoint now) {
+  if (request->sched.high_priority || !regular_.Remove(request, now)) return false;
+  request->sched.high_priority = true;
+  high_.EnqueueRaised(request, now);
+  raised_++;
+  return true;
+}
+
 Pick Nrs::Dequeue(TimePoint now, bool force) {
   // The common case of a service that keeps up: nothing waits (a request
   // a policy holds back is still queued), so no head needs asking.

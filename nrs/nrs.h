@@ -55,6 +55,15 @@ class Nrs {
   Pick Dequeue(TimePoint now, bool force = false);
   // REQUIRES: `request` came from Dequeue and is not yet completed.
   void Complete(Request* request, TimePoint now);
+  // Seed 000's nrs_priority (Lustre's ptlrpc_hpreq_reorder): another
+  // request waits for `request`'s completion, so a queued regular request
+  // moves to the high-priority head, once. It keeps its arrival time
+  // (waits count from it) and joins that head's FIFO fallback; its old
+  // policy drops it (Policy::Remove). False if it is not queued on the
+  // regular head (served already, in service, high priority already).
+  // REQUIRES: `request` is alive and not completed.
+  bool Raise(Request* request, TimePoint now);
+  uint64_t raised() const { return raised_; }  // requests Raise moved
   // Both heads serve every arrival at once (Scheduler::
   // ServesEveryArrivalAtOnce) and nothing is queued: a caller may serve
   // requests past the heads, then count them (Scheduler::CountServedAtOnce
@@ -98,6 +107,7 @@ class Nrs {
   OpSet hp_ops_ = kDefaultHpOps;
   uint32_t hp_ratio_ = kDefaultHpRatio;
   uint32_t hp_in_a_row_ = 0;  // high-priority requests served since the last regular one
+  uint64_t raised_ = 0;
 };
 
 }  // namespace sfs::nrs

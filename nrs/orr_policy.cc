@@ -35,6 +35,7 @@
 #include <unordered_map>
 
 #include "nrs/batch_rounds.h"
+#include "nrs/heap_remove.h"
 #include "nrs/policy.h"
 
 namespace sfs::nrs {
@@ -116,6 +117,15 @@ class OrrPolicy final : public Policy {
     rounds_.Remove(static_cast<Rounds::Record*>(top.request->policy_data),
                    heap_.empty() ? top.round : heap_.top().round);
     return Pick::Of(top.request);
+  }
+
+  // Its place in its object's batch stays counted, as if served.
+  bool Remove(Request* request, TimePoint now) override {
+    auto removed = RemoveFromHeap(heap_, [request](const Entry& e) { return e.request == request; });
+    if (!removed) return false;
+    rounds_.Remove(static_cast<Rounds::Record*>(request->policy_data),
+                   heap_.empty() ? removed->round : heap_.top().round);
+    return true;
   }
 
   size_t Queued() const override { return heap_.size(); }

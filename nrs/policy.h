@@ -72,6 +72,15 @@ class Policy {
   // (TBF) override it.
   virtual Request* TakeAny() { return Dequeue(TimePoint::max()).request; }
 
+  // Takes `request` back unserved, as if it had never been queued here
+  // except for what the policy counted at its arrival (a batch slot, a
+  // class's arrivals): seed 000's nrs_priority moves it to the other head
+  // (Nrs::Raise). False, and nothing changed, if the policy does not hold
+  // it. `request` is alive (its caller knows it is not completed), so a
+  // policy may read it; a policy that cannot remove says false (the
+  // default). Rare: O(queued) is acceptable.
+  virtual bool Remove(Request* request, TimePoint now) { return false; }
+
   // Called when a request this policy handed out has finished service.
   virtual void Served(Request* request, TimePoint now) {}
 

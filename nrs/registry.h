@@ -1,5 +1,6 @@
-// A plain object mapping policy names to factories. main() builds one and
-// registers every policy; nothing registers itself through a global.
+// A plain object mapping policy names to factories. The mount builds one
+// (BuiltinPolicies, in fs/mount.cc) and hands it to the Filesystem;
+// nothing registers itself through a global.
 //
 // Thread safety: Register only before the registry is shared; Create and
 // Names are const and safe from any thread afterwards.
@@ -40,7 +41,8 @@ class PolicyRegistry {
   std::map<std::string, PolicyFactory, std::less<>> factories_;
 };
 
-// A registry with every policy stripefs ships: fifo, crrn, orr, tbf, delay.
+// A registry with every policy stripefs ships: fifo, crrn, orr, tbf, delay,
+// epoch.
 PolicyRegistry BuiltinPolicies();
 
 }  // namespace sfs::nrs

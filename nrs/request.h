@@ -79,6 +79,7 @@ class Request {
     void* stats = nullptr;        // the PolicyStats slot that queued it
     TimePoint dequeued{};         // when service started
     bool high_priority = false;   // queued on the high-priority head
+    bool queued = false;          // held by a policy, not yet handed out
   } sched;
 
   // One pointer-sized slot a policy may use while it holds the request

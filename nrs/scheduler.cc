@@ -69,7 +69,27 @@ void Scheduler::Enqueue(Request* request, TimePoint now) {
     fallback_->policy->Enqueue(request, now);  // FIFO never refuses
   }
   request->sched.stats = &slot->stats;
+  request->sched.queued = true;
   slot->stats.queued++;
+}
+
+void Scheduler::EnqueueRaised(Request* request, TimePoint now) {
+  fallback_->policy->Enqueue(request, now);
+  request->sched.stats = &fallback_->stats;
+  request->sched.queued = true;
+  fallback_->stats.queued++;
+}
+
+bool Scheduler::Remove(Request* request, TimePoint now) {
+  if (!request->sched.queued) return false;
+  Slot* slot = SlotOf(*request);
+  if (slot == nullptr || !slot->policy->Remove(request, now)) return false;
+  slot->stats.queued--;
+  request->sched.stats = nullptr;
+  request->sched.queued = false;
+  request->policy_data = nullptr;
+  ReapStopped();
+  return true;
 }
 
 Pick Scheduler::DequeueFrom(Slot& slot, TimePoint now, bool force) {
@@ -83,6 +103,7 @@ Pick Scheduler::DequeueFrom(Slot& slot, TimePoint now, bool force) {
 
 void Scheduler::HandOut(Slot& slot, Request* request, TimePoint now) {
   slot.stats.active++;
+  request->sched.queued = false;
   request->sched.dequeued = now;
   request->policy_data = nullptr;
   NoteOrder(request->info);
@@ -152,6 +173,7 @@ std::vector<Request*> Scheduler::TakeArrivedBefore(TimePoint deadline, TimePoint
       slot.stats.queued--;
       request->policy_data = nullptr;
       request->sched.stats = nullptr;
+      request->sched.queued = false;
       (request->info.arrival < deadline ? expired : kept).push_back(request);
     }
   };

@@ -72,6 +72,17 @@ class Scheduler {
   // Never blocks, never fails: the primary takes it or the fallback does.
   void Enqueue(Request* request, TimePoint now);
 
+  // Seed 000's nrs_priority: `request`, raised from the other head (Nrs::
+  // Raise), joins this head's FIFO fallback, so it waits behind no policy
+  // of this head (no second throttle) and is served in the order raised.
+  void EnqueueRaised(Request* request, TimePoint now);
+  // Takes a queued `request` back from whichever policy holds it
+  // (Policy::Remove): it leaves as if never queued, no wait counted, and
+  // the caller owns it again. False if it is not queued here (handed out
+  // already, or held by a policy that cannot remove).
+  // REQUIRES: `request` is alive and not completed.
+  bool Remove(Request* request, TimePoint now);
+
   // Next request to serve, or nothing / nothing-until (see Pick). With
   // `force` (shutdown), any held request, ignoring throttles.
   Pick Dequeue(TimePoint now, bool force = false);

@@ -192,6 +192,30 @@ class TbfPolicy final : public Policy {
     return PopHead(c, c->head_since);
   }
 
+  // Leaves its class queue without spending a token (docs/design.md, "A
+  // blocker raised"); it still counts as having arrived (fs scope demand).
+  bool Remove(Request* request, TimePoint now) override {
+    auto it = classes_.find(KeyOf(request->info));
+    if (it == classes_.end()) return false;
+    TbfClass* c = it->second.get();
+    if (c->head == request) {
+      PopHead(c, now);
+      return true;
+    }
+    for (Request* prev = c->head; prev != nullptr;
+         prev = static_cast<Request*>(prev->policy_data)) {
+      if (prev->policy_data != request) continue;
+      prev->policy_data = request->policy_data;
+      if (c->tail == request) c->tail = prev;
+      request->policy_data = nullptr;
+      c->queued_bytes -= request->info.length;
+      queued_--;
+      c->queued--;  // the head stays: still backlogged, same deadline
+      return true;
+    }
+    return false;
+  }
+
   size_t Queued() const override { return queued_; }
 
  private:

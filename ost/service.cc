@@ -629,6 +629,14 @@ void Service::StartPolicy(nrs::Head head, std::unique_ptr<nrs::Policy> policy) {
   boost::asio::post(impl_->io, [impl = impl_.get()] { impl->WakeParked(); });
 }
 
+void Service::Raise(IoRequest& request) {
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    if (!impl_->nrs.Raise(&request, nrs::Clock::now())) return;
+  }
+  boost::asio::post(impl_->io, [impl = impl_.get()] { impl->WakeParked(); });
+}
+
 void Service::StopPolicy(nrs::Head head) {
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
@@ -794,6 +802,7 @@ ServiceCounters Service::Counters() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   counters.queued = impl_->nrs.Queued();
   counters.active = impl_->nrs.Active();
+  counters.raised = impl_->nrs.raised();
   counters.responsive = impl_->responsive;
   return counters;
 }

@@ -165,6 +165,7 @@ struct ServiceCounters {
   uint64_t bytes = 0;       // moved by reads and writes since start
   uint64_t queued = 0;      // now, both heads
   uint64_t active = 0;      // now, in service
+  uint64_t raised = 0;      // moved to the high-priority head by Raise, since start
   bool responsive = true;   // see Service::Tick
   // How long the oldest task now in service has been (0: none).
   std::chrono::nanoseconds oldest_in_service{0};
@@ -212,6 +213,14 @@ class Service final : public nrs::Target {
   // may run under the OST's lock, so it must only copy memory.
   void SubmitOrRun(std::unique_ptr<IoRequest> request,
                    const std::function<void(IoRequest&)>& before_queueing);
+
+  // Seed 000's nrs_priority: another request waits for `request`, so if it
+  // is still queued on the regular head it moves to the high-priority head
+  // (nrs::Nrs::Raise) and the service looks at its queues at once (a
+  // throttled request's token may be parked). Nothing if it is served or
+  // in service already. REQUIRES: `request` was submitted here and its
+  // observer has not been told it is done (so it is alive).
+  void Raise(IoRequest& request);
 
   // nrs::Target: switch the primary policy of one head while I/O runs (see
   // nrs::Scheduler). Requests parked on a throttling policy are looked at

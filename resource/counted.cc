@@ -5,8 +5,8 @@
 
 namespace sfs::resource {
 
-CountedCredits::CountedCredits(uint64_t total, CountedTunables tunables, OnRevoke on_revoke)
-    : tunables_(tunables), on_revoke_(std::move(on_revoke)), free_(static_cast<int64_t>(total)) {
+CountedCredits::CountedCredits(uint64_t total, CountedTunables tunables)
+    : tunables_(tunables), free_(static_cast<int64_t>(total)) {
   owners_.push_back(Owner{"root", true, {}, {}});
 }
 
@@ -42,7 +42,7 @@ bool CountedCredits::Get(OwnerId id, uint64_t amount, Clock::time_point now) {
       }
       if (free_ + reclaimable < deficit) return false;
       for (size_t i = 1; i < owners_.size(); ++i) {
-        if (i != id && owners_[i].stats.cached > 0) Revoke(owners_[i], static_cast<OwnerId>(i));
+        if (i != id && owners_[i].stats.cached > 0) Revoke(owners_[i]);
       }
     }
     const int64_t spare = std::max<int64_t>(0, free_ - deficit);
@@ -82,13 +82,13 @@ void CountedCredits::Charge(int64_t delta) {
   // charged before it ended): unused chunks pay the debt, so no owner goes
   // on granting from a cache the limit no longer covers.
   for (size_t i = 1; i < owners_.size() && free_ < 0; ++i) {
-    if (owners_[i].stats.cached > 0) Revoke(owners_[i], static_cast<OwnerId>(i));
+    if (owners_[i].stats.cached > 0) Revoke(owners_[i]);
   }
 }
 
 void CountedCredits::SetTotal(uint64_t total) {
   for (size_t i = 1; i < owners_.size(); ++i) {
-    if (owners_[i].stats.cached > 0) Revoke(owners_[i], static_cast<OwnerId>(i));
+    if (owners_[i].stats.cached > 0) Revoke(owners_[i]);
   }
   int64_t held = 0;
   for (const Owner& owner : owners_) held += static_cast<int64_t>(owner.stats.held);
@@ -117,16 +117,11 @@ CountedStats CountedCredits::Stats(OwnerId id) const {
   return id < owners_.size() ? owners_[id].stats : CountedStats{};
 }
 
-std::vector<std::function<void()>> CountedCredits::TakeCallbacks() {
-  return std::exchange(callbacks_, {});
-}
-
-void CountedCredits::Revoke(Owner& owner, OwnerId id) {
+void CountedCredits::Revoke(Owner& owner) {
   const uint64_t amount = owner.stats.cached;
   free_ += static_cast<int64_t>(amount);
   owner.stats.cached = 0;
   ++owner.stats.revoked;
-  if (on_revoke_) callbacks_.push_back([on_revoke = on_revoke_, id, amount] { on_revoke(id, amount); });
 }
 
 }  // namespace sfs::resource

@@ -41,12 +41,11 @@ struct CountedStats {
 
 class CountedCredits {
  public:
-  // Runs (through TakeCallbacks) when the root takes an owner's unused
-  // chunk back: `amount` it no longer has.
-  using OnRevoke = std::function<void(OwnerId, uint64_t amount)>;
-
   // `total`: what may be in use at all (a limit minus what is used).
-  CountedCredits(uint64_t total, CountedTunables tunables, OnRevoke on_revoke);
+  // Revocation needs no call-back: an owner's unused chunk is only a
+  // number here, which the root takes back itself (Stats().revoked
+  // counts it); the owner learns at its next Get.
+  CountedCredits(uint64_t total, CountedTunables tunables);
 
   OwnerId AddOwner(std::string name);
   // Its unused and reserved amounts go back to the root.
@@ -78,7 +77,6 @@ class CountedCredits {
   int64_t free() const { return free_; }
   int64_t total() const;  // free + cached + held: the limit minus usage
   CountedStats Stats(OwnerId owner) const;
-  std::vector<std::function<void()>> TakeCallbacks();
 
  private:
   struct Owner {
@@ -87,16 +85,14 @@ class CountedCredits {
     CountedStats stats;
     Clock::time_point lease_end;
   };
-  void Revoke(Owner& owner, OwnerId id);
+  void Revoke(Owner& owner);
 
   const CountedTunables tunables_;
-  const OnRevoke on_revoke_;
   // Below zero when SetTotal fell below what users hold: unused ends of
   // reservations then pay it back before any owner caches again.
   int64_t free_ = 0;
   std::vector<Owner> owners_;  // by OwnerId; [0] is the root, unused
   size_t live_ = 0;
-  std::vector<std::function<void()>> callbacks_;
 };
 
 }  // namespace sfs::resource

@@ -15,8 +15,8 @@ namespace sfs::resource {
 // several credits acquires them: by kind, then resource id, then offset
 // (operator< below). Two requests that both follow it can never wait for
 // each other in a cycle (docs/design.md, "Resources and credits").
+// CreditOrder checks it where one request takes several.
 enum class Kind : uint8_t {
-  kLayout = 1,  // a file's layout: open handles against layout changes
   kExtent = 2,  // a byte range of a file
   kQuota = 3,   // blocks and inodes of a uid, gid or project
   kSpace = 4,   // free space of an OST
@@ -41,6 +41,20 @@ inline bool operator<(const Credit& a, const Credit& b) {
 }
 
 std::string ToString(const Credit& credit);
+
+// What one request has taken so far, to check it takes in the total
+// order: Take is false when `next` comes before (or is) something taken
+// already, and a debug build stops there (assert), so a test of any path
+// that takes out of order fails. Cheap enough for every request: one
+// comparison.
+class CreditOrder {
+ public:
+  bool Take(Kind kind, uint64_t id = 0, uint64_t start = 0);
+
+ private:
+  bool any_ = false;
+  std::tuple<Kind, uint64_t, uint64_t> last_{};
+};
 
 // What a resource type decides. Implementations are immutable and may be
 // shared by any number of threads.
@@ -72,11 +86,5 @@ class CreditType {
 // granted a write credit over the whole file; a reader beside others a
 // read credit over the whole file.
 std::unique_ptr<CreditType> NewExtentType();
-
-// A file's layout (seed 003's open-file resource): each open handle holds
-// a read credit for its whole life, since its I/O maps offsets through the
-// layout it was opened with; a change needs the write credit, which
-// clashes with any other. Ranges are ignored.
-std::unique_ptr<CreditType> NewLayoutType();
 
 }  // namespace sfs::resource

@@ -41,7 +41,7 @@ class ExtentType final : public CreditType {
 std::unique_ptr<CreditType> NewExtentType() { return std::make_unique<ExtentType>(); }
 
 std::string ToString(const Credit& credit) {
-  static const char* const kKinds[] = {"?", "layout", "extent", "quota", "space", "identifier"};
+  static const char* const kKinds[] = {"?", "?", "extent", "quota", "space", "identifier"};
   const auto kind = static_cast<size_t>(credit.kind);
   std::string text = kind < 6 ? kKinds[kind] : "?";
   text += " " + std::to_string(credit.id) + " [" + std::to_string(credit.start) + ", ";

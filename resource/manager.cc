@@ -55,7 +55,7 @@ void CreditManager::RemoveOwner(OwnerId owner, Clock::time_point now) {
 }
 
 CreditManager::GetResult CreditManager::Get(OwnerId owner, const Credit& wanted, GetFlags flags,
-                                            Done done, OnRevoke on_revoke,
+                                            Done done, OnBlocking blocking,
                                             Clock::time_point now) {
   if (owner >= owners_.size() || !owners_[owner].alive) return {State::kError, 0};
   Expire(now);
@@ -70,7 +70,7 @@ CreditManager::GetResult CreditManager::Get(OwnerId owner, const Credit& wanted,
     }
   }
   if (!behind) {
-    switch (TryAdmit(ticket, owner, wanted, flags, on_revoke, now)) {
+    switch (TryAdmit(ticket, owner, wanted, flags, blocking, now)) {
       case Admit::kGranted:
         return {State::kGranted, ticket};
       case Admit::kDenied:
@@ -78,10 +78,10 @@ CreditManager::GetResult CreditManager::Get(OwnerId owner, const Credit& wanted,
       case Admit::kWait:
         break;
     }
-  } else if (flags.non_block_local || flags.non_block_remote) {
+  } else if (flags.non_block_local) {
     return {State::kDenied, 0};
   }
-  waiting_.push_back(Waiter{ticket, owner, wanted, std::move(done), std::move(on_revoke)});
+  waiting_.push_back(Waiter{ticket, owner, wanted, std::move(done), std::move(blocking)});
   return {State::kQueued, ticket};
 }
 
@@ -129,25 +129,26 @@ OwnerStats CreditManager::Stats(OwnerId owner) const {
 size_t CreditManager::owners() const { return live_sub_owners_; }
 
 CreditManager::Admit CreditManager::TryAdmit(Ticket ticket, OwnerId owner, const Credit& wanted,
-                                             GetFlags flags, OnRevoke& on_revoke,
+                                             GetFlags flags, OnBlocking& blocking,
                                              Clock::time_point now) {
   if (ClashesWithHold(wanted)) {
-    return flags.non_block_local || flags.non_block_remote ? Admit::kDenied : Admit::kWait;
+    if (flags.non_block_local) return Admit::kDenied;
+    WaitFor(wanted, {});
+    return Admit::kWait;
   }
   if (owner != kRootOwner) {
     for (Grant& grant : grants_) {
       if (grant.owner == owner && !grant.revoking && type_->Matches(wanted, grant.credit)) {
         ++grant.pins;
-        holds_.push_back(Hold{ticket, owner, wanted, grant.id});
+        holds_.push_back(Hold{ticket, owner, wanted, grant.id, std::move(blocking)});
         return Admit::kGranted;
       }
     }
   }
   if (flags.non_block_local) return Admit::kDenied;
-  if (flags.non_block_remote && ClashesWithOthersGrant(owner, wanted)) return Admit::kDenied;
   // Ask the root: every other owner's conflicting credit must go first.
   // Unused ones go now; one in use is marked and goes with its last Put.
-  bool blocked = false;
+  std::vector<uint64_t> blocked;  // grants in use: they go with their last Put
   for (size_t i = grants_.size(); i-- > 0;) {
     Grant& grant = grants_[i];
     if (grant.owner == owner || !type_->Conflicts(wanted, grant.credit)) continue;
@@ -155,12 +156,15 @@ CreditManager::Admit CreditManager::TryAdmit(Ticket ticket, OwnerId owner, const
     if (grant.pins == 0) {
       Cancel(i);
     } else {
-      blocked = true;
+      blocked.push_back(grant.id);
     }
   }
-  if (blocked) return Admit::kWait;
+  if (!blocked.empty()) {
+    WaitFor(wanted, blocked);
+    return Admit::kWait;
+  }
   if (owner == kRootOwner) {
-    holds_.push_back(Hold{ticket, owner, wanted, 0});
+    holds_.push_back(Hold{ticket, owner, wanted, 0, std::move(blocking)});
     return Admit::kGranted;
   }
   // More than was asked for only if it clashes with nothing anyone has or
@@ -171,9 +175,20 @@ CreditManager::Admit CreditManager::TryAdmit(Ticket ticket, OwnerId owner, const
       ClashesWithWaiter(ticket, granted)) {
     granted = wanted;
   }
-  grants_.push_back(Grant{next_grant_++, owner, granted, 1, false, now, now, std::move(on_revoke)});
-  holds_.push_back(Hold{ticket, owner, wanted, grants_.back().id});
+  grants_.push_back(Grant{next_grant_++, owner, granted, 1, false, now, now});
+  holds_.push_back(Hold{ticket, owner, wanted, grants_.back().id, std::move(blocking)});
   return Admit::kGranted;
+}
+
+void CreditManager::WaitFor(const Credit& wanted, const std::vector<uint64_t>& grants) {
+  for (Hold& hold : holds_) {
+    if (!hold.blocking) continue;
+    const bool on_blocked_grant =
+        hold.grant != 0 && std::find(grants.begin(), grants.end(), hold.grant) != grants.end();
+    if (on_blocked_grant || type_->Conflicts(hold.credit, wanted)) {
+      callbacks_.push_back(std::exchange(hold.blocking, nullptr));
+    }
+  }
 }
 
 bool CreditManager::ClashesWithHold(const Credit& wanted) const {
@@ -200,11 +215,6 @@ bool CreditManager::ClashesWithOthersGrant(OwnerId owner, const Credit& credit) 
 void CreditManager::Revoke(Grant& grant) {
   grant.revoking = true;
   ++owners_[grant.owner].revoked;
-  if (grant.on_revoke) {
-    callbacks_.push_back([on_revoke = grant.on_revoke, credit = grant.credit] {
-      on_revoke(credit);
-    });
-  }
 }
 
 void CreditManager::Cancel(size_t grant_index) {
@@ -246,7 +256,7 @@ void CreditManager::Pump(Clock::time_point now) {
         break;
       }
     }
-    if (!behind && TryAdmit(it->ticket, it->owner, it->credit, GetFlags{}, it->on_revoke, now) ==
+    if (!behind && TryAdmit(it->ticket, it->owner, it->credit, GetFlags{}, it->blocking, now) ==
                        Admit::kGranted) {
       callbacks_.push_back([done = std::move(it->done), ticket = it->ticket] {
         done(Outcome::kGranted, ticket);

@@ -10,7 +10,9 @@
 // sub-owner (an open file handle, an OST service) is granted credits by
 // the root and keeps them after use, cached with a lease, until the root
 // revokes them for a conflicting request, the lease runs out, or the owner
-// goes. Users take a credit through an owner with Get and give it back
+// goes. Revocation needs no call-back from the owner: everything an owner
+// has is in this table, so the root cancels an unused credit itself, at
+// once, and a held one at its last Put. Users take a credit through an owner with Get and give it back
 // with Put; between the two the credit is held (pinned): a held credit is
 // never revoked, its revocation waits for the Put.
 //
@@ -48,11 +50,9 @@ struct GetFlags {
   // Seed 003's non-block-local: deny at once unless the owner already has
   // a matching credit and nothing in use clashes; never queue, never ask
   // the master.
+  // (Seed 003's non-block-remote has no user since layout changes stopped
+  // asking for a credit: docs/design.md, "Layouts of open files".)
   bool non_block_local = false;
-  // Seed 003's non-block-remote: deny at once rather than revoke or wait
-  // when the request clashes with a credit another owner holds or was
-  // granted (the master's conflicts are not resolved).
-  bool non_block_remote = false;
 };
 
 struct Tunables {
@@ -77,12 +77,12 @@ class CreditManager {
  public:
   // Runs when a queued request is decided (granted, or kError).
   using Done = std::function<void(Outcome, Ticket)>;
-  // Runs when the root takes back a credit the owner was granted by this
-  // Get (seed 003's notify call-back); the owner needs to do nothing: the
-  // manager cancels the credit once it is no longer held.
-  using OnRevoke = std::function<void(const Credit&)>;
+  // Runs, at most once, when another request has to wait for the credit
+  // this Get holds (seed 000's nrs_priority: the user holding it may hurry,
+  // e.g. its I/O moves to the high-priority head; fs/extent_credits.h).
+  using OnBlocking = std::function<void()>;
   // Work for the caller to run once it lets go of whatever serialises
-  // calls: Done and OnRevoke call-backs, in the order they arose.
+  // calls: Done and OnBlocking call-backs, in the order they arose.
   using Callbacks = std::vector<std::function<void()>>;
 
   enum class State { kGranted, kQueued, kDenied, kError };
@@ -104,9 +104,12 @@ class CreditManager {
 
   // Seed 003's credit_get. Granted (held now), queued (Done runs later),
   // or denied (non_block_local). `wanted.kind`/`id` must be this
-  // manager's resource.
+  // manager's resource. `blocking` (may be null) belongs to the credit
+  // once held: a request that must wait for it (it clashes with it, or
+  // with the grant it was taken from) runs it, once; a request denied by
+  // a flag does not.
   GetResult Get(OwnerId owner, const Credit& wanted, GetFlags flags, Done done,
-                OnRevoke on_revoke, Clock::time_point now);
+                OnBlocking blocking, Clock::time_point now);
   // Seed 003's credit_put: releases a held credit. A sub-owner's credit
   // is then cached unless it is being revoked.
   void Put(Ticket ticket, Clock::time_point now);
@@ -124,20 +127,20 @@ class CreditManager {
     bool revoking = false;
     Clock::time_point lease_end;
     Clock::time_point last_used;
-    OnRevoke on_revoke;
   };
   struct Hold {
     Ticket ticket;
     OwnerId owner;
     Credit credit;
-    uint64_t grant;  // 0: the root's own, no grant
+    uint64_t grant;       // 0: the root's own, no grant
+    OnBlocking blocking;  // null once run
   };
   struct Waiter {
     Ticket ticket;
     OwnerId owner;
     Credit credit;
     Done done;
-    OnRevoke on_revoke;
+    OnBlocking blocking;
   };
   struct Owner {
     std::string name;
@@ -147,8 +150,12 @@ class CreditManager {
   enum class Admit { kGranted, kWait, kDenied };
 
   Admit TryAdmit(Ticket ticket, OwnerId owner, const Credit& wanted, GetFlags flags,
-                 OnRevoke& on_revoke, Clock::time_point now);
+                 OnBlocking& blocking, Clock::time_point now);
   bool ClashesWithHold(const Credit& wanted) const;
+  // Queues the OnBlocking of every hold a request for `wanted` waits for:
+  // those it clashes with, and those taken from a grant in `grants` (ids
+  // of other owners' grants in use that must go first).
+  void WaitFor(const Credit& wanted, const std::vector<uint64_t>& grants);
   bool ClashesWithOthersGrant(OwnerId owner, const Credit& credit) const;
   bool ClashesWithWaiter(Ticket self, const Credit& credit) const;
   void Revoke(Grant& grant);

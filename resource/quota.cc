@@ -25,7 +25,7 @@ int64_t Limit(uint64_t soft, uint64_t hard, bool grace_over) {
 }  // namespace
 
 QuotaEnforcer::Pool::Pool(const QuotaTunables& tunables, uint64_t generation)
-    : generation(generation), blocks(0, tunables.blocks, nullptr), inodes(0, tunables.inodes, nullptr) {
+    : generation(generation), blocks(0, tunables.blocks), inodes(0, tunables.inodes) {
   inodes.AddOwner("mdt");
 }
 
@@ -104,7 +104,11 @@ std::optional<QuotaId> QuotaEnforcer::Reserve(const std::vector<QuotaId>& ids, b
                                               Clock::time_point now, int64_t now_sec,
                                               Reservation* out) {
   *out = Reservation{{}, owner, amount, blocks};
+  // All or none, so nothing waits; still in the total order (user, group,
+  // project, by id), which a debug build checks.
+  CreditOrder order;
   for (const QuotaId& id : ids) {
+    order.Take(Kind::kQuota, (static_cast<uint64_t>(id.type) << 32) | id.id);
     auto it = pools_.find(id);
     if (it == pools_.end()) continue;
     Pool& pool = *it->second;

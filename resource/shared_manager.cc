@@ -28,12 +28,12 @@ void SharedCreditManager::RemoveOwner(OwnerId owner) {
 
 CreditManager::GetResult SharedCreditManager::Get(OwnerId owner, const Credit& wanted,
                                                   GetFlags flags, CreditManager::Done done,
-                                                  CreditManager::OnRevoke on_revoke) {
+                                                  CreditManager::OnBlocking blocking) {
   CreditManager::GetResult result;
   CreditManager::Callbacks callbacks;
   {
     std::lock_guard<std::mutex> lock(mu_);
-    result = manager_.Get(owner, wanted, flags, std::move(done), std::move(on_revoke), now_());
+    result = manager_.Get(owner, wanted, flags, std::move(done), std::move(blocking), now_());
     callbacks = manager_.TakeCallbacks();
   }
   Run(std::move(callbacks));

@@ -24,9 +24,10 @@ class SharedCreditManager {
   OwnerId AddOwner(std::string name);
   void RemoveOwner(OwnerId owner);
   // As CreditManager::Get. A queued request's Done runs on the thread whose
-  // Put or RemoveOwner let it in.
+  // Put or RemoveOwner let it in; an OnBlocking on the thread of the Get
+  // (or Put) that had to wait for it.
   CreditManager::GetResult Get(OwnerId owner, const Credit& wanted, GetFlags flags,
-                               CreditManager::Done done, CreditManager::OnRevoke on_revoke);
+                               CreditManager::Done done, CreditManager::OnBlocking blocking);
   void Put(Ticket ticket);
   OwnerStats Stats(OwnerId owner) const;
   // Live sub-owners, without the lock: a hint (it may change at once).

@@ -324,8 +324,9 @@ TEST_F(PlacementTest, BadInputIsRefusedAndChangesNothing) {
   EXPECT_EQ(Get("pool_rules"), "r1 rank=10 uid={1000} pool=fast\n");
   EXPECT_EQ(Get("rtds_auto"), "off");
   EXPECT_EQ(Xattr(P("d"), "user.stripefs.layout"), "<No data available>");
-  EXPECT_TRUE(Contains(fs_->Log(), "no OST of positive weight") ||
-              Contains(fs_->Log(), "positive weight"))
+  // Each refusal logs what was wrong: both ENOSPC cases, by their own words.
+  EXPECT_TRUE(Contains(fs_->Log(), "every OST would have weight 0")) << fs_->Log();
+  EXPECT_TRUE(Contains(fs_->Log(), "pool fast would have no OST of positive weight (osts=0-1)"))
       << fs_->Log();
 }
 

@@ -23,7 +23,7 @@ class ManagerTest : public ::testing::Test {
     return manager_.Get(
         owner, wanted, flags,
         [this](Outcome outcome, Ticket ticket) { decided_.push_back({ticket, outcome}); },
-        [this, owner](const Credit&) { ++revoke_notices_[owner]; }, now_);
+        [this, owner] { ++blocking_runs_[owner]; }, now_);
   }
   // Runs what the manager left for its caller.
   void RunCallbacks() {
@@ -33,7 +33,7 @@ class ManagerTest : public ::testing::Test {
   CreditManager manager_;
   Clock::time_point now_{};
   std::vector<std::pair<Ticket, Outcome>> decided_;
-  std::map<OwnerId, int> revoke_notices_;
+  std::map<OwnerId, int> blocking_runs_;  // OnBlocking runs, by the owner that held
 };
 
 TEST_F(ManagerTest, AnOwnerAloneCachesTheWholeFileAndNeedsNoMasterAfter) {
@@ -59,8 +59,8 @@ TEST_F(ManagerTest, ASecondOwnerRevokesTheFirstOnesUnusedCredit) {
   auto other = Get(b, Extent(100, 200, Mode::kWrite));
   ASSERT_EQ(other.state, State::kGranted);
   RunCallbacks();
-  EXPECT_EQ(revoke_notices_[a], 1);
   EXPECT_EQ(manager_.Stats(a).revoked, 1u);
+  EXPECT_EQ(blocking_runs_[a], 0);  // a held nothing: b waited for nobody
   EXPECT_EQ(manager_.Stats(a).cached, 0u);
   // Two owners now: a write is granted what was asked, so a's next
   // request elsewhere clashes with nothing b has.
@@ -76,7 +76,10 @@ TEST_F(ManagerTest, ACreditInUseIsRevokedOnlyWhenPut) {
   auto waits = Get(b, Extent(500, 600, Mode::kWrite));
   ASSERT_EQ(waits.state, State::kQueued);
   RunCallbacks();
-  EXPECT_EQ(revoke_notices_[a], 1);
+  EXPECT_EQ(manager_.Stats(a).revoked, 1u);
+  // b waits for a's request, which held the grant b's range is in
+  // (though not b's range itself).
+  EXPECT_EQ(blocking_runs_[a], 1);
   EXPECT_TRUE(decided_.empty());
   EXPECT_EQ(manager_.Stats(b).pending_out, 1u);
   EXPECT_EQ(manager_.Stats(kRootOwner).pending_in, 1u);
@@ -85,6 +88,44 @@ TEST_F(ManagerTest, ACreditInUseIsRevokedOnlyWhenPut) {
   ASSERT_EQ(decided_.size(), 1u);
   EXPECT_EQ(decided_[0], std::make_pair(waits.ticket, Outcome::kGranted));
   EXPECT_EQ(manager_.Stats(a).cached, 0u);  // the revoked credit went with the Put
+}
+
+// Seed 000's nrs_priority, the credit side: a request that must wait
+// runs the OnBlocking of each hold it waits for, once per hold; one that
+// waits for nothing, or is denied by a flag, runs none.
+TEST_F(ManagerTest, AWaitRunsTheHoldersOnBlockingOnce) {
+  const OwnerId a = manager_.AddOwner("a");
+  const OwnerId b = manager_.AddOwner("b");
+  const OwnerId c = manager_.AddOwner("c");
+  auto held = Get(a, Extent(0, 10, Mode::kWrite));
+  auto apart = Get(c, Extent(100, 110, Mode::kWrite));
+  ASSERT_EQ(held.state, State::kGranted);
+  ASSERT_EQ(apart.state, State::kGranted);
+  EXPECT_EQ(Get(b, Extent(5, 6, Mode::kRead), {.non_block_local = true}).state, State::kDenied);
+  RunCallbacks();
+  EXPECT_TRUE(blocking_runs_.empty());
+  ASSERT_EQ(Get(b, Extent(5, 6, Mode::kRead)).state, State::kQueued);
+  RunCallbacks();
+  EXPECT_EQ(blocking_runs_[a], 1);
+  EXPECT_EQ(blocking_runs_[c], 0);
+  // A second waiter for the same hold: already told.
+  ASSERT_EQ(Get(c, Extent(0, 1, Mode::kWrite)).state, State::kQueued);
+  RunCallbacks();
+  EXPECT_EQ(blocking_runs_[a], 1);
+  // The root's own users' holds are told as well (a truncate without a
+  // handle).
+  manager_.Put(apart.ticket, now_);
+  auto truncate = Get(kRootOwner, Extent(200, kWholeRange, Mode::kWrite));
+  ASSERT_EQ(truncate.state, State::kGranted);
+  ASSERT_EQ(Get(b, Extent(300, 301, Mode::kRead)).state, State::kQueued);
+  RunCallbacks();
+  EXPECT_EQ(blocking_runs_[kRootOwner], 1);
+  // Granted in the end, in order, and nothing runs for a released hold.
+  manager_.Put(held.ticket, now_);
+  manager_.Put(truncate.ticket, now_);
+  RunCallbacks();
+  EXPECT_EQ(decided_.size(), 3u);
+  EXPECT_EQ(blocking_runs_[a], 1);
 }
 
 TEST_F(ManagerTest, ConflictingRequestsAreGrantedInArrivalOrderOthersPass) {
@@ -312,48 +353,6 @@ TEST_F(ManagerTest, RandomTrafficNeverHoldsClashingCreditsAndKeepsOrder) {
     if (result.state == State::kGranted) check_granted(result.ticket);
   }
   EXPECT_GT(manager_.Stats(owners[1]).revoked + manager_.Stats(owners[2]).revoked, 0u);
-}
-
-}  // namespace
-}  // namespace sfs::resource
-
-namespace sfs::resource {
-namespace {
-
-Credit Layout(Mode mode) { return Credit{Kind::kLayout, 9, 0, kWholeRange, mode}; }
-
-// Seed 003's open file: every handle holds a read credit on the layout
-// for its life; a change asks for the write credit without waiting and
-// without revoking, so it is refused while any handle is open.
-TEST(LayoutCreditTest, AChangeIsRefusedWhileAHandleHoldsTheLayout) {
-  CreditManager manager(NewLayoutType(), Tunables{});
-  const Clock::time_point now{};
-  const GetFlags no_wait{.non_block_remote = true};
-  const OwnerId a = manager.AddOwner("handle a");
-  const OwnerId b = manager.AddOwner("handle b");
-  auto held_a = manager.Get(a, Layout(Mode::kRead), {}, nullptr, nullptr, now);
-  auto held_b = manager.Get(b, Layout(Mode::kRead), {}, nullptr, nullptr, now);
-  ASSERT_EQ(held_a.state, CreditManager::State::kGranted);
-  ASSERT_EQ(held_b.state, CreditManager::State::kGranted);  // reads share
-  EXPECT_EQ(manager.Get(kRootOwner, Layout(Mode::kWrite), no_wait, nullptr, nullptr, now).state,
-            CreditManager::State::kDenied);
-  manager.Put(held_a.ticket, now);
-  manager.RemoveOwner(a, now);
-  // b's credit is cached-free only when it goes: still refused, nothing revoked.
-  EXPECT_EQ(manager.Get(kRootOwner, Layout(Mode::kWrite), no_wait, nullptr, nullptr, now).state,
-            CreditManager::State::kDenied);
-  EXPECT_EQ(manager.Stats(b).revoked, 0u);
-  manager.Put(held_b.ticket, now);
-  manager.RemoveOwner(b, now);
-  auto change = manager.Get(kRootOwner, Layout(Mode::kWrite), no_wait, nullptr, nullptr, now);
-  EXPECT_EQ(change.state, CreditManager::State::kGranted);
-  // Without the flag, a change would revoke a handle's unused credit; a
-  // handle never leaves it unused, it holds it until it is released.
-  const OwnerId c = manager.AddOwner("handle c");
-  auto waiting = manager.Get(c, Layout(Mode::kRead), {}, [](Outcome, Ticket) {}, nullptr, now);
-  EXPECT_EQ(waiting.state, CreditManager::State::kQueued);  // behind the change
-  manager.Put(change.ticket, now);
-  EXPECT_EQ(manager.Stats(c).held, 1u);
 }
 
 }  // namespace
