@@ -36,15 +36,17 @@ Target TargetOf(OpenFile& file) {
 }
 
 // The stripes whose parts of a write or preallocation created their
-// objects (the file had not recorded them as created) and succeeded: their
-// objects now hold file data, so the file records them (MarkCreated) whatever
-// the other parts did, and from then on a missing object reads as lost,
-// never as zeros.
+// objects (the file had not recorded them as created): the file records
+// them (MarkCreated) whatever the other parts did, and from then on a
+// missing object reads as lost, never as zeros. A part that failed after
+// its object was made (ENOSPC inside the OST's filesystem) counts too: its
+// object keeps what it allocated, and only a recorded object is freed by
+// unlink.
 class NewObjects {
  public:
   // From MultiPartOp::OnPart, on service threads.
-  void Note(const ost::IoRequest& part, const Status& status) {
-    if (!status.ok() || part.must_exist) return;
+  void Note(const ost::IoRequest& part, const Status&) {
+    if (!part.object_exists || part.must_exist) return;
     std::lock_guard<std::mutex> lock(mu_);
     stripes_.push_back(static_cast<uint32_t>(part.tag));
   }
