@@ -74,8 +74,8 @@ class MultiPartOp : public ost::IoObserver {
   // and passed on to a follow-up op that finishes its work.
   void set_credit(std::shared_ptr<void> credit) { credit_ = std::move(credit); }
   const std::shared_ptr<void>& credit() const { return credit_; }
-  // Its quota reservation (fs/quota_control.h) and space grant
-  // (fs/space_grants.h), held until it is deleted.
+  // Its quota reservation (fs/quota_control.h), held until it is deleted,
+  // and space grant (fs/space_grants.h), until its last part is done.
   void set_quota(std::shared_ptr<QuotaHold> quota) { quota_ = std::move(quota); }
   QuotaHold* quota() const { return quota_.get(); }
   void set_space(std::shared_ptr<SpaceHold> space) { space_ = std::move(space); }

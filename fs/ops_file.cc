@@ -733,6 +733,9 @@ void OpFsync(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
 
 void OpFallocate(fuse_req_t req, fuse_ino_t, int mode, off_t off, off_t length,
                  fuse_file_info* fi) {
+  // As a write's: a refused space grant may wait here for a fresh sample
+  // and the destroys in flight (fs/space_grants.h).
+  const FuseCallbackScope in_callback;
   Filesystem& fs = Fs(req);
   auto& file = Handle(fi)->file;
   const uint64_t offset = static_cast<uint64_t>(off);

@@ -33,34 +33,32 @@ Result<std::shared_ptr<SpaceHold>> SpaceGrants::Reserve(
   if (held.ok() || held.err() != ENOSPC || !may_wait) return held;
   // Maybe only the estimate is short: space freed by other programs since
   // the sample (a fresh one shows it), or by destroys still running (each
-  // is credited as it finishes). Tried again until a fresh sample is in and
-  // no destroy is left on the short OST.
+  // is credited as it finishes). Tried again until a sample asked after
+  // the last free there ended is in and no destroy is left on the short
+  // OST: a free that ran beside a sample may be in neither the sample nor
+  // the credits (resource/free_space.h).
   const auto started = Clock::now();
   auto asked = started;
   request_sample_(short_ost);
-  bool was_freeing = false;
   for (auto waited = Clock::duration::zero(); waited < kFreshSampleWait;
        waited = Clock::now() - started) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    const bool freeing = destroys_in_flight_(short_ost) > 0;
-    const bool freed = was_freeing && !freeing;
-    was_freeing = freeing;
-    if (freed) {
-      // A sample that ran beside the last destroy takes it as shown
-      // (resource/free_space.h): one taken after it decides.
+    // Credited since the sample was asked: try it now, and ask again.
+    const bool credited = LastFreed(short_ost) > asked;
+    if (credited) {
       asked = Clock::now();
       request_sample_(short_ost);
     }
+    const bool freeing = destroys_in_flight_(short_ost) > 0;
     const ost::SpaceSample sample = sample_of_(short_ost);
     const bool fresh = sample.at && *sample.at > asked;
-    if (!fresh && !freeing && !freed) continue;
+    if (!fresh && !freeing && !credited) continue;
     const uint32_t was_short = short_ost;
     held = TryReserve(per_ost, &short_ost);
     if (held.ok() || held.err() != ENOSPC) return held;
     if (short_ost != was_short) {
       asked = Clock::now();  // another OST's pool is short now: its own sample
       request_sample_(short_ost);
-      was_freeing = false;
     } else if (fresh && !freeing) {
       return held;
     }
@@ -129,9 +127,16 @@ void SpaceGrants::Freed(uint32_t ost, uint64_t bytes, Clock::time_point from) {
   const ost::SpaceSample sample = sample_of_(ost);  // before the lock, as TryReserve
   if (sample.space && sample.space->read_only) return;
   std::lock_guard<std::mutex> lock(mu_);
+  last_freed_[ost] = Clock::now();
   // A pool not made yet has no sample: it grants everything anyway.
   auto it = pools_.find(PoolKey(ost, sample));
   if (it != pools_.end()) it->second.Freed(bytes, from);
+}
+
+SpaceGrants::Clock::time_point SpaceGrants::LastFreed(uint32_t ost) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = last_freed_.find(ost);
+  return it == last_freed_.end() ? Clock::time_point{} : it->second;
 }
 
 uint64_t SpaceGrants::granted() {

@@ -90,6 +90,7 @@ class SpaceGrants {
  private:
   friend class SpaceHold;
   void Return(const std::vector<std::pair<uint64_t, uint64_t>>& pool_bytes);
+  Clock::time_point LastFreed(uint32_t ost);
   // One try; on refusal, `short_ost` is the OST whose pool was short.
   Result<std::shared_ptr<SpaceHold>> TryReserve(
       const std::vector<std::pair<uint32_t, uint64_t>>& per_ost, uint32_t* short_ost);
@@ -101,6 +102,8 @@ class SpaceGrants {
   // By pool key: the backing filesystem's device, or (OST | 1 << 63)
   // while its device is not known.
   std::map<uint64_t, resource::FreeSpace> pools_;  // GUARDED_BY(mu_)
+  // By OST: when its latest Freed came (Reserve asks for a sample after it).
+  std::map<uint32_t, Clock::time_point> last_freed_;  // GUARDED_BY(mu_)
 };
 
 }  // namespace sfs::fs

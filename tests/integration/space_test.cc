@@ -223,6 +223,13 @@ TEST(SpaceTest, APreallocationFailingInsideTheOstLeaksNothing) {
   const int err = FailInsideTheOst(fs, 8 * kMiB, [&] { return posix_fallocate(fd, 0, 96 * kMiB); });
   EXPECT_EQ(err, ENOSPC);
   ASSERT_EQ(close(fd), 0);
+  // Every object is its file's: fsck finds nothing to repair.
+  ASSERT_TRUE(fs.Unmount());
+  const CommandResult fsck =
+      Shell(std::string(StripefsBinary()) + " fsck " + fs.meta_dir() + " 2>&1");
+  EXPECT_EQ(fsck.exit_code, 0) << fsck.output;
+  EXPECT_TRUE(Contains(fsck.output, "0 problems")) << fsck.output;
+  ASSERT_TRUE(fs.Mount());
   ExpectRemovedWhole(fs, path, free_before);
 }
 
