@@ -314,9 +314,17 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
   if (Status loaded = fs->quota_->Load(); !loaded.ok()) return loaded;
   fs->space_ = std::make_unique<SpaceGrants>(
       [osts = &fs->osts_](uint32_t ost) { return osts->at(ost).LastSpace(); },
-      [osts = &fs->osts_](uint32_t ost) { osts->at(ost).RequestSpaceSample(); });
-  // An OST that stops answering gets no new files until it answers again.
+      [osts = &fs->osts_](uint32_t ost) { osts->at(ost).RequestSpaceSample(); },
+      [fs = fs.get()](uint32_t ost) {
+        return fs->osts_.at(ost).DestroysInFlight() + fs->RemovedNotDestroyed();
+      });
+  // An OST that stops answering gets no new files until it answers again;
+  // what its truncates, punches and destroys free is granted again at once.
   for (auto& service : fs->osts_.All()) {
+    service->SetSpaceFreedListener(
+        [space = fs->space_.get()](uint32_t index, uint64_t bytes, nrs::TimePoint from) {
+          space->Freed(index, bytes, from);
+        });
     service->SetHealthListener([control = fs->placement_control_.get()](uint32_t index,
                                                                        bool responsive) {
       control->SetResponsive(index, responsive);
@@ -657,10 +665,21 @@ Status Filesystem::MarkWriting(OpenFile& file) {
 void Filesystem::ForgetRemoved(uint64_t ino) {
   {
     std::lock_guard<std::mutex> lock(open_mu_);
-    if (open_.count(ino) != 0) return;  // the last close destroys it
+    if (open_.count(ino) != 0) {
+      removed_.insert(ino);
+      return;  // the last close destroys it
+    }
     if (!destroying_.insert(ino).second) return;
   }
   DestroyObjects(ino);
+  // Counted until its destroys are queued, where the OSTs count them.
+  std::lock_guard<std::mutex> lock(open_mu_);
+  removed_.erase(ino);
+}
+
+size_t Filesystem::RemovedNotDestroyed() {
+  std::lock_guard<std::mutex> lock(open_mu_);
+  return removed_.size();
 }
 
 Result<meta::Removed> Filesystem::Unlink(uint64_t parent, const std::string& name) {

@@ -241,6 +241,10 @@ class Filesystem {
   // After a name went away leaving `ino` with no links: destroy the objects
   // now, or on the last close if the file is still open.
   void ForgetRemoved(uint64_t ino);
+  // Files with no links left whose objects are not queued for destruction
+  // yet (still open: destroyed at their last close, which the kernel may
+  // send after the unlink's reply). Free-space grants wait for them too.
+  size_t RemovedNotDestroyed();
   // unlink(2) of `name`: a file left with no links is purged in the same
   // store batch when it is not open and none of its objects was ever
   // created (the usual empty file), else destroyed as ForgetRemoved says.
@@ -454,9 +458,10 @@ class Filesystem {
   // store read while no directory is open.
   std::atomic<size_t> open_dir_count_{0};
 
-  std::mutex open_mu_;  // guards open_ and destroying_, and OpenFile::opens
+  std::mutex open_mu_;  // guards open_, destroying_, removed_, and OpenFile::opens
   std::unordered_map<uint64_t, std::shared_ptr<OpenFile>> open_;
   std::unordered_set<uint64_t> destroying_;
+  std::unordered_set<uint64_t> removed_;  // see RemovedNotDestroyed
 };
 
 // The FUSE low-level operation table (fs/lowlevel_ops.cc).

@@ -101,6 +101,10 @@ void MultiPartOp::Drop() {
     status = first_error_;
   }
   Filesystem* fs = fs_;
+  // Every part is done, so what it wrote is on its disks: its grant counts
+  // as written from now, before the reply, so a sample taken for the
+  // caller's next op is never older than this (resource/free_space.h).
+  space_.reset();
   Finish(status);  // may launch a follow-up op, which counts itself first
   // Unless a follow-up took it over, no raise may reach this op any more.
   if (credit_ != nullptr) static_cast<HeldExtent*>(credit_.get())->ClearUser(this);

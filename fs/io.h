@@ -82,10 +82,10 @@ class MultiPartOp : public ost::IoObserver {
   // when another request waits for the credit.
   void set_credit(std::shared_ptr<void> credit);
   const std::shared_ptr<void>& credit() const { return credit_; }
-  // Its quota reservation (fs/quota_control.h) and space grant
-  // (fs/space_grants.h), held until it is deleted. The three are set in
-  // the total order (credit, quota, space; resource/credit.h), which a
-  // debug build checks.
+  // Its quota reservation (fs/quota_control.h), held until it is deleted,
+  // and space grant (fs/space_grants.h), until its last part is done. The
+  // three are set in the total order (credit, quota, space;
+  // resource/credit.h), which a debug build checks.
   void set_quota(std::shared_ptr<QuotaHold> quota) {
     if (quota != nullptr) order_.Take(resource::Kind::kQuota);
     quota_ = std::move(quota);

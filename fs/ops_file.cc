@@ -37,15 +37,17 @@ Target TargetOf(OpenFile& file) {
 }
 
 // The stripes whose parts of a write or preallocation created their
-// objects (the file had not recorded them as created) and succeeded: their
-// objects now hold file data, so the file records them (MarkCreated) whatever
-// the other parts did, and from then on a missing object reads as lost,
-// never as zeros.
+// objects (the file had not recorded them as created): the file records
+// them (MarkCreated) whatever the other parts did, and from then on a
+// missing object reads as lost, never as zeros. A part that failed after
+// its object was made (ENOSPC inside the OST's filesystem) counts too: its
+// object keeps what it allocated, and only a recorded object is freed by
+// unlink.
 class NewObjects {
  public:
   // From MultiPartOp::OnPart, on service threads.
-  void Note(const ost::IoRequest& part, const Status& status) {
-    if (!status.ok() || part.must_exist) return;
+  void Note(const ost::IoRequest& part, const Status&) {
+    if (!part.object_exists || part.must_exist) return;
     std::lock_guard<std::mutex> lock(mu_);
     stripes_.push_back(static_cast<uint32_t>(part.tag));
   }
@@ -779,6 +781,9 @@ void OpFsync(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
 
 void OpFallocate(fuse_req_t req, fuse_ino_t, int mode, off_t off, off_t length,
                  fuse_file_info* fi) {
+  // As a write's: a refused space grant may wait here for a fresh sample
+  // and the destroys in flight (fs/space_grants.h).
+  const FuseCallbackScope in_callback;
   Filesystem& fs = Fs(req);
   auto& file = Handle(fi)->file;
   const uint64_t offset = static_cast<uint64_t>(off);

@@ -160,6 +160,10 @@ Status Filesystem::AddOst(const std::string& requested) {
   if (Status scheduled = nrs_control_->AddTarget(added); !scheduled.ok()) {
     return unpublished(scheduled);
   }
+  added->SetSpaceFreedListener(
+      [space = space_.get()](uint32_t ost, uint64_t bytes, nrs::TimePoint from) {
+        space->Freed(ost, bytes, from);
+      });
   added->SetHealthListener([control = placement_control_.get()](uint32_t ost, bool responsive) {
     control->SetResponsive(ost, responsive);
   });

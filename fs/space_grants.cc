@@ -10,6 +10,11 @@ namespace {
 
 constexpr uint64_t kUnknownDevice = 1ULL << 63;
 
+// The pool an OST's sample puts it in.
+uint64_t PoolKey(uint32_t ost, const ost::SpaceSample& sample) {
+  return sample.space && sample.space->device != 0 ? sample.space->device : (kUnknownDevice | ost);
+}
+
 // Never granted: the backing filesystem's own blocks for the objects'
 // inodes, directories and extent trees. 1 % of it, from 64 KiB to 64 MiB.
 uint64_t MarginOf(const ost::SpaceInfo& space) {
@@ -26,15 +31,37 @@ Result<std::shared_ptr<SpaceHold>> SpaceGrants::Reserve(
   uint32_t short_ost = 0;
   auto held = TryReserve(per_ost, &short_ost);
   if (held.ok() || held.err() != ENOSPC || !may_wait) return held;
-  // Maybe only the estimate is short (space freed since the sample): one
-  // fresh sample decides.
-  const auto asked = Clock::now();
+  // Maybe only the estimate is short: space freed by other programs since
+  // the sample (a fresh one shows it), or by destroys still running (each
+  // is credited as it finishes). Tried again until a sample asked after
+  // the last free there ended is in and no destroy is left on the short
+  // OST: a free that ran beside a sample may be in neither the sample nor
+  // the credits (resource/free_space.h).
+  const auto started = Clock::now();
+  auto asked = started;
   request_sample_(short_ost);
   for (auto waited = Clock::duration::zero(); waited < kFreshSampleWait;
-       waited = Clock::now() - asked) {
+       waited = Clock::now() - started) {
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    // Credited since the sample was asked: try it now, and ask again.
+    const bool credited = LastFreed(short_ost) > asked;
+    if (credited) {
+      asked = Clock::now();
+      request_sample_(short_ost);
+    }
+    const bool freeing = destroys_in_flight_(short_ost) > 0;
     const ost::SpaceSample sample = sample_of_(short_ost);
-    if (sample.at && *sample.at > asked) return TryReserve(per_ost, &short_ost);
+    const bool fresh = sample.at && *sample.at > asked;
+    if (!fresh && !freeing && !credited) continue;
+    const uint32_t was_short = short_ost;
+    held = TryReserve(per_ost, &short_ost);
+    if (held.ok() || held.err() != ENOSPC) return held;
+    if (short_ost != was_short) {
+      asked = Clock::now();  // another OST's pool is short now: its own sample
+      request_sample_(short_ost);
+    } else if (fresh && !freeing) {
+      return held;
+    }
   }
   return held;
 }
@@ -54,8 +81,7 @@ Result<std::shared_ptr<SpaceHold>> SpaceGrants::TryReserve(
     // A read-only OST refuses the write itself (EROFS), as before grants:
     // no room to count there.
     if (sample.space && sample.space->read_only) continue;
-    const uint64_t key =
-        sample.space && sample.space->device != 0 ? sample.space->device : (kUnknownDevice | ost);
+    const uint64_t key = PoolKey(ost, sample);
     Want& want = wants[key];
     want.bytes += bytes;
     want.ost = ost;
@@ -74,7 +100,7 @@ Result<std::shared_ptr<SpaceHold>> SpaceGrants::TryReserve(
       const ost::SpaceInfo& space = *want.sample->space;
       pool.set_margin(MarginOf(space));
       // The daemon is root: root's free blocks are what its writes can use.
-      pool.Sample(space.free_blocks * space.block_size, *want.sample->at);
+      pool.Sample(space.free_blocks * space.block_size, *want.sample->at, want.sample->until);
     }
     if (!pool.Get(want.bytes)) {
       *short_ost = want.ost;
@@ -95,6 +121,22 @@ void SpaceGrants::Return(const std::vector<std::pair<uint64_t, uint64_t>>& pool_
   // order (resource/free_space.h).
   const auto now = Clock::now();
   for (const auto& [key, bytes] : pool_bytes) pools_.at(key).Put(bytes, now);
+}
+
+void SpaceGrants::Freed(uint32_t ost, uint64_t bytes, Clock::time_point from) {
+  const ost::SpaceSample sample = sample_of_(ost);  // before the lock, as TryReserve
+  if (sample.space && sample.space->read_only) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  last_freed_[ost] = Clock::now();
+  // A pool not made yet has no sample: it grants everything anyway.
+  auto it = pools_.find(PoolKey(ost, sample));
+  if (it != pools_.end()) it->second.Freed(bytes, from);
+}
+
+SpaceGrants::Clock::time_point SpaceGrants::LastFreed(uint32_t ost) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = last_freed_.find(ost);
+  return it == last_freed_.end() ? Clock::time_point{} : it->second;
 }
 
 uint64_t SpaceGrants::granted() {

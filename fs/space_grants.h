@@ -5,9 +5,13 @@
 // filesystem share one pool (ost::SpaceInfo::device), so room is counted
 // once. Each pool follows its OSTs' background space samples
 // (ost::Service::LastSpace), looked at when a grant is asked for. A pool
-// counts what was written since its sample as used, so right after space
-// was freed it may be short: a grant it refuses asks the OST for a fresh
-// sample and waits for it a little (kFreshSampleWait) before refusing.
+// counts what was written since its sample as used; space freed by a
+// truncate, punch or destroy is credited at once (Freed, from the OSTs'
+// measure of it), so what a delete gave back is granted again without
+// waiting for a sample. A grant it refuses still asks the OST for a fresh
+// sample and waits for it a little (kFreshSampleWait) before refusing
+// (space freed by other programs, or a free taken as shown by a sample
+// that ran beside it).
 //
 // Thread safety: every method may be called from any thread; mu_ guards
 // the pools and is a leaf (held only around arithmetic; the samples are
@@ -48,41 +52,58 @@ class SpaceHold {
 
 class SpaceGrants {
  public:
+  using Clock = resource::FreeSpace::Clock;
   // `sample_of(ost)`: the OST's latest background sample;
-  // `request_sample(ost)` asks its sampler for a new one.
+  // `request_sample(ost)` asks its sampler for a new one;
+  // `destroys_in_flight(ost)`: destroys not finished yet that may free
+  // room there (ost::Service::DestroysInFlight, and files removed while
+  // open, destroyed at their last close).
   SpaceGrants(std::function<ost::SpaceSample(uint32_t)> sample_of,
-              std::function<void(uint32_t)> request_sample)
-      : sample_of_(std::move(sample_of)), request_sample_(std::move(request_sample)) {}
+              std::function<void(uint32_t)> request_sample,
+              std::function<uint64_t(uint32_t)> destroys_in_flight)
+      : sample_of_(std::move(sample_of)),
+        request_sample_(std::move(request_sample)),
+        destroys_in_flight_(std::move(destroys_in_flight)) {}
 
-  // How long a refused grant waits for a fresh sample of its OST: a
-  // healthy disk answers statvfs in microseconds; a hung one is refused.
+  // How long a refused grant waits for a fresh sample of its OST, and for
+  // the destroys in flight there (an unlink replies before its objects
+  // are gone): a healthy disk answers in milliseconds; a hung one is
+  // refused.
   static constexpr std::chrono::milliseconds kFreshSampleWait{250};
 
   // Grants every OST of `per_ost` its bytes (`per_ost`: OST index, bytes;
   // an OST may appear more than once), all or none; a read-only OST is
   // skipped (it refuses the write itself, EROFS). ENOSPC naming the OST
-  // otherwise, after waiting for a fresh sample only if `may_wait` (a
-  // FUSE worker may; an OST service thread must not hold up its queue).
+  // otherwise, after waiting for a fresh sample and the destroys in flight
+  // only if `may_wait` (a FUSE worker may; an OST service thread must not
+  // hold up its queue).
   Result<std::shared_ptr<SpaceHold>> Reserve(
       const std::vector<std::pair<uint32_t, uint64_t>>& per_ost, bool may_wait);
+
+  // OST `ost` freed `bytes` in a change begun at `from`
+  // (ost::Service::SetSpaceFreedListener): its pool grants them again.
+  void Freed(uint32_t ost, uint64_t bytes, Clock::time_point from);
 
   // Bytes granted and not yet returned, over every pool (for tests).
   uint64_t granted();
 
  private:
   friend class SpaceHold;
-  using Clock = resource::FreeSpace::Clock;
   void Return(const std::vector<std::pair<uint64_t, uint64_t>>& pool_bytes);
+  Clock::time_point LastFreed(uint32_t ost);
   // One try; on refusal, `short_ost` is the OST whose pool was short.
   Result<std::shared_ptr<SpaceHold>> TryReserve(
       const std::vector<std::pair<uint32_t, uint64_t>>& per_ost, uint32_t* short_ost);
 
   const std::function<ost::SpaceSample(uint32_t)> sample_of_;
   const std::function<void(uint32_t)> request_sample_;
+  const std::function<uint64_t(uint32_t)> destroys_in_flight_;
   std::mutex mu_;
   // By pool key: the backing filesystem's device, or (OST | 1 << 63)
   // while its device is not known.
   std::map<uint64_t, resource::FreeSpace> pools_;  // GUARDED_BY(mu_)
+  // By OST: when its latest Freed came (Reserve asks for a sample after it).
+  std::map<uint32_t, Clock::time_point> last_freed_;  // GUARDED_BY(mu_)
 };
 
 }  // namespace sfs::fs

@@ -107,6 +107,13 @@ class Backend {
   virtual Result<std::unique_ptr<ObjectFile>> Open(uint64_t id, bool create) = 0;
   // Removes the object; a missing object is not an error.
   virtual Status Remove(uint64_t id) = 0;
+  // Bytes object `id` occupies on its disk (ObjectFile::Allocated), without
+  // keeping it open; ENOENT if it is missing.
+  virtual Result<uint64_t> Allocated(uint64_t id) {
+    auto file = Open(id, /*create=*/false);
+    if (!file.ok()) return file.status();
+    return (*file)->Allocated();
+  }
   virtual Result<SpaceInfo> Space() = 0;
   // Every object the OST holds, for stripefs fsck on an unmounted
   // filesystem (a listing taken while objects come and go is not a

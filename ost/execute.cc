@@ -128,8 +128,49 @@ Outcome OnObject(IoRequest& r, ObjectCache& objects, bool create, Fn fn) {
     if (file.err() != ENOENT || (create && !r.must_exist)) return {file.status(), 0};
     return {Missing(r, file.status()), 0};
   }
+  if (create) r.object_exists = true;
   Outcome outcome = fn(**file);
   if (outcome.status.ok() && change) ReportAllocation(r, **file);
+  return outcome;
+}
+
+// A truncate or punch (`fn`) that measures what it freed: the object's
+// allocation before, less after, with no other free of it in between.
+template <class Fn>
+Outcome Freeing(IoRequest& r, ObjectCache& objects, FreeTracker* frees, Fn fn) {
+  if (frees == nullptr) return OnObject(r, objects, /*create=*/false, fn);
+  const uint64_t id = r.object->object_id();
+  frees->Begin(id);
+  uint64_t before = 0;
+  nrs::TimePoint from{};
+  Outcome outcome = OnObject(r, objects, /*create=*/false, [&](ObjectFile& f) -> Outcome {
+    auto allocated = f.Allocated();
+    if (allocated.ok()) before = *allocated;
+    from = nrs::Clock::now();
+    Outcome done = fn(f);
+    if (!done.status.ok() || !allocated.ok()) return done;
+    auto after = f.Allocated();
+    if (after.ok() && *after < before) done.freed = before - *after;
+    return done;
+  });
+  if (!frees->End(id)) outcome.freed = 0;
+  outcome.freed_from = from;
+  return outcome;
+}
+
+// Removes the object, measuring what it freed as Freeing does: all its
+// allocation (nothing holds it open once its file is gone).
+Outcome Destroy(IoRequest& r, ObjectCache& objects, FreeTracker* frees) {
+  const uint64_t id = r.object->object_id();
+  objects.Forget(id);
+  if (frees == nullptr) return {objects.backend().Remove(id), 0};
+  frees->Begin(id);
+  auto before = objects.backend().Allocated(id);
+  Outcome outcome;
+  outcome.freed_from = nrs::Clock::now();
+  outcome.status = objects.backend().Remove(id);
+  if (outcome.status.ok() && before.ok()) outcome.freed = *before;
+  if (!frees->End(id)) outcome.freed = 0;
   return outcome;
 }
 
@@ -144,7 +185,21 @@ Outcome Seek(IoRequest& r, ObjectCache& objects) {
 
 }  // namespace
 
-Outcome Execute(IoRequest& r, ObjectCache& objects) {
+void FreeTracker::Begin(uint64_t object_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  Active& active = active_[object_id];
+  if (++active.count > 1) active.overlapped = true;
+}
+
+bool FreeTracker::End(uint64_t object_id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = active_.find(object_id);
+  const bool alone = !it->second.overlapped;
+  if (--it->second.count == 0) active_.erase(it);
+  return alone;
+}
+
+Outcome Execute(IoRequest& r, ObjectCache& objects, FreeTracker* frees) {
   switch (r.info.op) {
     case nrs::Op::kRead:
       return Read(r, objects);
@@ -156,11 +211,11 @@ Outcome Execute(IoRequest& r, ObjectCache& objects) {
     case nrs::Op::kTruncate:
       // An object shorter than its share reads as a hole, so a missing one
       // is never created just to be cut or extended.
-      return OnObject(r, objects, /*create=*/false, [&](ObjectFile& f) -> Outcome {
+      return Freeing(r, objects, frees, [&](ObjectFile& f) -> Outcome {
         return {f.Truncate(r.truncate_size), 0};
       });
     case nrs::Op::kPunch:
-      return OnObject(r, objects, /*create=*/false, [&](ObjectFile& f) -> Outcome {
+      return Freeing(r, objects, frees, [&](ObjectFile& f) -> Outcome {
         return {f.Punch(r.info.offset, r.info.length), 0};
       });
     case nrs::Op::kAllocate:
@@ -174,8 +229,7 @@ Outcome Execute(IoRequest& r, ObjectCache& objects) {
     case nrs::Op::kSeek:
       return Seek(r, objects);
     case nrs::Op::kDestroy:
-      objects.Forget(r.object->object_id());
-      return {objects.backend().Remove(r.object->object_id()), 0};
+      return Destroy(r, objects, frees);
     default:
       break;  // a metadata op: not an OST's
   }

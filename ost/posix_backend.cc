@@ -256,6 +256,14 @@ class PosixBackend : public Backend {
     return fstat(dir_fd_, &st) == 0 && st.st_nlink > 0;
   }
 
+  Result<uint64_t> Allocated(uint64_t id) override {
+    struct stat st;
+    if (fstatat(dir_fd_, ObjectPath(id).c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) {
+      return ErrnoStatus(errno, "fstatat object " + ObjectPath(id));
+    }
+    return static_cast<uint64_t>(st.st_blocks) * 512;
+  }
+
   Status Remove(uint64_t id) override {
     if (unlinkat(dir_fd_, ObjectPath(id).c_str(), 0) != 0 && errno != ENOENT) {
       int err = errno;

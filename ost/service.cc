@@ -141,6 +141,10 @@ struct Service::Impl {
   // the OST makes progress and nothing queued is failed.
   std::atomic<int64_t> last_completion{0};
   std::function<void(uint32_t, bool)> on_health;  // set before the first Tick
+  // Set before the first request (Service::SetSpaceFreedListener).
+  std::function<void(uint32_t, uint64_t, nrs::TimePoint)> on_freed;
+  FreeTracker frees;  // truncates, punches and destroys in progress
+  std::atomic<uint64_t> destroys{0};  // stamped and not finished (DestroysInFlight)
 
   mutable std::mutex space_mu;  // guards the four below; a leaf
   std::condition_variable sample_wanted;
@@ -291,8 +295,12 @@ void Service::Impl::Run(std::unique_ptr<IoRequest> request) {
   Outcome outcome;
   {
     BusyScope busy;
-    outcome = Execute(*request, *objects);
+    outcome = Execute(*request, *objects, &frees);
   }
+  // Before the observer hears of it: the op's reply may let its caller's
+  // next write ask for the room.
+  if (outcome.freed > 0 && on_freed) on_freed(index, outcome.freed, outcome.freed_from);
+  if (request->info.op == nrs::Op::kDestroy) destroys.fetch_sub(1, std::memory_order_relaxed);
   last_completion.store(SteadyNanos(nrs::Clock::now()), std::memory_order_relaxed);
   if (outcome.status.err() == EROFS) {
     read_only.store(true, std::memory_order_relaxed);
@@ -465,11 +473,13 @@ void Service::Impl::SampleLoop() {
       BusyScope busy;
       sample = backend->Space();
     }
+    const nrs::TimePoint returned = nrs::Clock::now();
     std::lock_guard<std::mutex> lock(space_mu);
     space.error = sample.ok() ? Status::Ok() : sample.status();
     if (!sample.ok()) continue;
     space.space = *sample;
     space.at = asked;
+    space.until = returned;
     // Seen read-only (or writable again) without a write having failed.
     read_only.store(sample->read_only, std::memory_order_relaxed);
   }
@@ -551,6 +561,7 @@ void Service::Stamp(IoRequest& request) {
   if (request.info.arrival == nrs::TimePoint{}) request.info.arrival = nrs::Clock::now();
   if (request.object == nullptr) request.object = Object(request.info.object_id);
   request.info.ost = index_;
+  if (request.info.op == nrs::Op::kDestroy) impl_->destroys.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Service::Submit(std::unique_ptr<IoRequest> request) {
@@ -763,13 +774,25 @@ void Service::Tick(nrs::TimePoint now) {
     const Status failed = Status::Error(
         EIO, fmt::format("ost {}: {} object {:#x} not served: the OST is unresponsive", index_,
                          nrs::OpName(request->info.op), request->info.object_id));
+    if (request->info.op == nrs::Op::kDestroy) {
+      impl_->destroys.fetch_sub(1, std::memory_order_relaxed);
+    }
     if (request->observer != nullptr) request->observer->PartDone(*request, failed, 0);
   }
   RequestSpaceSample();
 }
 
+uint64_t Service::DestroysInFlight() const {
+  return impl_->destroys.load(std::memory_order_relaxed);
+}
+
 void Service::SetHealthListener(std::function<void(uint32_t index, bool responsive)> listener) {
   impl_->on_health = std::move(listener);
+}
+
+void Service::SetSpaceFreedListener(
+    std::function<void(uint32_t index, uint64_t bytes, nrs::TimePoint from)> listener) {
+  impl_->on_freed = std::move(listener);
 }
 
 bool Service::responsive() const {

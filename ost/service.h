@@ -132,6 +132,12 @@ class IoRequest : public nrs::Request {
   // kSeek, set by the service: the object offset found, or nullopt if the
   // object has no data (SEEK_DATA) at or after info.offset.
   std::optional<uint64_t> seek_result;
+  // Set by the service: the object file exists now (opened, or created by
+  // this request), whatever the request's outcome. A write or
+  // preallocation that created its object and then failed (ENOSPC inside
+  // the OST's filesystem) still leaves the object and what it allocated:
+  // the file must record it so that unlink frees it.
+  bool object_exists = false;
 };
 
 struct ServiceOptions {
@@ -176,6 +182,9 @@ struct SpaceSample {
   std::optional<SpaceInfo> space;   // none until a sample succeeded
   Status error;                     // of the latest attempt
   std::optional<nrs::TimePoint> at;  // when the latest successful sample was taken
+  // When its statvfs returned: a change begun later is surely not in it
+  // (free-space grants credit frees by this, resource/free_space.h).
+  std::optional<nrs::TimePoint> until;
 };
 
 class Service final : public nrs::Target {
@@ -261,12 +270,23 @@ class Service final : public nrs::Target {
   // Told (on Tick's thread, no lock held) when the OST turns unresponsive
   // (false) or answers again (true). Set before the first Tick.
   void SetHealthListener(std::function<void(uint32_t index, bool responsive)> listener);
+  // Told (on the serving thread, no lock held) when a truncate, punch or
+  // destroy freed `bytes` of the OST's disk (the object's allocation
+  // before it, less after), in a change begun at `from`; not when two
+  // frees of one object overlapped (each would count the other's). Set
+  // before the first request.
+  void SetSpaceFreedListener(
+      std::function<void(uint32_t index, uint64_t bytes, nrs::TimePoint from)> listener);
   bool responsive() const;
   // The latest background space sample; never waits on the OST.
   SpaceSample LastSpace() const;
   // Asks the sampler thread for a space sample (one more after the one
   // under way, if any).
   void RequestSpaceSample();
+  // Destroys queued or in service now: space about to be freed. Free-space
+  // grants wait for them before refusing (an unlink replies before its
+  // objects are gone), as a Lustre client waits for its destroys in flight.
+  uint64_t DestroysInFlight() const;
   // Whether the OST's filesystem was last seen read-only: a change failed
   // with EROFS and none has succeeded since.
   bool read_only() const;
@@ -276,7 +296,7 @@ class Service final : public nrs::Target {
 
  private:
   // Sets what Submit and SubmitOrRun fill in: arrival (if unset), the
-  // object handle (if unset) and the OST index.
+  // object handle (if unset) and the OST index; counts a destroy.
   void Stamp(IoRequest& request);
 
   struct Impl;

@@ -166,5 +166,82 @@ TEST(ExecuteTest, TruncateToZeroOfMissingObjectCreatesNothing) {
   EXPECT_EQ(backend->Open(9, false).err(), ENOENT);
 }
 
+// Truncates, punches and destroys measure what they freed on the disk, so
+// free-space grants can give it out again at once.
+TEST(ExecuteTest, FreesReportTheAllocationTheyGaveBack) {
+  TempDir dir;
+  auto backend = NewPosixBackend(dir.path());
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  ObjectCache objects(backend->get(), 4);
+  FreeTracker frees;
+  WriteObject(objects, 1, 0, Pattern(1, 1 << 20));
+  auto change = [&](nrs::Op op, uint64_t offset, uint64_t length, uint64_t size) {
+    IoRequest r;
+    r.info.op = op;
+    r.info.offset = offset;
+    r.info.length = length;
+    r.truncate_size = size;
+    r.object = std::make_shared<ObjectHandle>(&objects, 1);
+    return Execute(r, objects, &frees);
+  };
+  const auto before = nrs::Clock::now();
+  Outcome punched = change(nrs::Op::kPunch, 0, 256 << 10, 0);
+  ASSERT_TRUE(punched.status.ok()) << punched.status.ToString();
+  EXPECT_EQ(punched.freed, 256u << 10);
+  EXPECT_GE(punched.freed_from, before);
+  Outcome cut = change(nrs::Op::kTruncate, 0, 0, 512 << 10);
+  ASSERT_TRUE(cut.status.ok());
+  EXPECT_EQ(cut.freed, 512u << 10);
+  Outcome grown = change(nrs::Op::kTruncate, 0, 0, 4 << 20);  // a hole: frees nothing
+  EXPECT_EQ(grown.freed, 0u);
+  Outcome destroyed = change(nrs::Op::kDestroy, 0, 0, 0);
+  ASSERT_TRUE(destroyed.status.ok());
+  EXPECT_EQ(destroyed.freed, 256u << 10);  // what was left
+  EXPECT_EQ(change(nrs::Op::kDestroy, 0, 0, 0).freed, 0u);  // already gone
+}
+
+// Two frees of one object at once each see the other's blocks go: neither
+// may be credited, or the free space would be counted twice.
+TEST(ExecuteTest, OverlappingFreesOfOneObjectAreNotCredited) {
+  FreeTracker frees;
+  frees.Begin(7);
+  frees.Begin(8);  // another object: does not matter
+  EXPECT_TRUE(frees.End(8));
+  frees.Begin(7);
+  EXPECT_FALSE(frees.End(7));
+  frees.Begin(7);  // began while the first still ran
+  EXPECT_FALSE(frees.End(7));
+  EXPECT_FALSE(frees.End(7));
+  frees.Begin(7);  // alone again
+  EXPECT_TRUE(frees.End(7));
+}
+
+// A write or preallocation that made its object and then failed says so:
+// the object exists and its file must record it (so unlink frees it).
+TEST(ExecuteTest, AFailedWriteStillSaysItMadeItsObject) {
+  std::shared_ptr<FaultInjector> control;
+  auto backend = NewFaultBackend(NewMemBackend(), &control);
+  ObjectCache objects(backend.get(), 4);
+  control->FailWrites(ENOSPC);
+  for (nrs::Op op : {nrs::Op::kWrite, nrs::Op::kAllocate}) {
+    IoRequest w;
+    w.info.op = op;
+    w.info.length = 4096;
+    std::string data(4096, 'x');
+    w.iov = {{data.data(), data.size()}};
+    const uint64_t id = op == nrs::Op::kWrite ? 1 : 2;
+    w.object = std::make_shared<ObjectHandle>(&objects, id);
+    EXPECT_EQ(Execute(w, objects).status.err(), ENOSPC);
+    EXPECT_TRUE(w.object_exists) << nrs::OpName(op);
+    EXPECT_TRUE(backend->Open(id, false).ok());
+  }
+  control->FailOpens(EIO);
+  IoRequest w;
+  w.info.op = nrs::Op::kWrite;
+  w.object = std::make_shared<ObjectHandle>(&objects, 3);
+  EXPECT_EQ(Execute(w, objects).status.err(), EIO);
+  EXPECT_FALSE(w.object_exists);
+}
+
 }  // namespace
 }  // namespace sfs::ost

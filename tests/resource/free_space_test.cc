@@ -98,5 +98,68 @@ TEST(FreeSpaceTest, AFullOrReadOnlyDiskGrantsNothing) {
   EXPECT_TRUE(space.Get(0));
 }
 
+// Space freed is granted at once, until a sample that may show it: one
+// whose statvfs returned after the free began.
+TEST(FreeSpaceTest, FreedSpaceCountsUntilASampleMayShowIt) {
+  FreeSpace space(0);
+  const Clock::time_point t0{};
+  space.Sample(1000, t0, t0 + 1ms);
+  ASSERT_TRUE(space.Get(800));
+  space.Put(800, t0 + 10ms);
+  EXPECT_EQ(*space.left(), 200);
+  space.Freed(800, t0 + 20ms);  // the file written is deleted
+  EXPECT_EQ(*space.left(), 1000);
+  EXPECT_TRUE(space.Get(900));
+  space.Cancel(900);
+  // A sample asked before the delete began, whose statvfs returned after
+  // it: it may or may not show it, so the free no longer counts (low).
+  space.Sample(200, t0 + 15ms, t0 + 25ms);
+  EXPECT_EQ(space.freed(), 0u);
+  EXPECT_EQ(*space.left(), 200);
+  // A free begun before the sample in use returned is taken as shown.
+  space.Freed(100, t0 + 24ms);
+  EXPECT_EQ(*space.left(), 200);
+  // One begun after it cannot be in it.
+  space.Freed(300, t0 + 30ms);
+  EXPECT_EQ(*space.left(), 500);
+  // The next sample shows it (it returned after the free began).
+  space.Sample(1000, t0 + 40ms, t0 + 41ms);
+  EXPECT_EQ(*space.left(), 1000);
+}
+
+// Frees told out of order, or merged into a mark, are dropped no later
+// than the sample that may show the earliest of them.
+TEST(FreeSpaceTest, AFreeMarkIsDroppedWithItsEarliestFree) {
+  FreeSpace space(0);
+  const Clock::time_point t0{};
+  space.Sample(100, t0, t0);
+  space.Freed(10, t0 + 100ms);
+  space.Freed(20, t0 + 105ms);  // the same mark
+  space.Freed(40, t0 + 50ms);   // told late, earlier than the mark
+  space.Freed(80, t0 + 300ms);
+  EXPECT_EQ(*space.left(), 250);
+  space.Sample(100, t0 + 1ms, t0 + 60ms);  // may show the 40
+  EXPECT_EQ(*space.left(), 210);
+  space.Sample(100, t0 + 2ms, t0 + 102ms);  // may show the 10 (and so its mark)
+  EXPECT_EQ(*space.left(), 180);
+  space.Sample(100, t0 + 3ms, t0 + 400ms);
+  EXPECT_EQ(*space.left(), 100);
+  EXPECT_EQ(space.freed(), 0u);
+}
+
+// Thousands of frees keep a bounded number of marks, each dropped no later
+// than its earliest free allows.
+TEST(FreeSpaceTest, ManyFreesStayBoundedAndNeverCountTwice) {
+  FreeSpace space(0);
+  const Clock::time_point t0{};
+  space.Sample(0, t0, t0);
+  for (int i = 1; i <= 5000; ++i) space.Freed(1, t0 + std::chrono::milliseconds(100 * i));
+  EXPECT_EQ(*space.left(), 5000);
+  // A sample that may show the first 2,500: what is left is at most the rest.
+  space.Sample(2500, t0 + 1ms, t0 + std::chrono::milliseconds(250000));
+  EXPECT_LE(*space.left(), 5000);
+  EXPECT_GE(*space.left(), 2500);
+}
+
 }  // namespace
 }  // namespace sfs::resource
