@@ -100,4 +100,20 @@ uint64_t EpochGroupKeyOfUid(uint32_t uid) {
   return hash.value();
 }
 
+void EpochServeOrder::Served(bool of_chosen, bool chosen_queued) {
+  if (of_chosen) {
+    served_chosen_++;
+  } else if (chosen_queued) {
+    violations_++;
+  }
+  if (first_pending_ && of_chosen) epochs_chosen_first_++;
+  first_pending_ = false;
+}
+
+std::string EpochServeOrder::Describe() const {
+  return "served_chosen=" + std::to_string(served_chosen_) +
+         " order_violations=" + std::to_string(violations_) +
+         " epochs_chosen_first=" + std::to_string(epochs_chosen_first_);
+}
+
 }  // namespace sfs::nrs

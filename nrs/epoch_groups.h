@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -87,6 +88,35 @@ bool IsAgingEpoch(Epoch epoch);
 // most kEpochGroupEntries groups wait; with G groups, within
 // kEpochAgingPeriod x ceil(G / kEpochGroupEntries) x (k + 1) (the window).
 std::optional<uint64_t> ChooseEpochGroup(const EpochGroups& groups, Epoch epoch);
+
+// What one head's epoch policy served, counted to check its promise on a
+// mount (shown in nrs_policies): the chosen group is served first, and
+// another group's request only while the chosen one has nothing queued on
+// that head. The policy tells it, per request served, whether that request
+// was of the chosen group (from the request itself, not from how it was
+// picked) and whether the chosen group had a request queued then.
+class EpochServeOrder {
+ public:
+  // An epoch starts: its first request served here says whether the
+  // chosen group was served first in it.
+  void StartEpoch() { first_pending_ = true; }
+  void Served(bool of_chosen, bool chosen_queued);
+
+  uint64_t served_chosen() const { return served_chosen_; }
+  // Another group's requests served while the chosen group had one queued
+  // here: 0 unless the order is broken.
+  uint64_t violations() const { return violations_; }
+  // Epochs whose first request served here was the chosen group's.
+  uint64_t epochs_chosen_first() const { return epochs_chosen_first_; }
+  // "served_chosen=N order_violations=N epochs_chosen_first=N".
+  std::string Describe() const;
+
+ private:
+  bool first_pending_ = false;
+  uint64_t served_chosen_ = 0;
+  uint64_t violations_ = 0;
+  uint64_t epochs_chosen_first_ = 0;
+};
 
 // The group key every OST computes alike (FNV-1a, little endian): by job id
 // or by uid; the two never collide by construction (a tag byte first).

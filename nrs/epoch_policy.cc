@@ -71,12 +71,12 @@ class EpochPolicy final : public Policy {
   Pick Dequeue(TimePoint now) override {
     if (queued_ == 0) return Pick::Empty();
     auto group = chosen_.has_value() ? groups_.find(*chosen_) : groups_.end();
-    if (group != groups_.end()) {
-      served_chosen_++;
-    } else {
-      group = groups_.find(fronts_.begin()->second);  // the oldest request of any group
-    }
-    return Pick::Of(PopFront(group));
+    const bool chosen_queued = group != groups_.end();
+    if (!chosen_queued) group = groups_.find(fronts_.begin()->second);  // the oldest of any group
+    Request* request = PopFront(group);
+    // Checked on the request served, not on how it was picked.
+    order_.Served(chosen_.has_value() && By::KeyOf(*request) == *chosen_, chosen_queued);
+    return Pick::Of(request);
   }
 
   bool Remove(Request* request, TimePoint now) override {
@@ -110,9 +110,10 @@ class EpochPolicy final : public Policy {
       chosen = it != groups_.end() ? it->second.label : "elsewhere";
     }
     return "group=" + std::string(By::kName) + " groups=" + std::to_string(groups_.size()) +
-           " epoch=" + std::to_string(epoch_) + " chosen=" + chosen +
-           " served_chosen=" + std::to_string(served_chosen_) + " epoch_max_ms=" +
-           std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(epoch_max_).count());
+           " epoch=" + std::to_string(epoch_) + " chosen=" + chosen + " " + order_.Describe() +
+           " epoch_max_ms=" +
+           std::to_string(
+               std::chrono::duration_cast<std::chrono::milliseconds>(epoch_max_).count());
   }
 
   EpochKind EpochDataKind() const override { return EpochKind::kEpochGroups; }
@@ -150,6 +151,7 @@ class EpochPolicy final : public Policy {
     const EpochGroups groups = DecodeEpochGroups(reduced);
     chosen_ = ChooseEpochGroup(groups, epoch);
     window_ = NextEpochGroupWindow(groups, epoch);
+    order_.StartEpoch();
   }
 
   bool EpochDone(TimePoint now) const override {
@@ -201,7 +203,7 @@ class EpochPolicy final : public Policy {
   Epoch epoch_ = kFirstEpoch;
   std::optional<uint64_t> chosen_;  // the group key the last epoch chose
   uint64_t window_ = 0;  // where the groups this OST reports start (epoch_groups.h)
-  uint64_t served_chosen_ = 0;
+  EpochServeOrder order_;  // served_chosen, order_violations, epochs_chosen_first
 };
 
 }  // namespace

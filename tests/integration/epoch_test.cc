@@ -172,15 +172,16 @@ TEST(EpochTest, AFrozenOstLeavesTheEpochsAndTheOthersKeepTheirRate) {
 namespace sfs::test {
 namespace {
 
-// What OST `ost`'s regular head served first because its group was the
-// epoch's chosen one (served_chosen in nrs_policies); 0 if not shown.
-uint64_t ServedChosen(const std::string& policies, int ost) {
+// A counter of the epoch policy on OST `ost`'s regular head, as
+// nrs_policies shows it (served_chosen, order_violations,
+// epochs_chosen_first); -1 if not shown.
+int64_t EpochCounter(const std::string& policies, int ost, const std::string& name) {
   const size_t section = policies.find("ost" + std::to_string(ost) + ":\n");
-  if (section == std::string::npos) return 0;
+  if (section == std::string::npos) return -1;
   const size_t hp = policies.find("high_priority_requests:", section);
-  const size_t at = policies.find("served_chosen=", section);
-  if (at == std::string::npos || at > hp) return 0;
-  return std::strtoull(policies.c_str() + at + 14, nullptr, 10);
+  const size_t at = policies.find(" " + name + "=", section);
+  if (at == std::string::npos || at > hp) return -1;
+  return std::strtoll(policies.c_str() + at + name.size() + 2, nullptr, 10);
 }
 
 // The epoch policy (issue 10 item 2) on a mount: two jobs reading striped
@@ -215,9 +216,14 @@ TEST(EpochTest, EpochPolicyAndSwitchesUnderDdLoseNothing) {
   EXPECT_TRUE(Contains(described, "epoch_max_ms=100")) << described;
   // Every OST served the chosen group's requests first, not just some
   // OST: the regular head of each served some because their group was
-  // the one the epoch chose.
+  // the one the epoch chose, never another group's while one of the
+  // chosen group was queued there, and in several epochs the chosen
+  // group's request was the first it served.
   for (int ost = 0; ost < 4; ost++) {
-    EXPECT_GT(ServedChosen(described, ost), 0u) << "ost" << ost << "\n" << described;
+    const std::string where = "ost" + std::to_string(ost) + "\n" + described;
+    EXPECT_GT(EpochCounter(described, ost, "served_chosen"), 0) << where;
+    EXPECT_EQ(EpochCounter(described, ost, "order_violations"), 0) << where;
+    EXPECT_GE(EpochCounter(described, ost, "epochs_chosen_first"), 3) << where;
   }
   const std::string stats = Get(fs, "nrs_stats");
   EXPECT_TRUE(Contains(stats, "jobid=ja")) << stats;
