@@ -234,7 +234,10 @@ class TbfPolicy final : public Policy {
     } else {
       c->head_since = now;
       Schedule(c);
-      SiftDown(0);
+      // c may sit anywhere in the heap (a Remove takes a head from inside
+      // it), and its key may move either way: re-place it where it is.
+      SiftDown(c->heap_index);
+      SiftUp(c->heap_index);
     }
     return request;
   }

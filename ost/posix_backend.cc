@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <limits.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -430,24 +431,39 @@ Result<uint64_t> ProbeMaxObjectSize(int dir_fd) {
   // block is allocated) to the largest size it accepts: EFBIG (or EINVAL)
   // above the filesystem's s_maxbytes, which bounds writes as well. The
   // name starts with a dot: never an object's, and fsck looks only in
-  // objects/.
-  const std::string name = fmt::format(".size-probe.{}", getpid());
+  // objects/. One fixed name: only one daemon serves an OST directory, and
+  // a file left by a daemon killed mid-probe is reused (O_TRUNC) and
+  // removed by the next mount's probe instead of staying for ever.
+  const std::string name = ".size-probe";
   int fd = openat(dir_fd, name.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
                   kPrivateFileMode);
   if (fd < 0) {
     int err = errno;
     return ErrnoStatus(err, "create " + name);
   }
-  auto fits = [fd](uint64_t size) { return ftruncate(fd, static_cast<off_t>(size)) == 0; };
-  constexpr uint64_t kMaxOff = static_cast<uint64_t>(INT64_MAX);
-  uint64_t good = 0, bad = kMaxOff;  // invariant: fits(good), !fits(bad) unless good == kMaxOff
+  // Only EFBIG and EINVAL say "too large"; any other error (EINTR, EIO,
+  // ENOSPC where a filesystem allocates on extend) leaves the limit
+  // unknown rather than too low for the whole mount.
   int err = 0;
-  if (fits(kMaxOff)) {
+  auto fits = [fd, &err](uint64_t size) {
+    if (ftruncate(fd, static_cast<off_t>(size)) == 0) return true;
+    if (errno != EFBIG && errno != EINVAL) err = errno;
+    return false;
+  };
+  // A finite RLIMIT_FSIZE bounds the daemon's files too (beyond it a
+  // ftruncate raises SIGXFSZ, which would end the daemon): search below it.
+  uint64_t bad = static_cast<uint64_t>(INT64_MAX);
+  struct rlimit fsize {};
+  if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY &&
+      fsize.rlim_cur < bad) {
+    bad = fsize.rlim_cur + 1;
+  }
+  uint64_t good = 0;  // invariant: fits(good), !fits(bad) unless good == kMaxOff
+  constexpr uint64_t kMaxOff = static_cast<uint64_t>(INT64_MAX);
+  if (bad == kMaxOff && fits(kMaxOff)) {
     good = kMaxOff;
-  } else if (errno != EFBIG && errno != EINVAL) {
-    err = errno;
   } else {
-    while (bad - good > 1) {
+    while (err == 0 && bad - good > 1) {
       const uint64_t mid = good + (bad - good) / 2;
       (fits(mid) ? good : bad) = mid;
     }

@@ -561,12 +561,18 @@ void Service::Stamp(IoRequest& request) {
   if (request.info.arrival == nrs::TimePoint{}) request.info.arrival = nrs::Clock::now();
   if (request.object == nullptr) request.object = Object(request.info.object_id);
   request.info.ost = index_;
+}
+
+void Service::CountDestroy(const IoRequest& request) {
+  // When it is queued, not when stamped: SubmitOrRun stamps a request and
+  // may then hand it to Submit, which stamps it again.
   if (request.info.op == nrs::Op::kDestroy) impl_->destroys.fetch_add(1, std::memory_order_relaxed);
 }
 
 void Service::Submit(std::unique_ptr<IoRequest> request) {
   assert(!impl_->stopping.load() && "Submit() during ~Service");
   Stamp(*request);
+  CountDestroy(*request);
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     const nrs::TimePoint now = nrs::Clock::now();
@@ -594,6 +600,7 @@ void Service::SubmitOrRun(std::unique_ptr<IoRequest> request,
     // ost_timeout (Tick).
     if (impl_->responsive && impl_->nrs.Queued() == 0 && impl_->nrs.Active() == 0) {
       const nrs::TimePoint now = nrs::Clock::now();
+      CountDestroy(*request);
       impl_->nrs.Enqueue(request.release(), now);
       // Only this request is queued, so the policy answers about it: now,
       // or not yet (a throttle).

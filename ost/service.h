@@ -296,8 +296,10 @@ class Service final : public nrs::Target {
 
  private:
   // Sets what Submit and SubmitOrRun fill in: arrival (if unset), the
-  // object handle (if unset) and the OST index; counts a destroy.
+  // object handle (if unset) and the OST index.
   void Stamp(IoRequest& request);
+  // Counts a destroy in DestroysInFlight as it is queued (once).
+  void CountDestroy(const IoRequest& request);
 
   struct Impl;
   const uint32_t index_;

@@ -119,13 +119,15 @@ TEST(NrsSettingsTest, EveryTunableFormatsToTextThatParsesBack) {
                             {"nrs_hp_ops", "fsync"},
                             {"nrs_epoch_ms", "30"},
                             {"nrs_tbf_scope", "ost"},
-                            {"nrs_eh_timeout", "3"}}) {
+                            {"nrs_eh_timeout", "3"},
+                            {"nrs_orr_quantum_bytes", "1048576"}}) {
     ASSERT_NE(FindTunable(name), nullptr) << name;
     ASSERT_TRUE(ParseTunable(name, text, &values).ok()) << name;
     EXPECT_EQ(FormatTunable(name, values), text) << name;
   }
-  EXPECT_EQ(TunableNames().size(), 14u);  // each one above
+  EXPECT_EQ(TunableNames().size(), 15u);  // each one above
   EXPECT_EQ(FindTunable("nrs_orr_quantum")->reach, TunableReach::kHead);
+  EXPECT_EQ(FindTunable("nrs_orr_quantum_bytes")->reach, TunableReach::kHead);
   EXPECT_EQ(FindTunable("nrs_epoch_ms")->reach, TunableReach::kService);
   EXPECT_EQ(FindTunable("nrs_eh_timeout")->reach, TunableReach::kFilesystem);
   EXPECT_EQ(FindTunable("nrs_policies"), nullptr);

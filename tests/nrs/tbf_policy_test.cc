@@ -182,6 +182,25 @@ TEST(TbfPolicyTest, RateIsAccurateOverSimulatedSeconds) {
   }
 }
 
+// A class whose head is taken back (Policy::Remove, a raise) from inside
+// the heap gets the newest order and must move to its new place there,
+// not stay above classes that are now before it: seven classes that all
+// conform at T0 are served in (deadline, order) order, class 2 (head
+// removed, so newest) last; then each second request (a full bucket holds
+// depth 3), class 2 having none left. Before the fix, PopHead re-sifted
+// the root only and class 2 came out ahead of the classes below it in the
+// heap: 1 3 6 7 2 4 5 ...
+TEST(TbfPolicyTest, AClassWhoseHeadIsRemovedMovesToItsNewPlaceInTheHeap) {
+  auto tbf = NewTbf("uid", WithRules({}, /*default_rate=*/1));
+  Requests requests;
+  std::map<uint32_t, std::vector<Request*>> of;
+  for (uint32_t uid = 1; uid <= 7; uid++) of[uid] = requests.Enqueue(*tbf, 2, uid);
+  ASSERT_TRUE(tbf->Remove(of[2][0], T0()));
+  std::vector<uint32_t> order;
+  for (Request* r : DrainAt(*tbf, T0())) order.push_back(r->info.uid);
+  EXPECT_EQ(order, (std::vector<uint32_t>{1, 3, 4, 5, 6, 7, 2, 1, 3, 4, 5, 6, 7}));
+}
+
 TEST(TbfPolicyTest, FifoWithinAClass) {
   auto tbf = NewTbf("uid", WithRules({}, 1000));
   Requests requests;

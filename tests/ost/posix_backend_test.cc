@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -214,6 +215,26 @@ TEST(ProbeMaxObjectSizeTest, MatchesWhatFtruncateAccepts) {
     EXPECT_EQ(ftruncate(f, static_cast<off_t>(*limit + 1)), -1);
   }
   close(f);
+  close(fd);
+}
+
+// A finite RLIMIT_FSIZE bounds the daemon's own files: the probe searches
+// below it (a ftruncate past it would raise SIGXFSZ and end the process)
+// and finds it, and leaves no scratch file behind.
+TEST(ProbeMaxObjectSizeTest, StaysWithinTheFileSizeLimit) {
+  TempDir dir;
+  const int fd = open(dir.path().c_str(), O_DIRECTORY | O_RDONLY);
+  ASSERT_GE(fd, 0);
+  struct rlimit saved {};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &saved), 0);
+  struct rlimit lowered = saved;
+  lowered.rlim_cur = 1 << 30;
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &lowered), 0);
+  auto limit = ProbeMaxObjectSize(fd);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &saved), 0);
+  ASSERT_TRUE(limit.ok()) << limit.status().ToString();
+  EXPECT_EQ(*limit, uint64_t{1} << 30);
+  EXPECT_NE(faccessat(fd, ".size-probe", F_OK, 0), 0);
   close(fd);
 }
 
