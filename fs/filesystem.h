@@ -349,6 +349,7 @@ class Filesystem {
   // The FUSE session, once mounted (for notifications); null before and
   // once the mount is being torn down.
   void set_session(fuse_session* session) { session_.store(session); }
+  fuse_session* session() const { return session_.load(); }
   // Drops the kernel's cached attributes of `ino`, for a change the
   // request's reply cannot carry (set-ID bits a write or preallocation
   // cleared): the next stat asks the daemon. Attributes only: the kernel

@@ -5,12 +5,15 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <vector>
 
 #include "common/log.h"
 #include "fs/fuse_api.h"
 #include "fs/filesystem.h"
+#include "ring/fuse_ring.h"
+#include "ring/uapi.h"
 
 namespace sfs::fs {
 namespace {
@@ -19,8 +22,26 @@ InitAmendment& StateOf(void* userdata) {
   return static_cast<Filesystem*>(userdata)->init_amendment();
 }
 
+// The INIT reply went out: the kernel now holds every request until each
+// io_uring queue has an entry registered, or sends them over /dev/fuse if
+// the reply did not offer the queues.
+void StartRing(InitAmendment& state, int fd, uint64_t granted) {
+  if (state.ring == nullptr) return;
+  if ((granted & ring::uapi::kFuseOverIoUring) != 0) {
+    state.ring->Start(fd);
+    Logger("fs")->info("FUSE requests come over io_uring: {} queues of {} entries",
+                       state.ring->options().queues, state.ring->options().queue_depth);
+  } else {
+    Logger("fs")->warn("the kernel did not offer FUSE over io_uring in INIT (enable_uring "
+                       "turned off since the mount began?): requests come over /dev/fuse");
+  }
+}
+
 ssize_t ChannelWritev(int fd, struct iovec* iov, int count, void* userdata) {
   InitAmendment& state = StateOf(userdata);
+  if (state.ring != nullptr) {
+    if (auto sent = state.ring->Reply(iov, count)) return *sent;
+  }
   if (state.done.load(std::memory_order_acquire) || count < 2 ||
       iov[0].iov_len != sizeof(fuse_out_header) ||
       iov[1].iov_len < offsetof(fuse_init_out, flags) + sizeof(uint32_t)) {
@@ -53,7 +74,9 @@ ssize_t ChannelWritev(int fd, struct iovec* iov, int count, void* userdata) {
                                     : "");
   std::vector<iovec> amended(iov, iov + count);
   amended[1].iov_base = reply.data();
-  return writev(fd, amended.data(), count);
+  const ssize_t sent = writev(fd, amended.data(), count);
+  if (sent >= 0) StartRing(state, fd, grant.flags);
+  return sent;
 }
 
 // Replies spliced from a pipe (read replies, fs/pipe_pool.h) go out as
@@ -72,8 +95,11 @@ thread_local bool tls_write_kills_setid = false;
 
 bool WriteKillsSetId() { return tls_write_kills_setid; }
 
-ssize_t ReadChannel(int fd, void* buf, size_t len, void* filesystem) {
-  const ssize_t n = read(fd, buf, len);
+namespace {
+
+// Notes what the request in `buf` (n bytes) carries that libfuse 3.14
+// does not pass on (WriteKillsSetId), for the callback on this thread.
+void NoteRequest(const void* buf, ssize_t n) {
   tls_write_kills_setid = false;
   if (n >= static_cast<ssize_t>(sizeof(fuse_in_header) + sizeof(fuse_write_in))) {
     fuse_in_header header;
@@ -84,6 +110,23 @@ ssize_t ReadChannel(int fd, void* buf, size_t len, void* filesystem) {
       tls_write_kills_setid = (write.write_flags & FUSE_WRITE_KILL_SUIDGID) != 0;
     }
   }
+}
+
+// Serves a request an io_uring queue was handed, on its thread, as the
+// /dev/fuse loop serves one it read (fs/fuse_loop.cc).
+void ServeRingRequest(void* filesystem, char* request, size_t size) {
+  NoteRequest(request, static_cast<ssize_t>(size));
+  fuse_buf buf{};
+  buf.mem = request;
+  buf.size = size;
+  fuse_session_process_buf(static_cast<Filesystem*>(filesystem)->session(), &buf);
+}
+
+}  // namespace
+
+ssize_t ReadChannel(int fd, void* buf, size_t len, void* filesystem) {
+  const ssize_t n = read(fd, buf, len);
+  NoteRequest(buf, n);
   InitAmendment& state = StateOf(filesystem);
   if (n < 0 || state.done.load(std::memory_order_acquire)) return n;
   if (auto init = ParseInitRequest(buf, static_cast<size_t>(n))) {
@@ -91,6 +134,37 @@ ssize_t ReadChannel(int fd, void* buf, size_t len, void* filesystem) {
     state.init_unique.store(init->unique, std::memory_order_release);
   }
   return n;
+}
+
+uint32_t RingDepth(unsigned queues) {
+  return std::clamp<uint32_t>(512 / std::max(queues, 1u), 64, 256);
+}
+
+Result<std::unique_ptr<ring::FuseRing>> MakeRing(MountOptions::Uring mode, uint32_t depth,
+                                                 uint32_t max_request, void* filesystem) {
+  if (mode == MountOptions::Uring::kOff) return std::unique_ptr<ring::FuseRing>();
+  const ring::Availability availability = ring::Probe();
+  const unsigned queues = ring::PossibleCpus();
+  std::string why_not = availability.why_not;
+  if (availability.usable && queues == 0) why_not = "cannot read /sys/devices/system/cpu/possible";
+  if (why_not.empty()) {
+    ring::Options options;
+    options.queues = queues;
+    options.queue_depth = depth != 0 ? depth : RingDepth(queues);
+    // The kernel wants room for max(8 KiB, max_write, max_pages pages);
+    // the INIT reply asks for max_request as both (fs/init_reply.h).
+    options.payload_size = std::max<size_t>(8192, max_request);
+    options.serve = ServeRingRequest;
+    options.context = filesystem;
+    auto made = ring::FuseRing::Create(options);
+    if (made.ok()) return std::move(made).value();
+    why_not = made.status().ToString();
+  }
+  if (mode == MountOptions::Uring::kOn) {
+    return Status::Error(EOPNOTSUPP, "io_uring=on, but " + why_not);
+  }
+  Logger("fs")->info("FUSE requests come over /dev/fuse: {}", why_not);
+  return std::unique_ptr<ring::FuseRing>();
 }
 
 int AttachChannel(fuse_session* session) {

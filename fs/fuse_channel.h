@@ -46,10 +46,17 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
+#include "common/status.h"
 #include "fs/init_reply.h"
+#include "fs/stripefs.h"
 
 struct fuse_session;
+
+namespace sfs::ring {
+class FuseRing;
+}
 
 namespace sfs::fs {
 
@@ -67,7 +74,27 @@ struct InitAmendment {
   std::atomic<uint32_t> max_write{0};    // its max_write, as sent
   std::atomic<uint32_t> max_pages{0};    // its max_pages, as sent (0: none)
   std::atomic<int> refused{0};           // the errno INIT was answered with, if any
+  // The io_uring queues (ring/fuse_ring.h), made before the mount when it
+  // is to use them (MakeRing); set before the mount serves, never after.
+  // The INIT reply then offers FUSE_OVER_IO_URING and, once it went out,
+  // starts them; every reply to a request they serve goes back through
+  // them. Null: /dev/fuse only.
+  ring::FuseRing* ring = nullptr;
 };
+
+// The io_uring queues a mount with `mode` uses (one per possible CPU,
+// `depth` entries each, 0: the daemon's choice; payloads of `max_request`
+// bytes), serving through `filesystem`'s session; null where it uses
+// /dev/fuse only (off, or auto on a kernel that does not offer them: one
+// log line says why). An error only for io_uring=on when they cannot be
+// had. Call before fuse_session_mount.
+Result<std::unique_ptr<ring::FuseRing>> MakeRing(MountOptions::Uring mode, uint32_t depth,
+                                                 uint32_t max_request, void* filesystem);
+
+// Entries per queue when the mount does not say (uring_depth): each holds
+// a request of its CPU until its reply, waiting ones (TBF) included, so
+// every queue can hold many; about 512 in all, 64 to 256 per queue.
+uint32_t RingDepth(unsigned queues);
 
 // Routes the session's reads and writes through the hooks above. Call after
 // fuse_session_mount and before the loop. The session's userdata must be

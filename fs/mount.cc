@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "fs/filesystem.h"
 #include "fs/fuse_api.h"
+#include "fs/fuse_channel.h"
 #include "fs/fuse_loop.h"
 #include "fs/metrics_report.h"
 #include "fs/ops.h"
@@ -26,6 +27,8 @@
 #include "fs/settings_keys.h"
 #include "fs/stripefs.h"
 #include "metrics/http_server.h"
+#include "ring/fuse_ring.h"
+#include "ring/uapi.h"
 
 namespace sfs::fs {
 namespace {
@@ -247,6 +250,12 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
     logger->info("serving metrics on http://{}/metrics", metrics_server->address());
   }
 
+  // Before the mount: io_uring=on fails here, with the reason, if the
+  // kernel cannot give the mount its queues (fs/fuse_channel.h).
+  auto made_ring = MakeRing(options.io_uring, options.uring_depth, max_request, fs.get());
+  if (!made_ring.ok()) return fail(made_ring.status());
+  std::unique_ptr<ring::FuseRing> ring = std::move(made_ring).value();  // stops before fs dies
+
   const std::string fuse_options = JoinFuseOptions(options, config.max_read);
   const char* argv[] = {"stripefs", "-o", fuse_options.c_str()};
   fuse_args args = FUSE_ARGS_INIT(3, const_cast<char**>(argv));
@@ -264,6 +273,10 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
   if (config.writeback) LoosenDirtyLimit(mountpoint, *logger);
   WidenReadahead(mountpoint, *logger);
   fs->init_amendment().wishes.flags = FUSE_HANDLE_KILLPRIV_V2 | kFuseDirectIoAllowMmap;
+  if (ring != nullptr) {
+    fs->init_amendment().wishes.flags |= ring::uapi::kFuseOverIoUring;
+    fs->init_amendment().ring = ring.get();
+  }
   fs->init_amendment().wishes.max_write = options.max_request;  // 0: libfuse's 1 MiB
   if (options.max_request > kMaxTransfer) LogRequestLimit(options.max_request, *logger);
   if (int err = AttachChannel(session); err != 0) {
@@ -319,6 +332,10 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
   stop_watch.join();
   // Requests still with the OSTs are answered while the session lives.
   if (!fs->Quiesce()) LeaveStuck(session, mountpoint, *fs, *logger);
+  // Before /dev/fuse is closed (fuse_session_unmount): a command the ring
+  // still has in the kernel holds the device open, and the kernel would
+  // wait for an answer to its DESTROY that nobody is left to give.
+  if (ring != nullptr) ring->Stop();
   fs->set_session(nullptr);
   fuse_session_unmount(session);
   fuse_remove_signal_handlers(session);

@@ -83,7 +83,8 @@ Result<bool> ApplyOwn(std::string_view item, std::string_view key, std::string_v
   const bool ours = key == "log_level" || key == "log_file" || key == "admin_uid" ||
                     key == "ost_threads" || key == "attr_timeout" || key == "ost_timeout" ||
                     key == "cache" || key == "max_read" || key == "metrics" || key == "mdt_nrs" ||
-                    key == "extent_credits" || key == "max_request";
+                    key == "extent_credits" || key == "max_request" || key == "io_uring" ||
+                    key == "uring_depth";
   if (!ours) return false;
   if (!has_value || value.empty()) return Bad(item, "needs a value (" + std::string(key) + "=...)");
   uint64_t number = 0;
@@ -134,6 +135,18 @@ Result<bool> ApplyOwn(std::string_view item, std::string_view key, std::string_v
   } else if (key == "extent_credits") {
     if (value != "on" && value != "off") return Bad(item, "extent_credits is on or off");
     options->extent_credits = value == "on";
+  } else if (key == "io_uring") {
+    if (value != "auto" && value != "on" && value != "off") {
+      return Bad(item, "io_uring is auto, on or off");
+    }
+    options->io_uring = value == "on"    ? MountOptions::Uring::kOn
+                        : value == "off" ? MountOptions::Uring::kOff
+                                         : MountOptions::Uring::kAuto;
+  } else if (key == "uring_depth") {
+    if (!ParseInteger(value, 8, 1024, &number)) {
+      return Bad(item, "uring_depth is a whole number from 8 to 1024");
+    }
+    options->uring_depth = static_cast<uint32_t>(number);
   } else if (key == "cache") {
     if (value != "writearound" && value != "writethrough" && value != "writeback") {
       return Bad(item, "cache is writearound, writethrough or writeback");

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "common/log.h"
@@ -23,6 +24,7 @@
 #include "fs/pipe_pool.h"
 #include "fs/quota_control.h"
 #include "fs/space_grants.h"
+#include "ring/fuse_ring.h"
 
 namespace sfs::fs {
 namespace {
@@ -150,17 +152,28 @@ Status Admit(Filesystem& fs, const nrs::RequestInfo& who, OpenFile& file, uint64
 
 class ReadOp final : public MultiPartOp {
  public:
-  ReadOp(fuse_req_t req, size_t length) : req_(req), length_(length), buffer_(new char[length]) {}
-  char* buffer() { return buffer_.get(); }
+  // `reply_buffer`: where the reply is to be made, if the request came
+  // over io_uring (its entry's payload, ring::FuseRing::CurrentPayload):
+  // the parts read straight into it and the reply is not copied again.
+  ReadOp(fuse_req_t req, size_t length, std::span<char> reply_buffer) : req_(req), length_(length) {
+    if (reply_buffer.size() >= length) {
+      buffer_ = reply_buffer.data();
+    } else {
+      own_.reset(new char[length]);
+      buffer_ = own_.get();
+    }
+  }
+  char* buffer() { return buffer_; }
 
  private:
   void Finish(const Status& status) override {
     if (!status.ok()) return ReplyError(req_, status, "read");
-    fuse_reply_buf(req_, buffer_.get(), length_);
+    fuse_reply_buf(req_, buffer_, length_);
   }
   fuse_req_t req_;
   size_t length_;
-  std::unique_ptr<char[]> buffer_;
+  std::unique_ptr<char[]> own_;
+  char* buffer_ = nullptr;  // own_, or the request's payload, which outlives the op's parts
 };
 
 // Reads smaller than this are copied through a buffer: a spliced reply
@@ -265,13 +278,20 @@ class WriteOp final : public MultiPartOp {
   WriteOp(fuse_req_t req, std::shared_ptr<OpenFile> file, uint64_t offset, const char* data,
           size_t length, const nrs::RequestInfo& who, bool kill_setid)
       : req_(req), file_(std::move(file)), offset_(offset), length_(length), who_(who),
-        kill_setid_(kill_setid), borrowed_(data) {}
+        kill_setid_(kill_setid), borrowed_(data) {
+    // A request that came over io_uring keeps its data in its entry until
+    // the reply, which comes after the last part: nothing to copy.
+    const std::span<char> payload = ring::FuseRing::CurrentPayload();
+    lasting_ = !payload.empty() && data >= payload.data() &&
+               data + length <= payload.data() + payload.size();
+  }
   char* buffer() { return const_cast<char*>(borrowed_); }  // only read from
   // What the write adds to the file's size (Admit), which its quota
   // reservation covers.
   void set_growth(uint64_t growth) { growth_ = growth; }
 
   void OwnBuffers(ost::IoRequest& part) override {
+    if (lasting_) return;
     if (!own_) {
       own_.reset(new char[length_]);
       std::memcpy(own_.get(), borrowed_, length_);
@@ -352,6 +372,7 @@ class WriteOp final : public MultiPartOp {
   const nrs::RequestInfo who_;  // the writer, for follow-up requests
   const bool kill_setid_;
   const char* const borrowed_;   // FUSE's; see the constructor
+  bool lasting_ = false;         // borrowed_ lives until the reply (an io_uring entry's)
   std::unique_ptr<char[]> own_;  // the copy, once one was needed
   NewObjects created_;
   uint64_t growth_ = 0;
@@ -712,19 +733,25 @@ void OpRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* 
     fuse_reply_buf(req, nullptr, 0);
     return;
   }
+  // Taken here, in the request's own callback: the continuation below may
+  // run on a thread serving another request. A request that came over
+  // io_uring is answered through its entry, never by splice.
+  const std::span<char> ring_payload = ring::FuseRing::CurrentPayload();
   // The size is read again with the credit held: a write it waited for may
   // have grown the file.
   WithExtent(
       handle.file, handle.extent_owner, offset, size, resource::Mode::kRead,
-      [req, &fs, file = handle.file, offset, size](std::shared_ptr<void> credit) {
+      [req, &fs, file = handle.file, offset, size, ring_payload](std::shared_ptr<void> credit) {
         const uint64_t file_size = file->size.load();
         if (offset >= file_size) {
           fuse_reply_buf(req, nullptr, 0);
           return;
         }
         const size_t length = static_cast<size_t>(std::min<uint64_t>(size, file_size - offset));
-        if (TrySplicedRead(req, fs, *file, offset, length, credit)) return;
-        auto* op = new ReadOp(req, length);
+        if (ring_payload.empty() && TrySplicedRead(req, fs, *file, offset, length, credit)) {
+          return;
+        }
+        auto* op = new ReadOp(req, length, ring_payload);
         op->set_credit(std::move(credit));
         auto parts = ExtentParts(TargetOf(*file), nrs::Op::kRead, offset, length, op->buffer(),
                                  Caller(req, fs), op);

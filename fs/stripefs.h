@@ -78,6 +78,17 @@ struct MountOptions {
   // extent_credits=off: reads and writes hold no extent credits, so
   // overlapping striped I/O may interleave stripe by stripe; for measuring.
   bool extent_credits = true;
+  // io_uring=auto (the default): requests come over FUSE's io_uring queues
+  // (Linux 6.14+, ring/fuse_ring.h) when the kernel offers them, else over
+  // /dev/fuse, with one log line saying why; on: the mount fails if they
+  // cannot be used; off: /dev/fuse only. The kernel offers them only when
+  // root has set /sys/module/fuse/parameters/enable_uring (README).
+  enum class Uring { kAuto, kOn, kOff };
+  Uring io_uring = Uring::kAuto;
+  // Entries per io_uring queue (one queue per CPU): the requests of one
+  // CPU the daemon holds at once, waiting ones included; the kernel queues
+  // the rest. 0: the daemon's choice (fs/mount.cc, RingDepth).
+  uint32_t uring_depth = 0;
 };
 
 // Parses one "-o a,b=c" word into `options` (fs/mount_options.cc, which
@@ -95,6 +106,8 @@ struct MountOptions {
 //   metrics       ADDRESS:PORT, an IPv4 or [IPv6] literal, port 0..65535
 //   mdt_nrs       on|off
 //   extent_credits on|off
+//   io_uring      auto|on|off
+//   uring_depth   8..1024
 // A later item overrides an earlier one. EINVAL with a message naming the
 // item otherwise, and `options` is then left unchanged.
 Status ParseMountOption(const std::string& word, MountOptions* options);

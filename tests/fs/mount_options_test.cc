@@ -75,6 +75,29 @@ TEST(MountOptionsTest, MaxRequestIsASizeFrom1MTo16MInWholePages) {
   }
 }
 
+TEST(MountOptionsTest, IoUringIsAutoOnOrOffAndItsDepthBounded) {
+  MountOptions options;
+  EXPECT_EQ(options.io_uring, MountOptions::Uring::kAuto);
+  EXPECT_EQ(options.uring_depth, 0u);  // the daemon picks
+  ASSERT_TRUE(ParseMountOption("io_uring=on,uring_depth=8", &options).ok());
+  EXPECT_EQ(options.io_uring, MountOptions::Uring::kOn);
+  EXPECT_EQ(options.uring_depth, 8u);
+  ASSERT_TRUE(ParseMountOption("io_uring=off,uring_depth=1024", &options).ok());
+  EXPECT_EQ(options.io_uring, MountOptions::Uring::kOff);
+  EXPECT_EQ(options.uring_depth, 1024u);
+  ASSERT_TRUE(ParseMountOption("io_uring=auto", &options).ok());
+  EXPECT_EQ(options.io_uring, MountOptions::Uring::kAuto);
+  EXPECT_TRUE(options.fuse_options.empty());
+  for (const char* bad : {"io_uring=yes", "io_uring=", "io_uring", "uring_depth=7",
+                          "uring_depth=1025", "uring_depth=x", "uring_depth=-8"}) {
+    MountOptions unchanged;
+    Status s = ParseMountOption(bad, &unchanged);
+    EXPECT_EQ(s.err(), EINVAL) << bad;
+    EXPECT_EQ(unchanged.io_uring, MountOptions::Uring::kAuto) << bad;
+    EXPECT_EQ(unchanged.uring_depth, 0u) << bad;
+  }
+}
+
 TEST(MountOptionsTest, MdtNrsIsOnOrOff) {
   MountOptions options;
   EXPECT_TRUE(options.mdt_nrs);

@@ -1,6 +1,7 @@
 #include "mounted_fs.h"
 
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -40,6 +41,35 @@ bool WaitExit(pid_t pid, int timeout_ms) {
   }
   return false;
 }
+
+// The FUSE transport every mount of the binary uses, from CTest
+// (tests/integration/CMakeLists.txt runs each binary once per transport):
+// SFS_IT_TRANSPORT=io_uring or dev_fuse; unset: the daemon's default.
+std::string TransportOption() {
+  const char* transport = getenv("SFS_IT_TRANSPORT");
+  if (transport == nullptr) return "";
+  const std::string name = transport;
+  if (name == "io_uring") return "io_uring=on";
+  if (name == "dev_fuse") return "io_uring=off";
+  return "";
+}
+
+// The io_uring run of a binary is skipped whole on a kernel without FUSE
+// over io_uring; CTest's fixture (uring_param.sh) has turned the module
+// parameter on where it exists.
+class TransportEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    const char* transport = getenv("SFS_IT_TRANSPORT");
+    if (transport != nullptr && std::string(transport) == "io_uring" &&
+        access("/sys/module/fuse/parameters/enable_uring", F_OK) != 0) {
+      GTEST_SKIP() << "this kernel has no FUSE over io_uring (Linux 6.14+ with "
+                      "CONFIG_FUSE_IO_URING): the io_uring run is skipped";
+    }
+  }
+};
+[[maybe_unused]] const auto* const kTransportEnvironment =
+    ::testing::AddGlobalTestEnvironment(new TransportEnvironment);
 
 }  // namespace
 
@@ -130,6 +160,11 @@ bool MountedFs::WaitMounted(bool want, int timeout_ms) const {
 bool MountedFs::Mount() {
   std::vector<std::string> args = {StripefsBinary(), "mount", meta_, mnt_, "-f",
                                    "-o", "log_file=" + log_};
+  // First, so that a test's own io_uring= wins.
+  if (const std::string transport = TransportOption(); !transport.empty()) {
+    args.push_back("-o");
+    args.push_back(transport);
+  }
   for (const std::string& option : options_.mount_options) {
     args.push_back("-o");
     args.push_back(option);
