@@ -49,8 +49,11 @@
 #
 # --wb-knob NAME=VALUE (repeatable) writes VALUE to /sys/class/bdi/<bdi of
 # the mount>/NAME of sfs-wbk after its mount (max_bytes, max_ratio,
-# strict_limit, min_bytes ... as this kernel has them), to measure what the
-# dirty limits cost cache=writeback against sfs-wb in the same run.
+# strict_limit, min_bytes ... as this kernel has them; stripefs itself sets
+# strict_limit to 0), or for max_background and congestion_threshold to
+# /sys/fs/fuse/connections/<its connection>/NAME (the kernel's 12 and 9 when,
+# as from libfuse 3.14, INIT asks for nothing), to measure what they do to
+# cache=writeback against sfs-wb in the same run.
 #
 # --devices: each of 4 OSTs (and each of mergerfs's 4 branches) on its own
 # loop device (ext4 on a file) with a read limit per device (cgroup v1
@@ -371,12 +374,23 @@ start_stripefs() {
   mount_stripefs "$base" "$opts" "$base"/ost{0,1,2,3} || exit 1
 }
 
-# Sets the --wb-knob values on the bdi of mount point $1.
+# Sets the --wb-knob values for the mount point $1: the FUSE connection's
+# max_background and congestion_threshold (fusectl, mounted here if it is
+# not), anything else on its bdi.
 set_wb_knobs() {
-  local bdi k f
-  bdi=/sys/class/bdi/$(mountpoint -d "$1")
+  local dev bdi conn k f
+  dev=$(mountpoint -d "$1")
+  bdi=/sys/class/bdi/$dev
+  conn=/sys/fs/fuse/connections/${dev#*:}  # named by the device number, major 0
   for k in "${wb_knobs[@]}"; do
-    f=$bdi/${k%%=*}
+    case ${k%%=*} in
+      max_background | congestion_threshold)
+        if [ ! -d "$conn" ]; then
+          mount -t fusectl none /sys/fs/fuse/connections && mounts=(/sys/fs/fuse/connections "${mounts[@]}")
+        fi
+        f=$conn/${k%%=*} ;;
+      *) f=$bdi/${k%%=*} ;;
+    esac
     [ -f "$f" ] || { echo "no $f on this kernel; it has: $(ls "$bdi" | tr '\n' ' ')" >&2; exit 1; }
     local was
     was=$(cat "$f")
