@@ -37,8 +37,10 @@
 # for each FUSE target (user + system time of all its threads during the
 # workload, /proc/PID/stat, over IOR transfers or mdtest files; an mdtest
 # phase is measured from just before it starts to just before the next one,
-# the last until mdtest ends), and per workload whether the best stripefs
-# io_uring target reaches the best peer (mergerfs, php, php318-ur).
+# the last until mdtest ends); for each stripefs target run on both
+# transports the io_uring / dev_fuse ratio of throughput (paired by
+# repetition) and of CPU per operation; and per workload whether the best
+# stripefs io_uring target reaches the best peer (mergerfs, php, php318-ur).
 #
 #   tools/bench/bench.sh [--ior PATH] [--mdtest PATH] [--passthrough-hp PATH]
 #       [--passthrough-hp-318 PATH] [--dir DIR] [--reps N] [--seq-mib N]
@@ -69,6 +71,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 cd "$here/../.."
 # shellcheck source=tools/bench/fuse_daemons.sh
 . "$here/fuse_daemons.sh"
+# shellcheck source=tools/bench/ratio.sh
+. "$here/ratio.sh"  # median, range, ratio_ci_of
 bin=$PWD/build/tools/stripefs/stripefs
 dir=$PWD/build/bench-work
 ior="" mdtest="" php="" php318="" reps=3 seq_mib=512 rand_mib=64 files=2000 np=2
@@ -250,8 +254,6 @@ run_mdtest() {
   rm -rf "$target/md"
 }
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{ v[NR] = $1 } END { print v[int((NR + 1) / 2)] }'; }
-range() { tr ' ' '\n' | grep -v '^$' | sort -g | awk 'NR == 1 { lo = $1 } { hi = $1 } END { printf "%.0f-%.0f", lo, hi }'; }
 
 # Mounts stripefs with mount options $2 over the given OST directories on
 # $1/mnt, with a 4-stripe and a 1-stripe directory in it (the filesystem is
@@ -532,6 +534,25 @@ if [ -n "$daemons" ]; then
   print_table 22 cpu_cell $daemons
 fi
 
+# The gain of io_uring over /dev/fuse, per stripefs mount kind run on both:
+# throughput io_uring / dev_fuse, paired by repetition (geometric mean and
+# 95 % interval, tools/bench/ratio.sh), and daemon CPU per operation
+# io_uring / dev_fuse (medians).
+pairs=""
+for t in sfs-4 sfs-1 sfs-wb sfs-wbk; do has_target "$t" && has_target "$t-ur" && pairs="$pairs $t"; done
+if [ -n "$pairs" ]; then
+  echo
+  echo "io_uring against /dev/fuse: throughput ratio [95 % interval], daemon CPU per operation ratio"
+  pair_cell() {
+    local cpu_ratio
+    cpu_ratio=$(awk -v a="$(echo "${cpu[$1-ur,$2]:-}" | median)" -v b="$(echo "${cpu[$1,$2]:-}" | median)" \
+      'BEGIN { if (b > 0 && a != "") printf "%.2f", a / b; else printf "-" }')
+    echo "$(ratio_ci_of "${res[$1-ur,$2]:-}" "${res[$1,$2]:-}"), cpu $cpu_ratio"
+  }
+  # shellcheck disable=SC2086
+  print_table 34 pair_cell $pairs
+fi
+
 # The aim of issue 33: the best stripefs io_uring target at or above the best
 # peer, per workload. Without an io_uring target, the best /dev/fuse one.
 ours=$(targets_matching 'sfs-(4|1|wb)-ur')
@@ -548,7 +569,7 @@ if [ -n "$ours" ] && [ -n "$peers" ]; then
   best_of() {
     local w=$1 t; shift
     for t in "$@"; do echo "$t $(echo "${res[$t,$w]:-}" | median)"; done |
-      awk '$2 != "" && (n++ == 0 || $2 + 0 > best) { best = $2 + 0; name = $1 } END { print name, best }'
+      awk '$2 != "" && (n++ == 0 || $2 + 0 > best) { best = $2 + 0; name = $1 } END { if (n) printf "%s %.3f\n", name, best }'
   }
   for w in $works; do
     read -r s sv <<<"$(best_of "$w" $ours)"
