@@ -143,14 +143,17 @@ if [ -z "$php318" ]; then
   drop_targets 'php318-.*'
 else
   [ -x "$php318" ] || { echo "no passthrough_hp at $php318" >&2; exit 1; }
-  # A libfuse installed to a private prefix: the binary may not find it.
+  # A libfuse installed to a private prefix: a binary built without an rpath
+  # finds it only there (for this daemon alone, not the others).
+  php318_cmd=("$php318")
   if ldd "$php318" | grep -q 'libfuse3.* not found'; then
+    libs=""
     for l in "$(dirname "$php318")"/../lib{,/x86_64-linux-gnu,64}; do
-      [ -d "$l" ] && LD_LIBRARY_PATH=$(cd "$l" && pwd)${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+      [ -d "$l" ] && libs=${libs:+$libs:}$(cd "$l" && pwd)
     done
-    export LD_LIBRARY_PATH
+    php318_cmd=(env "LD_LIBRARY_PATH=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$php318")
   fi
-  "$php318" --help 2>&1 | grep -q 'io_uring' ||
+  "${php318_cmd[@]}" --help 2>&1 | grep -q 'io_uring' ||
     drop_targets php318-ur "$php318 has no -o io_uring (libfuse before 3.18, or built without io_uring)"
 fi
 if [ ${#wb_knobs[@]} -gt 0 ]; then
@@ -420,7 +423,7 @@ for t in $targets; do
       wait_mounted "$dir/php"; path[$t]=$dir/php ;;
     php318)  # php318-ur, without its -ur
       mkdir -p "$dir/php318ur-src" "$dir/php318ur"
-      "$php318" --nopassthrough -o io_uring "$dir/php318ur-src" "$dir/php318ur"
+      "${php318_cmd[@]}" --nopassthrough -o io_uring "$dir/php318ur-src" "$dir/php318ur"
       mounts+=("$dir/php318ur"); wait_mounted "$dir/php318ur"
       stat "$dir/php318ur" >/dev/null  # INIT done: its queue threads exist
       if has_ring_threads "$(daemon_pid "$dir/php318ur")"; then
@@ -430,7 +433,7 @@ for t in $targets; do
       fi ;;
     php318-pt)
       mkdir -p "$dir/php318pt-src" "$dir/php318pt"
-      "$php318" "${php318_pt_opts[@]}" "$dir/php318pt-src" "$dir/php318pt"
+      "${php318_cmd[@]}" "${php318_pt_opts[@]}" "$dir/php318pt-src" "$dir/php318pt"
       mounts+=("$dir/php318pt"); wait_mounted "$dir/php318pt"; path[$t]=$dir/php318pt ;;
     *) echo "unknown target $t" >&2; exit 2 ;;
   esac
