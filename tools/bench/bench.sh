@@ -153,8 +153,12 @@ else
     done
     php318_cmd=(env "LD_LIBRARY_PATH=$libs${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$php318")
   fi
-  "${php318_cmd[@]}" --help 2>&1 | grep -q 'io_uring' ||
+  if "${php318_cmd[@]}" --help 2>&1 | grep -q 'io_uring'; then
+    php318_uring=1
+  else
+    php318_uring=0
     drop_targets php318-ur "$php318 has no -o io_uring (libfuse before 3.18, or built without io_uring)"
+  fi
 fi
 if [ ${#wb_knobs[@]} -gt 0 ]; then
   add_after sfs-wb sfs-wbk; add_after sfs-wb-ur sfs-wbk-ur
@@ -347,7 +351,7 @@ write_cpu_snapshot_cmd "$dir/cpu-snapshot"
 php318_pt_opts=()
 if has_target '.*-ur|php318-pt'; then
   if uring_enable; then
-    php318_pt_opts=(-o io_uring)
+    [ "${php318_uring:-0}" = 1 ] && php318_pt_opts=(-o io_uring)
   else
     drop_targets '.*-ur' "no FUSE over io_uring on this kernel"
     has_target php318-pt && echo "php318-pt runs on /dev/fuse" >&2
