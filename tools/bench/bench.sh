@@ -261,7 +261,6 @@ run_mdtest() {
   rm -rf "$target/md"
 }
 
-
 # Mounts stripefs with mount options $2 over the given OST directories on
 # $1/mnt, with a 4-stripe and a 1-stripe directory in it (the filesystem is
 # made on the first call). Returns non-zero if the mount failed (stripefs
@@ -459,8 +458,7 @@ done
 # Operations of one run of workload $1, all processes together.
 ops_of() {
   case $1 in
-    seq-*) echo $((np * seq_mib)) ;;
-    re-read) echo $((np * seq_mib)) ;;
+    seq-* | re-read) echo $((np * seq_mib)) ;;
     rand-*) echo $((np * rand_mib * 256)) ;;
     md-*) echo $((np * files)) ;;
   esac
