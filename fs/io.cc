@@ -6,6 +6,7 @@
 #include "fs/filesystem.h"
 #include "fs/quota_control.h"
 #include "fs/space_grants.h"
+#include "ring/fuse_ring.h"
 
 namespace sfs::fs {
 
@@ -34,9 +35,11 @@ void MultiPartOp::Launch(Filesystem& fs, std::vector<std::unique_ptr<ost::IoRequ
     in_flight_.reserve(parts.size());
     for (auto& part : parts) in_flight_.emplace_back(&fs.ost(part->info.ost), part.get());
   }
-  if (parts.size() == 1 && FuseCallbackScope::active()) {
-    // Served here when its OST can take it at once: no hand-off, and the
-    // borrowed buffers need no copy.
+  // Served here when its OST can take it at once: no hand-off, and the
+  // borrowed buffers need no copy. Not on an io_uring queue's thread: a
+  // disk that hangs under the call would stop its whole queue
+  // (ring::FuseRing::OnQueueThread), so there the OST's own threads serve.
+  if (parts.size() == 1 && FuseCallbackScope::active() && !ring::FuseRing::OnQueueThread()) {
     const uint32_t ost = parts[0]->info.ost;
     fs.ost(ost).SubmitOrRun(std::move(parts[0]),
                             [this](ost::IoRequest& part) { OwnBuffers(part); });

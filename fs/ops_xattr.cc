@@ -8,11 +8,13 @@
 
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "common/log.h"
 #include "common/text.h"
 #include "fs/ops.h"
 #include "fs/ops_common.h"
+#include "ring/fuse_ring.h"
 
 namespace sfs::fs {
 namespace {
@@ -116,11 +118,32 @@ void ReplyValue(fuse_req_t req, const std::string& value, size_t size, const cha
   }
 }
 
+void SetxattrOn(fuse_req_t req, fuse_ino_t ino, const std::string& full, const std::string& data,
+                int flags);
+
 void OpSetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* value,
                 size_t size, int flags) {
-  MetaJobCount count(req, jobstats::JobOp::kSetxattr);
   const std::string full(name);
-  const std::string data(value, size);
+  std::string data(value, size);
+  if (ring::FuseRing::OnQueueThread() && full == std::string(kReservedPrefix) + kOstAddName) {
+    // Adding an OST walks its path, and a step may be this very mount seen
+    // elsewhere (a bind mount): its statfs comes back to this daemon, on
+    // this CPU's queue, whose thread would be the one waiting for it. So
+    // on a thread of its own; counted in flight, so unmount waits for it.
+    Filesystem& fs = Fs(req);
+    fs.OpStarted();
+    std::thread([req, ino, full, data = std::move(data), flags, &fs] {
+      SetxattrOn(req, ino, full, data, flags);
+      fs.OpFinished();
+    }).detach();
+    return;
+  }
+  SetxattrOn(req, ino, full, data, flags);
+}
+
+void SetxattrOn(fuse_req_t req, fuse_ino_t ino, const std::string& full, const std::string& data,
+                int flags) {
+  MetaJobCount count(req, jobstats::JobOp::kSetxattr);
   Status status;
   if (StartsWith(full, kReservedPrefix)) {
     status = SetReserved(req, ino, full.substr(kReservedPrefix.size()), data, flags);

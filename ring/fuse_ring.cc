@@ -390,6 +390,8 @@ std::span<char> FuseRing::CurrentPayload() {
   return {tls_serving->payload, tls_serving->iov[1].iov_len};
 }
 
+bool FuseRing::OnQueueThread() { return tls_queue != nullptr; }
+
 void FuseRing::Stop() {
   {
     std::lock_guard<std::mutex> lock(state_->start_mu);

@@ -106,6 +106,13 @@ class FuseRing {
   // copied. The buffer is the request's until its reply.
   static std::span<char> CurrentPayload();
 
+  // Whether the calling thread is a queue's thread. It must never wait on
+  // a disk: the kernel copies each new request of its queue in this very
+  // thread's context (io_uring task work), so a queue thread stuck in a
+  // hung disk's read stops every request of its CPU, where a stuck
+  // /dev/fuse worker leaves the others serving.
+  static bool OnQueueThread();
+
   // Ends the queue threads and closes the io_urings, which cancels the
   // commands still waiting in the kernel. REQUIRES: no reply is still to
   // come (a later Reply finds nothing and returns -1).

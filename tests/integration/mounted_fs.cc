@@ -75,6 +75,11 @@ class TransportEnvironment : public ::testing::Environment {
 
 const char* StripefsBinary() { return STRIPEFS_BINARY; }
 
+bool OverIoUring() {
+  const char* transport = getenv("SFS_IT_TRANSPORT");
+  return transport != nullptr && std::string(transport) == "io_uring";
+}
+
 CommandResult Shell(const std::string& command) {
   CommandResult result;
   FILE* pipe = popen((command + " 2>&1").c_str(), "r");

@@ -104,5 +104,8 @@ class MountedFs {
 
 // The stripefs binary under test.
 const char* StripefsBinary();
+// Whether this run mounts over FUSE's io_uring queues (SFS_IT_TRANSPORT,
+// set per run by CTest), for the few checks that differ by transport.
+bool OverIoUring();
 
 }  // namespace sfs::test
