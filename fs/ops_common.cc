@@ -60,6 +60,7 @@ void ReplyError(fuse_req_t req, const Status& status, const char* op) {
   const std::string message = Printable(status.ToString());
   switch (err) {
     case ENOENT: case EEXIST: case ENODATA: case ENOTEMPTY: case EACCES: case ERANGE: case ENXIO:
+    case EINTR:  // the caller's signal, nothing wrong
       log->debug("{}: {}", op, message);
       break;
     case EIO: case ENOSPC: case EROFS: case EFBIG:
