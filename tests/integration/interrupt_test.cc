@@ -12,6 +12,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <cstdlib>
@@ -29,7 +30,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 constexpr uid_t kNobody = 65534;
-constexpr size_t kBlock = 4096;
+constexpr size_t kPage = 4096;  // O_DIRECT alignment
 // Callers, each with one request: at the throttled rate (1/s) the last
 // waits about kCallers - 1 seconds.
 constexpr int kCallers = 8;
@@ -46,18 +47,19 @@ struct Caller {
   pid_t pid = -1;
   int pipe = -1;  // read end: the Outcome
   bool writes = false;
+  size_t size = 0;  // of its call
   char fill = 0;  // what a writer writes
 };
 
 // Forks a caller running as nobody, with a SIGUSR1 handler installed
 // without SA_RESTART (so an interrupted call returns EINTR rather than
-// starting again), which does one O_DIRECT pread or pwrite of a block at
-// `offset` of `path`: it sends a byte on its pipe just before the call,
-// and its Outcome after.
-Caller StartCaller(const std::string& path, bool writes, off_t offset, char fill) {
+// starting again), which does one O_DIRECT pread or pwrite of `size`
+// bytes at offset 0 of `path`: it sends a byte on its pipe just before the
+// call, and its Outcome after.
+Caller StartCaller(const std::string& path, bool writes, size_t size, char fill) {
   int fds[2];
   if (pipe(fds) != 0) return {};
-  Caller caller{fork(), fds[0], writes, fill};
+  Caller caller{fork(), fds[0], writes, size, fill};
   if (caller.pid != 0) {
     close(fds[1]);
     return caller;
@@ -72,26 +74,26 @@ Caller StartCaller(const std::string& path, bool writes, off_t offset, char fill
   Outcome outcome;
   void* buffer = nullptr;
   if (setgroups(0, nullptr) != 0 || setgid(kNobody) != 0 || setuid(kNobody) != 0 ||
-      posix_memalign(&buffer, kBlock, kBlock) != 0) {
+      posix_memalign(&buffer, kPage, size) != 0) {
     outcome.err = errno != 0 ? errno : EPERM;
   } else {
     const int fd = open(path.c_str(), (writes ? O_WRONLY : O_RDONLY) | O_DIRECT);
     if (fd < 0) {
       outcome.err = errno;
     } else {
-      std::memset(buffer, writes ? fill : 0, kBlock);
+      std::memset(buffer, writes ? fill : 0, size);
       const char ready = 'r';
       (void)!write(fds[1], &ready, 1);
       const Clock::time_point start = Clock::now();
-      const ssize_t n = writes ? pwrite(fd, buffer, kBlock, offset) : pread(fd, buffer, kBlock, offset);
+      const ssize_t n = writes ? pwrite(fd, buffer, size, 0) : pread(fd, buffer, size, 0);
       outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
       if (n < 0) {
         outcome.err = errno;
-      } else if (static_cast<size_t>(n) != kBlock) {
+      } else if (static_cast<size_t>(n) != size) {
         outcome.err = EIO;
       } else if (!writes) {
         const char* bytes = static_cast<const char*>(buffer);
-        for (size_t i = 0; i < kBlock; i++) {
+        for (size_t i = 0; i < size; i++) {
           if (bytes[i] != kOriginal) outcome.err = -1;
         }
       }
@@ -141,26 +143,36 @@ MountedFs::Options OneOst() {
   return options;
 }
 
+// Two OSTs, 64 KiB stripes: a call of 128 KiB is a request on each.
+MountedFs::Options TwoStripes() {
+  MountedFs::Options options;
+  options.osts = 2;
+  options.stripe_count = 2;
+  options.stripe_size = "64K";
+  return options;
+}
+
 // A mount where nobody is throttled to one request a second over the
 // filesystem, and kCallers callers of nobody in their calls, each on a
 // file of its own (writes to one file wait for each other in the kernel,
-// and overlapping extents in the daemon): one block of kOriginal.
+// and overlapping extents in the daemon): `block_` bytes of kOriginal.
 class InterruptTest : public ::testing::Test {
  protected:
-  InterruptTest() : fs_(OneOst()) {}
+  InterruptTest() : InterruptTest(OneOst(), kPage) {}
+  InterruptTest(const MountedFs::Options& options, size_t block) : fs_(options), block_(block) {}
 
   void SetUp() override {
     ASSERT_TRUE(fs_.mounted());
     for (int i = 0; i < kCallers; i++) {
       paths_.push_back(fs_.Path("file" + std::to_string(i)));
-      ASSERT_TRUE(WriteFile(paths_.back(), std::string(kBlock, kOriginal), 0666));
+      ASSERT_TRUE(WriteFile(paths_.back(), std::string(block_, kOriginal), 0666));
       ASSERT_EQ(chmod(paths_.back().c_str(), 0666), 0);  // whatever the umask
     }
     ASSERT_EQ(SetSetting(fs_, "nrs_policies", "tbf uid"), 0);
     ASSERT_EQ(SetSetting(fs_, "nrs_tbf_rule", "start slow uid={65534} rate=1 depth=1"), 0);
     // Even ones write, odd ones read.
     for (int i = 0; i < kCallers; i++) {
-      callers_.push_back(StartCaller(paths_[i], i % 2 == 0, 0, static_cast<char>('A' + i)));
+      callers_.push_back(StartCaller(paths_[i], i % 2 == 0, block_, static_cast<char>('A' + i)));
       ASSERT_GT(callers_.back().pid, 0);
     }
     // Each says when it is about to make its call (a signal before it
@@ -169,8 +181,9 @@ class InterruptTest : public ::testing::Test {
       char ready = 0;
       ASSERT_EQ(read(caller.pipe, &ready, 1), 1);
     }
-    // All but two queued: the bucket's one token lets one through at once,
-    // and the rate may have let one more through since.
+    // All but two queued (requests: two per call when striped): the
+    // bucket's one token lets one through at once, and the rate may have
+    // let one more through since.
     EXPECT_TRUE(WaitFor([&] { return SumOf(fs_, "queued") >= kCallers - 2; }, 5000))
         << GetSetting(fs_, "ost_status");
     queued_ = SumOf(fs_, "queued");
@@ -199,7 +212,54 @@ class InterruptTest : public ::testing::Test {
     return in_time;
   }
 
+  // Sends SIGUSR1 to every caller and reaps them (each must end in time,
+  // with its call done or EINTR), then lets anything left go so that the
+  // data can be checked and the fs unmounted.
+  struct Interrupted {
+    std::vector<Outcome> outcomes;
+    int interrupted = 0;     // calls that got EINTR
+    uint64_t cancelled = 0;  // requests taken back (ost_status)
+    uint64_t left = 0;       // requests queued once all callers ended
+    double waited = 0;       // from the signal to the last exit
+  };
+  Interrupted InterruptAll() {
+    Interrupted r;
+    const int ended_in_time = SignalAndReap(SIGUSR1, &r.outcomes, &r.waited);
+    r.cancelled = SumOf(fs_, "cancelled");
+    r.left = SumOf(fs_, "queued");
+    EXPECT_EQ(SetSetting(fs_, "nrs_tbf_rule", "change slow rate=100000 depth=100"), 0);
+    EXPECT_EQ(ended_in_time, kCallers) << "calls still waiting " << r.waited << " s after the signal";
+    for (int i = 0; i < kCallers; i++) {
+      EXPECT_TRUE(r.outcomes[i].err == 0 || r.outcomes[i].err == EINTR)
+          << "caller " << i << ": " << r.outcomes[i].err;
+      r.interrupted += r.outcomes[i].err == EINTR;
+    }
+    return r;
+  }
+
+  // A write that got EINTR stored nothing; one that did not, all it
+  // carried. Read past the page cache: the writes went around it.
+  void CheckWriters(const std::vector<Outcome>& outcomes) {
+    for (int i = 0; i < kCallers; i++) {
+      // Only writers that said what happened (a failed expectation covers
+      // the others).
+      if (!callers_[i].writes || (outcomes[i].err != 0 && outcomes[i].err != EINTR)) continue;
+      const std::string copy = fs_.root() + "/copy" + std::to_string(i);
+      const CommandResult dd =
+          Shell("dd if=" + paths_[i] + " of=" + copy + " bs=" + std::to_string(block_) +
+                " iflag=direct status=none");
+      ASSERT_EQ(dd.exit_code, 0) << dd.output;
+      const char want = outcomes[i].err == 0 ? callers_[i].fill : kOriginal;
+      const std::optional<std::string> stored = ReadFile(copy);
+      size_t wanted = 0;
+      if (stored.has_value()) wanted = std::count(stored->begin(), stored->end(), want);
+      EXPECT_EQ(wanted, block_) << "writer " << i << " (" << outcomes[i].err
+                                << ") expected all '" << want << "'";
+    }
+  }
+
   MountedFs fs_;
+  const size_t block_;
   std::vector<std::string> paths_;
   std::vector<Caller> callers_;
   uint64_t queued_ = 0;  // in the queue once all callers were in their calls
@@ -210,46 +270,41 @@ class InterruptTest : public ::testing::Test {
 // call waits for its turn at the rate: the last one about 6 s after the
 // signal, and none fails.
 TEST_F(InterruptTest, ASignalEndsThrottledReadsAndWritesWithEintr) {
-  std::vector<Outcome> outcomes;
-  double waited = 0;
-  const int ended_in_time = SignalAndReap(SIGUSR1, &outcomes, &waited);
-  const uint64_t cancelled = SumOf(fs_, "cancelled");
-  const uint64_t left = SumOf(fs_, "queued");
-  // Let anything left go before the data is checked and the fs unmounted.
-  EXPECT_EQ(SetSetting(fs_, "nrs_tbf_rule", "change slow rate=100000 depth=100"), 0);
-
-  EXPECT_EQ(ended_in_time, kCallers) << "calls still waiting " << waited << " s after the signal";
-  int interrupted = 0;
-  for (int i = 0; i < kCallers; i++) {
-    EXPECT_TRUE(outcomes[i].err == 0 || outcomes[i].err == EINTR)
-        << "caller " << i << ": " << outcomes[i].err;
-    interrupted += outcomes[i].err == EINTR;
-  }
+  const Interrupted r = InterruptAll();
   // Every request queued at the signal was taken out of its queue, less
   // one the rate may have let through meanwhile.
-  EXPECT_GE(static_cast<uint64_t>(interrupted) + 1, queued_);
-  EXPECT_EQ(cancelled, static_cast<uint64_t>(interrupted)) << GetSetting(fs_, "ost_status");
-  EXPECT_EQ(left, 0u) << GetSetting(fs_, "ost_status");
+  EXPECT_GE(static_cast<uint64_t>(r.interrupted) + 1, queued_);
+  EXPECT_EQ(r.cancelled, static_cast<uint64_t>(r.interrupted)) << GetSetting(fs_, "ost_status");
+  EXPECT_EQ(r.left, 0u) << GetSetting(fs_, "ost_status");
   std::printf("%d of %d calls interrupted; %.3f s from the signal to the last exit (%" PRIu64
               " queued at the signal)\n",
-              interrupted, kCallers, waited, queued_);
+              r.interrupted, kCallers, r.waited, queued_);
 
-  // A write that got EINTR stored nothing; one that did not, its block.
-  // Read past the page cache: the writes went around it.
-  for (int i = 0; i < kCallers; i++) {
-    // Only writers that said what happened (a failed expectation above
-    // covers the others).
-    if (!callers_[i].writes || (outcomes[i].err != 0 && outcomes[i].err != EINTR)) continue;
-    const std::string copy = fs_.root() + "/copy" + std::to_string(i);
-    const CommandResult dd =
-        Shell("dd if=" + paths_[i] + " of=" + copy + " iflag=direct status=none");
-    ASSERT_EQ(dd.exit_code, 0) << dd.output;
-    const char want = outcomes[i].err == 0 ? callers_[i].fill : kOriginal;
-    const std::optional<std::string> stored = ReadFile(copy);
-    EXPECT_TRUE(stored == std::string(kBlock, want))
-        << "writer " << i << " (" << outcomes[i].err << ") expected all '" << want << "', found "
-        << (stored.has_value() ? stored->substr(0, 16) : "nothing") << "...";
-  }
+  CheckWriters(r.outcomes);
+  EXPECT_TRUE(fs_.Unmount());
+}
+
+// Calls of two requests, one per OST. A call with both still queued ends
+// with EINTR; one with a request already served or in service is not
+// cancelled and completes. Either way a write is stored whole or not at all.
+class StripedInterruptTest : public InterruptTest {
+ protected:
+  StripedInterruptTest() : InterruptTest(TwoStripes(), 128 << 10) {}
+};
+
+TEST_F(StripedInterruptTest, ACallIsEndedWholeOrServedWhole) {
+  const Interrupted r = InterruptAll();
+  // Most calls were wholly queued: the first took a token on each OST,
+  // and the rate lets about one request a second through.
+  EXPECT_GE(r.interrupted, kCallers / 2);
+  // Two requests taken back per call ended; those of a call that had one
+  // in service went back to their queues.
+  EXPECT_GE(r.cancelled, 2u * r.interrupted) << GetSetting(fs_, "ost_status");
+  EXPECT_EQ(r.left, 0u) << GetSetting(fs_, "ost_status");
+  std::printf("%d of %d striped calls interrupted; %.3f s from the signal to the last exit (%" PRIu64
+              " requests queued at the signal, %" PRIu64 " taken back)\n",
+              r.interrupted, kCallers, r.waited, queued_, r.cancelled);
+  CheckWriters(r.outcomes);
   EXPECT_TRUE(fs_.Unmount());
 }
 
