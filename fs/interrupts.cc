@@ -16,46 +16,54 @@ InterruptTable::InterruptTable()
 
 InterruptTable::InterruptTable(Arm arm) : arm_(std::move(arm)) {}
 
+InterruptTable::Shard& InterruptTable::ShardOf(fuse_req_t req) {
+  // Requests are heap blocks: the low bits say little.
+  const auto bits = reinterpret_cast<uintptr_t>(req);
+  return shards_[(bits >> 6 ^ bits >> 12) % kShards];
+}
+
 void InterruptTable::Watch(fuse_req_t req, Interruptible* op) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    ops_[req] = op;
+    Shard& shard = ShardOf(req);
+    std::lock_guard<std::mutex> lock(shard.mu);
+    shard.ops[req] = op;
   }
   // Unlocked: it may call Interrupt at once.
   arm_(req, this);
 }
 
 void InterruptTable::Forget(fuse_req_t req) {
-  std::lock_guard<std::mutex> lock(mu_);
-  ops_.erase(req);
+  Shard& shard = ShardOf(req);
+  std::lock_guard<std::mutex> lock(shard.mu);
+  shard.ops.erase(req);
 }
 
 void InterruptTable::Interrupt(fuse_req_t req) {
   Interruptible* op = nullptr;
   size_t taken = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = ops_.find(req);
-    if (it == ops_.end()) return;
+    Shard& shard = ShardOf(req);
+    std::lock_guard<std::mutex> lock(shard.mu);
+    auto it = shard.ops.find(req);
+    if (it == shard.ops.end()) return;
     op = it->second;
     // The op cannot answer (and go) meanwhile: it must Forget first.
     taken = op->TakeBack();
     if (taken == 0) return;  // started: it answers when done
-    ops_.erase(it);
-    ended_++;
+    shard.ops.erase(it);
   }
+  ended_.fetch_add(1, std::memory_order_relaxed);
   // Out of the table, it answers (EINTR) on its own.
   op->EndTakenBack(taken);
 }
 
 size_t InterruptTable::watched() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return ops_.size();
-}
-
-uint64_t InterruptTable::ended() const {
-  std::lock_guard<std::mutex> lock(mu_);
-  return ended_;
+  size_t n = 0;
+  for (const Shard& shard : shards_) {
+    std::lock_guard<std::mutex> lock(shard.mu);
+    n += shard.ops.size();
+  }
+  return n;
 }
 
 }  // namespace sfs::fs

@@ -1,5 +1,6 @@
 // FUSE_INTERRUPT for requests answered later by an op of their own (a read
-// or write whose parts wait in their OSTs' NRS queues): the kernel sends it
+// or write whose parts wait in their OSTs' NRS queues, a metadata request
+// held by the metadata service's policy): the kernel sends it
 // when the caller got a signal, and waits for the request's answer. An
 // interrupted op whose work has not started ends at once with EINTR
 // (docs/design.md, "Interrupts").
@@ -16,10 +17,12 @@
 // Thread safety: every method from any thread. Lock order: libfuse's
 // request lock, then the table's mu_, then the op's own locks (what
 // Interruptible::TakeBack takes, e.g. fs::MultiPartOp::mu_, then
-// ost::Service's). Never call Watch with an op lock held: it may run the
+// ost::Service's, or mdt::Service's). Never call Watch with an op lock held: it may run the
 // callback at once.
 #pragma once
 
+#include <array>
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -71,13 +74,21 @@ class InterruptTable {
   void Interrupt(fuse_req_t req);
 
   size_t watched() const;  // ops in the table now
-  uint64_t ended() const;  // ops ended by an interrupt, since start
+  uint64_t ended() const { return ended_.load(std::memory_order_relaxed); }
 
  private:
+  // Every read and write is watched and forgotten: shards, so that no lock
+  // is shared by every operation (issue 33, item 5).
+  struct alignas(64) Shard {
+    mutable std::mutex mu;  // guards ops; "the table's lock" above
+    std::unordered_map<fuse_req_t, Interruptible*> ops;  // GUARDED_BY(mu)
+  };
+  static constexpr size_t kShards = 16;
+  Shard& ShardOf(fuse_req_t req);
+
   const Arm arm_;
-  mutable std::mutex mu_;  // guards ops_ and ended_; see the lock order above
-  std::unordered_map<fuse_req_t, Interruptible*> ops_;  // GUARDED_BY(mu_)
-  uint64_t ended_ = 0;                                   // GUARDED_BY(mu_)
+  std::array<Shard, kShards> shards_;
+  std::atomic<uint64_t> ended_{0};  // ops ended by an interrupt
 };
 
 }  // namespace sfs::fs

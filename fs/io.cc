@@ -56,12 +56,14 @@ void MultiPartOp::Launch(Filesystem& fs, std::vector<std::unique_ptr<ost::IoRequ
       for (auto [service, part] : in_flight_) service->Raise(*part);
     }
     launched_ = parts.size();
+    // A part done already (served on this thread): never cancelled, so
+    // nothing to watch.
+    watched_ = interruptible_ != nullptr && !parts.empty() && in_flight_.size() == parts.size();
   }
-  if (interruptible_ != nullptr && !parts.empty()) {
+  if (watched_) {
     // Once every part is queued or served, so that an interrupt finds the
     // op whole; the submitter's reference keeps it alive through Watch,
     // which may call TakeBack at once (the interrupt came first).
-    watched_ = true;
     fs.interrupts().Watch(interruptible_, this);
   }
   Drop();

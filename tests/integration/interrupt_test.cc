@@ -9,6 +9,7 @@
 #include <grp.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -53,13 +55,12 @@ struct Caller {
 
 // Forks a caller running as nobody, with a SIGUSR1 handler installed
 // without SA_RESTART (so an interrupted call returns EINTR rather than
-// starting again), which does one O_DIRECT pread or pwrite of `size`
-// bytes at offset 0 of `path`: it sends a byte on its pipe just before the
-// call, and its Outcome after.
-Caller StartCaller(const std::string& path, bool writes, size_t size, char fill) {
+// starting again), which runs `call` and sends its Outcome on the pipe.
+// `call` sends a byte on it (Ready) just before its system call.
+Caller Fork(const std::function<Outcome(int pipe)>& call) {
   int fds[2];
   if (pipe(fds) != 0) return {};
-  Caller caller{fork(), fds[0], writes, size, fill};
+  Caller caller{fork(), fds[0]};
   if (caller.pid != 0) {
     close(fds[1]);
     return caller;
@@ -72,35 +73,52 @@ Caller StartCaller(const std::string& path, bool writes, size_t size, char fill)
   action.sa_flags = 0;  // no SA_RESTART
   sigaction(SIGUSR1, &action, nullptr);
   Outcome outcome;
-  void* buffer = nullptr;
-  if (setgroups(0, nullptr) != 0 || setgid(kNobody) != 0 || setuid(kNobody) != 0 ||
-      posix_memalign(&buffer, kPage, size) != 0) {
-    outcome.err = errno != 0 ? errno : EPERM;
+  if (setgroups(0, nullptr) != 0 || setgid(kNobody) != 0 || setuid(kNobody) != 0) {
+    outcome.err = errno;
   } else {
-    const int fd = open(path.c_str(), (writes ? O_WRONLY : O_RDONLY) | O_DIRECT);
-    if (fd < 0) {
-      outcome.err = errno;
-    } else {
-      std::memset(buffer, writes ? fill : 0, size);
-      const char ready = 'r';
-      (void)!write(fds[1], &ready, 1);
-      const Clock::time_point start = Clock::now();
-      const ssize_t n = writes ? pwrite(fd, buffer, size, 0) : pread(fd, buffer, size, 0);
-      outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
-      if (n < 0) {
-        outcome.err = errno;
-      } else if (static_cast<size_t>(n) != size) {
-        outcome.err = EIO;
-      } else if (!writes) {
-        const char* bytes = static_cast<const char*>(buffer);
-        for (size_t i = 0; i < size; i++) {
-          if (bytes[i] != kOriginal) outcome.err = -1;
-        }
-      }
-    }
+    outcome = call(fds[1]);
   }
   (void)!write(fds[1], &outcome, sizeof(outcome));
   _exit(0);
+}
+
+void Ready(int pipe) {
+  const char ready = 'r';
+  (void)!write(pipe, &ready, 1);
+}
+
+// A caller doing one O_DIRECT pread or pwrite of `size` bytes at offset 0
+// of `path`.
+Caller StartCaller(const std::string& path, bool writes, size_t size, char fill) {
+  Caller caller = Fork([&](int pipe) {
+    Outcome outcome;
+    void* buffer = nullptr;
+    const int fd = open(path.c_str(), (writes ? O_WRONLY : O_RDONLY) | O_DIRECT);
+    if (fd < 0 || posix_memalign(&buffer, kPage, size) != 0) {
+      outcome.err = errno != 0 ? errno : ENOMEM;
+      return outcome;
+    }
+    std::memset(buffer, writes ? fill : 0, size);
+    Ready(pipe);
+    const Clock::time_point start = Clock::now();
+    const ssize_t n = writes ? pwrite(fd, buffer, size, 0) : pread(fd, buffer, size, 0);
+    outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    if (n < 0) {
+      outcome.err = errno;
+    } else if (static_cast<size_t>(n) != size) {
+      outcome.err = EIO;
+    } else if (!writes) {
+      const char* bytes = static_cast<const char*>(buffer);
+      for (size_t i = 0; i < size; i++) {
+        if (bytes[i] != kOriginal) outcome.err = -1;
+      }
+    }
+    return outcome;
+  });
+  caller.writes = writes;
+  caller.size = size;
+  caller.fill = fill;
+  return caller;
 }
 
 // Waits for `caller` to exit until `deadline` (then SIGKILLs it and
@@ -306,6 +324,64 @@ TEST_F(StripedInterruptTest, ACallIsEndedWholeOrServedWhole) {
               r.interrupted, kCallers, r.waited, queued_, r.cancelled);
   CheckWriters(r.outcomes);
   EXPECT_TRUE(fs_.Unmount());
+}
+
+// Metadata operations held by the metadata service's TBF end the same
+// way: a mkdir whose caller is interrupted returns EINTR and makes
+// nothing (each mkdir is a lookup and a mkdir, both held at the rate).
+TEST(MetadataInterruptTest, ASignalEndsThrottledMkdirsWithEintr) {
+  MountedFs fs(OneOst());
+  ASSERT_TRUE(fs.mounted());
+  const std::string dir = fs.Path("d");
+  ASSERT_EQ(mkdir(dir.c_str(), 0777), 0);
+  ASSERT_EQ(chmod(dir.c_str(), 0777), 0);  // whatever the umask
+  ASSERT_EQ(SetSetting(fs, "mdt.nrs_policies", "tbf uid"), 0);
+  ASSERT_EQ(SetSetting(fs, "mdt.nrs_tbf_rule", "start slow uid={65534} rate=1 depth=1"), 0);
+  std::vector<Caller> callers;
+  std::vector<std::string> paths;
+  for (int i = 0; i < kCallers; i++) {
+    paths.push_back(dir + "/sub" + std::to_string(i));
+    callers.push_back(Fork([&](int pipe) {
+      Outcome outcome;
+      Ready(pipe);
+      const Clock::time_point start = Clock::now();
+      if (mkdir(paths.back().c_str(), 0755) != 0) outcome.err = errno;
+      outcome.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+      return outcome;
+    }));
+    ASSERT_GT(callers.back().pid, 0);
+  }
+  for (const Caller& caller : callers) {
+    char ready = 0;
+    ASSERT_EQ(read(caller.pipe, &ready, 1), 1);
+  }
+  // Into their calls (the metadata service shows no queue length).
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  const Clock::time_point signalled = Clock::now();
+  for (const Caller& caller : callers) kill(caller.pid, SIGUSR1);
+  // Two held requests per call at 1/s: the queue takes over 10 s.
+  const Clock::time_point deadline = signalled + std::chrono::seconds(3);
+  std::vector<Outcome> outcomes(kCallers);
+  int ended_in_time = 0;
+  for (int i = 0; i < kCallers; i++) ended_in_time += Reap(callers[i], deadline, &outcomes[i]);
+  const double waited = std::chrono::duration<double>(Clock::now() - signalled).count();
+  EXPECT_EQ(SetSetting(fs, "mdt.nrs_tbf_rule", "change slow rate=100000 depth=100"), 0);
+  EXPECT_EQ(ended_in_time, kCallers) << "calls still waiting " << waited << " s after the signal";
+  int interrupted = 0;
+  for (int i = 0; i < kCallers; i++) {
+    EXPECT_TRUE(outcomes[i].err == 0 || outcomes[i].err == EINTR)
+        << "caller " << i << ": " << outcomes[i].err;
+    interrupted += outcomes[i].err == EINTR;
+    struct stat st;
+    // Made if and only if the call said so.
+    if (outcomes[i].err == 0 || outcomes[i].err == EINTR) {
+      EXPECT_EQ(stat(paths[i].c_str(), &st) == 0, outcomes[i].err == 0) << paths[i];
+    }
+  }
+  EXPECT_GE(interrupted, kCallers / 2);
+  std::printf("%d of %d mkdirs interrupted; %.3f s from the signal to the last exit\n",
+              interrupted, kCallers, waited);
+  EXPECT_TRUE(fs.Unmount());
 }
 
 // SIGKILL to callers whose requests wait in TBF: they exit at once, and
