@@ -25,6 +25,7 @@
 #include "common/status.h"
 #include "fs/fd_budget.h"
 #include "fs/fuse_channel.h"
+#include "fs/interrupts.h"
 #include "fs/jobid.h"
 #include "fs/nrs_control.h"
 #include "fs/ops.h"
@@ -191,6 +192,8 @@ class Filesystem {
   JobIds& jobids() { return jobids_; }
   InitAmendment& init_amendment() { return init_amendment_; }
   PipePool& read_pipes() { return read_pipes_; }
+  // Reads and writes a FUSE_INTERRUPT may end (fs/interrupts.h).
+  InterruptTable& interrupts() { return interrupts_; }
   // Quota limits and reservations (fs/quota_control.h).
   QuotaControl& quota() { return *quota_; }
   // Free-space grants of the OSTs (fs/space_grants.h).
@@ -433,6 +436,8 @@ class Filesystem {
   // read and what libfuse's own pipe wants beside it; their descriptors
   // are reserved by SplitDescriptors (fs/fd_budget.h).
   PipePool read_pipes_{kMaxTransfer + 16 * 4096, /*keep=*/32, kMaxReadPipes};
+  // Outlives the session: libfuse's interrupt callbacks point at it.
+  InterruptTable interrupts_;
   std::mutex settings_mu_;  // serializes SetSetting of Settings fields: persist, then publish
   std::atomic<std::shared_ptr<const Settings>> settings_;
   std::atomic<int64_t> in_flight_{0};

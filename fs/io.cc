@@ -29,8 +29,9 @@ void MultiPartOp::Launch(Filesystem& fs, std::vector<std::unique_ptr<ost::IoRequ
   fs_ = &fs;
   fs.OpStarted();
   pending_.store(parts.size() + 1, std::memory_order_relaxed);
-  if (credit_ != nullptr) {
-    // Only an op whose credit someone may wait for can be raised.
+  if (credit_ != nullptr || interruptible_ != nullptr) {
+    // Only an op whose credit someone may wait for can be raised, and only
+    // one answering a caller's read or write interrupted.
     std::lock_guard<std::mutex> lock(mu_);
     in_flight_.reserve(parts.size());
     for (auto& part : parts) in_flight_.emplace_back(&fs.ost(part->info.ost), part.get());
@@ -57,8 +58,51 @@ void MultiPartOp::Launch(Filesystem& fs, std::vector<std::unique_ptr<ost::IoRequ
     if (raise_) {
       for (auto [service, part] : in_flight_) service->Raise(*part);
     }
+    launched_ = parts.size();
+    // A part done already (served on this thread): never cancelled, so
+    // nothing to watch.
+    watched_ = interruptible_ != nullptr && !parts.empty() && in_flight_.size() == parts.size();
+  }
+  if (watched_) {
+    // Once every part is queued or served, so that an interrupt finds the
+    // op whole; the submitter's reference keeps it alive through Watch,
+    // which may call TakeBack at once (the interrupt came first).
+    fs.interrupts().Watch(interruptible_, this);
   }
   Drop();
+}
+
+size_t MultiPartOp::TakeBack() {
+  std::lock_guard<std::mutex> lock(mu_);
+  // A part done: some of the op has run, so it answers when all has.
+  if (in_flight_.size() < launched_) return 0;
+  size_t taken = 0;
+  while (taken < in_flight_.size() && in_flight_[taken].first->Cancel(*in_flight_[taken].second)) {
+    taken++;
+  }
+  if (taken < in_flight_.size()) {
+    // One is in service: the op goes on whole, so the parts taken back
+    // queue again (keeping their arrival time), raised again if the op
+    // was. PartDone waits for mu_, so every part is still alive here.
+    for (size_t i = 0; i < taken; i++) {
+      auto [service, part] = in_flight_[i];
+      service->Submit(std::unique_ptr<ost::IoRequest>(part));
+      if (raise_) service->Raise(*part);
+    }
+    return 0;
+  }
+  // Nothing started: the parts are ours again (Submit took them released),
+  // and no PartDone will come for them.
+  for (auto [service, part] : in_flight_) delete part;
+  in_flight_.clear();
+  interrupted_ = true;
+  first_error_ = Status::Error(EINTR, "interrupted by a signal while its requests were queued");
+  return taken;
+}
+
+void MultiPartOp::EndTakenBack(size_t taken) {
+  // One reference per part taken back; the last drop finishes the op.
+  for (size_t i = 0; i < taken; i++) Drop();
 }
 
 void MultiPartOp::set_credit(std::shared_ptr<void> credit) {
@@ -86,9 +130,9 @@ void MultiPartOp::Refuse(Filesystem& fs, Status status) {
 
 void MultiPartOp::PartDone(ost::IoRequest& request, const Status& status, size_t) {
   OnPart(request, status);
-  // credit_ is set before Launch and stays until Finish: only then does
-  // in_flight_ hold anything.
-  if (!status.ok() || credit_ != nullptr) {
+  // credit_ and interruptible_ are set before Launch and stay until
+  // Finish: only with one does in_flight_ hold anything.
+  if (!status.ok() || credit_ != nullptr || interruptible_ != nullptr) {
     std::lock_guard<std::mutex> lock(mu_);
     if (!status.ok() && first_error_.ok()) first_error_ = status;
     std::erase_if(in_flight_, [&request](const auto& p) { return p.second == &request; });
@@ -104,6 +148,8 @@ void MultiPartOp::Drop() {
     status = first_error_;
   }
   Filesystem* fs = fs_;
+  // Before the answer: from now no interrupt may reach the op.
+  if (watched_) fs->interrupts().Forget(interruptible_);
   // Every part is done, so what it wrote is on its disks: its grant counts
   // as written from now, before the reply, so a sample taken for the
   // caller's next op is never older than this (resource/free_space.h).

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "fs/interrupts.h"
 #include "layout/layout.h"
 #include "nrs/request.h"
 #include "ost/service.h"
@@ -49,7 +50,7 @@ class NotInFuseCallback {
   const bool was_;
 };
 
-class MultiPartOp : public ost::IoObserver {
+class MultiPartOp : public ost::IoObserver, public Interruptible {
  public:
   // Submits every part (their observer must be this op) and drops the
   // submitter's own reference; with no parts, finishes on this thread. A
@@ -101,6 +102,19 @@ class MultiPartOp : public ost::IoObserver {
   void Refuse(Filesystem& fs, Status status);
   bool refused() const { return refused_; }
 
+  // The op answers `req`, whose caller may be interrupted (a read or a
+  // write: FUSE_INTERRUPT). Once Launch has submitted its parts, an
+  // interrupt takes back those still queued (ost::Service::Cancel) and, if
+  // none had started, the op finishes at once with EINTR, interrupted()
+  // true, having run nothing; if one had, the op goes on as if not
+  // interrupted. Set before Launch.
+  void set_interruptible(fuse_req_t req) { interruptible_ = req; }
+  bool interrupted() const { return interrupted_; }
+
+  // Interruptible (fs/interrupts.h).
+  size_t TakeBack() final;
+  void EndTakenBack(size_t taken) final;
+
  protected:
   virtual ~MultiPartOp() = default;
   // Sees each part once it is done, before Finish (on its service thread,
@@ -114,6 +128,13 @@ class MultiPartOp : public ost::IoObserver {
   void Drop();
 
   Filesystem* fs_ = nullptr;  // set by Launch; counts this op as in flight
+  fuse_req_t interruptible_ = nullptr;  // set before Launch
+  // In fs_->interrupts() from the end of Launch until Drop's last call.
+  // Written before Launch's own Drop, read after the last: pending_ orders them.
+  bool watched_ = false;
+  // Set by TakeBack before the drops of the parts it took back, read by
+  // Finish after the last (ordered by pending_).
+  bool interrupted_ = false;
   // Released in the reverse of the order they are taken (credit, turn,
   // quota, space: docs/design.md, "Resources and credits").
   std::shared_ptr<void> credit_;
@@ -123,12 +144,16 @@ class MultiPartOp : public ost::IoObserver {
   bool refused_ = false;
   resource::CreditOrder order_;  // what the setters above took, in order
   std::atomic<size_t> pending_{0};
-  std::mutex mu_;       // guards first_error_, in_flight_, raise_
+  // Guards first_error_, in_flight_, raise_, launched_. Taken after the
+  // interrupt table's lock and before an OST's (fs/interrupts.h).
+  std::mutex mu_;
   Status first_error_;  // GUARDED_BY(mu_)
-  // Parts submitted and not yet done, with their OSTs: a part is alive
-  // until its PartDone, which takes it out of here first.
+  // Parts submitted and not yet done, with their OSTs, for an op that may
+  // be raised (it has a credit) or interrupted: a part is alive until its
+  // PartDone, which takes it out of here first.
   std::vector<std::pair<ost::Service*, ost::IoRequest*>> in_flight_;  // GUARDED_BY(mu_)
   bool raise_ = false;  // GUARDED_BY(mu_)
+  size_t launched_ = 0;  // GUARDED_BY(mu_): parts, once Launch has submitted them all
 };
 
 // The stripe objects a request runs against, and (optionally) where their

@@ -53,6 +53,48 @@ void FillStat(const meta::Inode& inode, struct stat* st) {
   st->st_ctim = timespec{inode.ctime.sec, inode.ctime.nsec};
 }
 
+bool InterruptibleMdRequest::Watch() {
+  watched_ = true;
+  fs_.interrupts().Watch(req_, this);  // may call TakeBack at once
+  if (!interrupted_.load()) return true;
+  // The interrupt came first: answered now, never submitted. (One coming
+  // later finds it queued, or makes Serve answer instead of running it.)
+  fs_.interrupts().Forget(req_);
+  watched_ = false;
+  ReplyEintr();
+  return false;
+}
+
+void InterruptibleMdRequest::ReplyEintr() {
+  ReplyError(req_, Status::Error(EINTR, "interrupted by a signal while queued"),
+             nrs::OpName(info.op));
+  fs_.OpFinished();
+}
+
+size_t InterruptibleMdRequest::TakeBack() {
+  interrupted_.store(true);
+  // Still held by a policy: ends now. Else (not submitted yet, or being
+  // handed out) Serve answers EINTR instead of running it.
+  return fs_.mdt() != nullptr && fs_.mdt()->Cancel(*this) ? 1 : 0;
+}
+
+void InterruptibleMdRequest::EndTakenBack(size_t) {
+  // Taken back from the service: ours to answer and delete.
+  ReplyEintr();
+  delete this;
+}
+
+bool InterruptibleMdRequest::EndedByInterrupt() {
+  if (!watched_) return false;
+  // After this no interrupt reaches the request, and one that came has
+  // set interrupted_.
+  fs_.interrupts().Forget(req_);
+  watched_ = false;
+  if (!interrupted_.load()) return false;
+  ReplyEintr();
+  return true;
+}
+
 void ReplyError(fuse_req_t req, const Status& status, const char* op) {
   const int err = status.ok() ? EIO : status.err();
   auto log = Logger("fs");
@@ -60,6 +102,7 @@ void ReplyError(fuse_req_t req, const Status& status, const char* op) {
   const std::string message = Printable(status.ToString());
   switch (err) {
     case ENOENT: case EEXIST: case ENODATA: case ENOTEMPTY: case EACCES: case ERANGE: case ENXIO:
+    case EINTR:  // the caller's signal, nothing wrong
       log->debug("{}: {}", op, message);
       break;
     case EIO: case ENOSPC: case EROFS: case EFBIG:

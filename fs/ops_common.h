@@ -8,6 +8,7 @@
 #include "common/status.h"
 #include "fs/filesystem.h"
 #include "fs/fuse_api.h"
+#include <atomic>
 #include <memory>
 #include <utility>
 
@@ -55,14 +56,50 @@ class MetaJobCount {
   const jobstats::TimePoint start_;
 };
 
+// A metadata request answering `req`, which may wait in the metadata
+// service's queue. Once watched (Watch: only a request that goes to the
+// queue), an interrupt of `req` takes it back from its policy and answers
+// EINTR; if it was not queued yet or is being handed out, it answers EINTR
+// instead of running when served. Either way it never runs once its caller
+// was interrupted (docs/design.md, "Interrupts").
+class InterruptibleMdRequest : public mdt::MdRequest, public Interruptible {
+ public:
+  // From now on an interrupt of the request reaches it (maybe at once).
+  // Returns false if one already did (nothing to submit: it answered
+  // EINTR, and the caller deletes it). REQUIRES: not yet submitted.
+  bool Watch();
+  // Interruptible: under the interrupt table's lock, so Serve (which
+  // forgets the request first) has not begun to run it.
+  size_t TakeBack() final;
+  void EndTakenBack(size_t taken) final;
+
+ protected:
+  InterruptibleMdRequest(fuse_req_t req, Filesystem& fs) : req_(req), fs_(fs) {}
+  // First in Serve: true if the caller was interrupted before the request
+  // ran; it has then answered EINTR and must not run.
+  bool EndedByInterrupt();
+  Filesystem& fs() { return fs_; }
+  fuse_req_t req() const { return req_; }
+
+ private:
+  void ReplyEintr();  // and counts the op finished
+
+  const fuse_req_t req_;
+  Filesystem& fs_;
+  bool watched_ = false;  // by Watch, before the request is submitted
+  // Set by TakeBack (under the table's lock), read by Watch and by Serve
+  // (after Forget, which takes that lock).
+  std::atomic<bool> interrupted_{false};
+};
+
 // A metadata operation on its way through the metadata service (below),
 // classified as `op` on inode `ino` with the caller's uid, gid and job id.
 template <class Body>
-class FuseMdRequest final : public mdt::MdRequest {
+class FuseMdRequest final : public InterruptibleMdRequest {
  public:
   FuseMdRequest(fuse_req_t req, Filesystem& fs, nrs::Op op, jobstats::JobOp job_op, uint64_t ino,
                 Body body)
-      : fs_(fs),
+      : InterruptibleMdRequest(req, fs),
         job_op_(job_op),
         counted_(fuse_req_ctx(req)->pid != 0),
         body_(std::move(body)) {
@@ -71,30 +108,30 @@ class FuseMdRequest final : public mdt::MdRequest {
     info.object_id = ino;
     // info.arrival: stamped by the metadata service (one clock read for
     // arrival and enqueue) or, unscheduled, by ThroughMdt.
-    fs_.OpStarted();
+    fs.OpStarted();
   }
   // From the stack to the heap when the service cannot serve it at once.
   // Only for a request not yet scheduled (its scheduler state is unset);
   // still one operation (OpStarted is not counted again).
   FuseMdRequest(FuseMdRequest&& unscheduled)
-      : fs_(unscheduled.fs_),
+      : InterruptibleMdRequest(unscheduled.req(), unscheduled.fs()),
         job_op_(unscheduled.job_op_),
         counted_(unscheduled.counted_),
         body_(std::move(unscheduled.body_)) {
     info = std::move(unscheduled.info);
   }
   void Serve() override {
+    if (EndedByInterrupt()) return;
     body_();
     // Counted from arrival, so the time a policy held it shows in job_stats.
     if (counted_ && info.jobid != nullptr) {
       const jobstats::TimePoint now = jobstats::Clock::now();
-      fs_.meta_job_stats().Record(*info.jobid, job_op_, 0, now - info.arrival, now);
+      fs().meta_job_stats().Record(*info.jobid, job_op_, 0, now - info.arrival, now);
     }
-    fs_.OpFinished();
+    fs().OpFinished();
   }
 
  private:
-  Filesystem& fs_;
   const jobstats::JobOp job_op_;
   const bool counted_;  // a request with a process behind it (see MetaJobCount)
   Body body_;
@@ -120,7 +157,9 @@ void ThroughMdt(fuse_req_t req, nrs::Op op, jobstats::JobOp job_op, uint64_t ino
     return request.Serve();
   }
   if (fs.mdt()->ServeIfAdmitted(request)) return;
-  fs.mdt()->Submit(std::make_unique<FuseMdRequest<Body>>(std::move(request)));
+  auto queued = std::make_unique<FuseMdRequest<Body>>(std::move(request));
+  if (!queued->Watch()) return;  // interrupted already: answered EINTR
+  fs.mdt()->Submit(std::move(queued));
 }
 
 // Logs a failure in one line (debug for the everyday ENOENT/EEXIST kind,

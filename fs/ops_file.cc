@@ -234,6 +234,7 @@ bool TrySplicedRead(fuse_req_t req, Filesystem& fs, OpenFile& file, uint64_t off
   const size_t known = fs.read_pipes().made_capacity();
   if (length < kSplicedReadMin || (known != 0 && needed(1) > known)) return false;
   auto* op = new SplicedReadOp(req, fs.read_pipes());
+  op->set_interruptible(req);
   auto parts = PipedReadParts(TargetOf(file), offset, length, Caller(req, fs), op, &op->pieces());
   for (auto& part : parts) {
     std::unique_ptr<Pipe> pipe = fs.read_pipes().Take();
@@ -310,7 +311,8 @@ class WriteOp final : public MultiPartOp {
   }
 
   void Finish(const Status& status) override {
-    if (refused()) return ReplyError(req_, status, "write");  // nothing was sent
+    // Nothing was sent: no object changed, nothing to record or cut back.
+    if (refused() || interrupted()) return ReplyError(req_, status, "write");
     Status marked;
     {
       std::lock_guard<std::mutex> lock(file_->times_mu);
@@ -752,6 +754,7 @@ void OpRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* 
           return;
         }
         auto* op = new ReadOp(req, length, ring_payload);
+        op->set_interruptible(req);
         op->set_credit(std::move(credit));
         auto parts = ExtentParts(TargetOf(*file), nrs::Op::kRead, offset, length, op->buffer(),
                                  Caller(req, fs), op);
@@ -780,6 +783,7 @@ void OpWrite(fuse_req_t req, fuse_ino_t, const char* data, size_t size, off_t of
     size = std::min<uint64_t>(size, limit - offset);
   }
   auto* op = new WriteOp(req, file, offset, data, size, who, WriteKillsSetId());
+  op->set_interruptible(req);
   auto parts = std::make_shared<std::vector<std::unique_ptr<ost::IoRequest>>>(
       ExtentParts(TargetOf(*file), nrs::Op::kWrite, offset, size, op->buffer(), who, op));
   // The extent credit before the growth turn (the order of

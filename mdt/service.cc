@@ -157,6 +157,7 @@ struct Service::Impl {
   std::array<DoorTally, kDoorShards> tallies;
 
   uint64_t served_by_service = 0;  // GUARDED_BY(mu)
+  uint64_t cancelled = 0;          // GUARDED_BY(mu): requests Cancel took back
   bool draining = false;         // GUARDED_BY(mu): Drain(), dequeue ignoring throttles
   std::optional<nrs::TimePoint> armed_for;  // GUARDED_BY(mu): the timer's expiry, if waiting
   boost::asio::steady_timer timer;          // GUARDED_BY(mu): every call on it
@@ -413,6 +414,16 @@ bool Service::ServeIfAdmitted(MdRequest& request) {
   return impl_->ServeThroughDoor(request);
 }
 
+bool Service::Cancel(MdRequest& request) {
+  std::lock_guard<AdaptiveMutex> lock(impl_->mu);
+  if (!impl_->nrs.Remove(&request, nrs::Clock::now())) return false;
+  impl_->cancelled++;
+  // The queue may be empty now: the door opens again. A timer armed for
+  // it finds nothing and arms no more.
+  impl_->RefreshDoorLocked();
+  return true;
+}
+
 void Service::Drain() {
   {
     std::lock_guard<AdaptiveMutex> lock(impl_->mu);
@@ -504,6 +515,7 @@ ServiceCounters Service::Counters() const {
   counters.active = impl_->active.load(std::memory_order_relaxed);
   counters.completed = impl_->completed;
   counters.served_by_service = impl_->served_by_service;
+  counters.cancelled = impl_->cancelled;
   return counters;
 }
 

@@ -81,6 +81,7 @@ struct ServiceCounters {
   // Served by the service's own threads: a policy held them back and no
   // caller came by when they became ready.
   uint64_t served_by_service = 0;
+  uint64_t cancelled = 0;  // taken back unserved by Cancel, since start
 };
 
 class Service final : public nrs::Target {
@@ -102,6 +103,12 @@ class Service final : public nrs::Target {
   // false at once, nothing scheduled, no lock taken: the caller then
   // Submits it. Lets the request live on the caller's stack.
   bool ServeIfAdmitted(MdRequest& request);
+  // Its caller gave up (an interrupted FUSE request, fs/interrupts.h): if
+  // a policy still holds `request`, it leaves unserved and the caller owns
+  // it again (Submit took it): true, and it is never served. False if it
+  // is not queued (handed out, or not submitted yet). REQUIRES: `request`
+  // is alive (its Serve has not returned).
+  bool Cancel(MdRequest& request);
   // Shutdown: from now on requests are served at once, ignoring every
   // throttle, so a stop never waits on a rate.
   void Drain();

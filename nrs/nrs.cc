@@ -100,6 +100,10 @@ bool Nrs::Raise(Request* request, TimePoint now) {
   return true;
 }
 
+bool Nrs::Remove(Request* request, TimePoint now) {
+  return (request->sched.high_priority ? high_ : regular_).Remove(request, now);
+}
+
 Pick Nrs::Dequeue(TimePoint now, bool force) {
   // The common case of a service that keeps up: nothing waits (a request
   // a policy holds back is still queued), so no head needs asking.

@@ -64,6 +64,12 @@ class Nrs {
   // REQUIRES: `request` is alive and not completed.
   bool Raise(Request* request, TimePoint now);
   uint64_t raised() const { return raised_; }  // requests Raise moved
+  // Takes a queued `request` back from whichever head holds it
+  // (Scheduler::Remove): it leaves unserved, and the caller owns it again
+  // (its caller was interrupted: ost::Service::Cancel). False if it is not
+  // queued (handed out already, or held by a policy that cannot remove).
+  // REQUIRES: `request` is alive and not completed.
+  bool Remove(Request* request, TimePoint now);
   // Both heads serve every arrival at once (Scheduler::
   // ServesEveryArrivalAtOnce) and nothing is queued: a caller may serve
   // requests past the heads, then count them (Scheduler::CountServedAtOnce

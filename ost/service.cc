@@ -129,6 +129,7 @@ struct Service::Impl {
   size_t service_threads = 1;             // set at start, then read only
   size_t inline_running = 0;              // GUARDED_BY(mu): SubmitOrRun runs in service
   size_t deferred_tokens = 0;             // GUARDED_BY(mu): tokens waiting for one to end
+  uint64_t cancelled = 0;                 // GUARDED_BY(mu): requests Service::Cancel took back
   std::optional<nrs::TimePoint> armed_for;  // GUARDED_BY(mu): the timer's expiry, if waiting
   boost::asio::steady_timer timer;        // GUARDED_BY(mu): every call on it
 
@@ -655,6 +656,15 @@ void Service::Raise(IoRequest& request) {
   boost::asio::post(impl_->io, [impl = impl_.get()] { impl->WakeParked(); });
 }
 
+bool Service::Cancel(IoRequest& request) {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  if (!impl_->nrs.Remove(&request, nrs::Clock::now())) return false;
+  impl_->cancelled++;
+  // Counted when queued (CountDestroy); it will never run.
+  if (request.info.op == nrs::Op::kDestroy) impl_->destroys.fetch_sub(1, std::memory_order_relaxed);
+  return true;
+}
+
 void Service::StopPolicy(nrs::Head head) {
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
@@ -833,6 +843,7 @@ ServiceCounters Service::Counters() const {
   counters.queued = impl_->nrs.Queued();
   counters.active = impl_->nrs.Active();
   counters.raised = impl_->nrs.raised();
+  counters.cancelled = impl_->cancelled;
   counters.responsive = impl_->responsive;
   return counters;
 }

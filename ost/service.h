@@ -172,6 +172,7 @@ struct ServiceCounters {
   uint64_t queued = 0;      // now, both heads
   uint64_t active = 0;      // now, in service
   uint64_t raised = 0;      // moved to the high-priority head by Raise, since start
+  uint64_t cancelled = 0;   // taken back unserved by Cancel, since start
   bool responsive = true;   // see Service::Tick
   // How long the oldest task now in service has been (0: none).
   std::chrono::nanoseconds oldest_in_service{0};
@@ -230,6 +231,14 @@ class Service final : public nrs::Target {
   // in service already. REQUIRES: `request` was submitted here and its
   // observer has not been told it is done (so it is alive).
   void Raise(IoRequest& request);
+  // Its caller gave up (an interrupted FUSE request, fs/interrupts.h): if
+  // `request` is still queued, on either head, it leaves unserved and the
+  // caller owns it again (Submit took it released): true, and its
+  // observer never hears of it. False if it was handed out already (in
+  // service, or done): it goes on, and its observer is told as usual. Its
+  // serve token stays posted or parked and then finds nothing, as a token
+  // whose request another token took. REQUIRES: as for Raise.
+  bool Cancel(IoRequest& request);
 
   // nrs::Target: switch the primary policy of one head while I/O runs (see
   // nrs::Scheduler). Requests parked on a throttling policy are looked at

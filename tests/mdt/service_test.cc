@@ -280,6 +280,38 @@ TEST(MdtServiceTest, NeverMoreThanMaxActiveInServiceAndNoQueuedRequestIsForgotte
   EXPECT_EQ(service.Counters().queued, 0u);
 }
 
+// An interrupted caller takes its held request back (Cancel): it is never
+// served, the others are, and once nothing is queued the door opens again.
+TEST(MdtServiceTest, CancelTakesBackAHeldRequestWhichIsNeverServed) {
+  Log log;
+  std::unique_ptr<MdRequest> taken;
+  {
+    Service service(ServiceOptions{});
+    nrs::Tunables tunables;
+    tunables.delay_pct = 100;  // every request held 10 s, or until drained
+    tunables.delay_min = 10s;
+    tunables.delay_max = 10s;
+    auto delay = nrs::NewDelayPolicy("", tunables);
+    ASSERT_TRUE(delay.ok());
+    service.StartPolicy(nrs::Head::kRegular, std::move(delay).value());
+    std::vector<MdRequest*> submitted;
+    for (int id = 0; id < 3; ++id) {
+      auto request = Req(&log, id, "a", Op::kMkdir);
+      submitted.push_back(request.get());
+      service.Submit(std::move(request));
+    }
+    EXPECT_EQ(service.Counters().queued, 3u);
+    ASSERT_TRUE(service.Cancel(*submitted[1]));
+    taken.reset(submitted[1]);  // the caller's again
+    EXPECT_FALSE(service.Cancel(*taken));  // not queued any more
+    EXPECT_EQ(service.Counters().queued, 2u);
+    EXPECT_EQ(service.Counters().cancelled, 1u);
+  }  // drains the other two
+  EXPECT_TRUE(log.Has(0));
+  EXPECT_FALSE(log.Has(1));
+  EXPECT_TRUE(log.Has(2));
+}
+
 TEST(MdtServiceTest, APolicyStartedWhileTheDoorIsOpenHoldsEveryLaterRequest) {
   Service service(ServiceOptions{});
   Log log;

@@ -129,5 +129,33 @@ TEST(RaiseTest, AHeldRequestIsServedAtOnceFromTheHighPriorityHeadOnce) {
   EXPECT_FALSE(nrs.Raise(sync[0].get(), At(6ms)));
 }
 
+// A caller interrupted (ost::Service::Cancel): a queued request leaves
+// from whichever head holds it, raised or not, unserved and uncounted;
+// one handed out already cannot.
+TEST(RemoveFromNrsTest, AQueuedRequestLeavesFromEitherHeadOnce) {
+  Nrs nrs;
+  nrs.head(Head::kRegular).StartPrimary(Make("delay"));
+  auto requests = MakeRequests(3);
+  requests[2]->info.op = Op::kSync;  // high priority
+  for (auto& r : requests) nrs.Enqueue(r.get(), T0());
+  ASSERT_TRUE(nrs.Raise(requests[1].get(), At(1ms)));
+  EXPECT_EQ(nrs.Queued(), 3u);
+  EXPECT_TRUE(nrs.Remove(requests[0].get(), At(2ms)));   // regular, held by delay
+  EXPECT_TRUE(nrs.Remove(requests[1].get(), At(2ms)));   // raised
+  EXPECT_FALSE(nrs.Remove(requests[1].get(), At(2ms)));  // gone already
+  EXPECT_EQ(nrs.Queued(), 1u);
+  Pick sync = nrs.Dequeue(At(3ms));
+  ASSERT_EQ(sync.request, requests[2].get());
+  EXPECT_FALSE(nrs.Remove(requests[2].get(), At(3ms)));  // in service
+  nrs.Complete(sync.request, At(4ms));
+  EXPECT_EQ(nrs.Queued(), 0u);
+  EXPECT_EQ(nrs.Dequeue(At(5ms)).request, nullptr);
+  uint64_t completed = 0;
+  for (Head head : {Head::kRegular, Head::kHighPriority}) {
+    for (const PolicyStatus& s : nrs.head(head).Status({})) completed += s.stats.completed;
+  }
+  EXPECT_EQ(completed, 1u);
+}
+
 }  // namespace
 }  // namespace sfs::nrs

@@ -2,6 +2,7 @@
 // and the timer path taken when a policy answers "nothing until t".
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <deque>
 #include <limits>
@@ -136,6 +137,12 @@ class GatePolicy : public nrs::Policy {
     nrs::Request* next = queue_.front();
     queue_.pop_front();
     return nrs::Pick::Of(next);
+  }
+  bool Remove(nrs::Request* request, nrs::TimePoint) override {
+    auto it = std::find(queue_.begin(), queue_.end(), request);
+    if (it == queue_.end()) return false;
+    queue_.erase(it);
+    return true;
   }
   size_t Queued() const override { return queue_.size(); }
 
@@ -293,6 +300,46 @@ TEST(ServicePolicyTest, StoppingServesThrottledRequestsAtOnce) {
     }
   }
   EXPECT_EQ(rec.Results().size(), size_t(kCount));
+}
+
+// An interrupted caller takes its queued requests back (Cancel): they
+// never run and their observer never hears of them, while the others are
+// served as before; the tokens of those taken back find nothing (the
+// destructor does not wait for them).
+TEST(ServicePolicyTest, CancelTakesBackQueuedRequestsWhichNeverRun) {
+  Recorder rec;
+  std::atomic<int> waits{0};
+  constexpr int kCount = 4;
+  std::vector<std::string> bufs(kCount, std::string(10, 'c'));
+  std::vector<std::unique_ptr<IoRequest>> taken;
+  {
+    Service service(ServiceOptions{0, 2}, NewMemBackend());
+    // Held for an hour: all four are queued when cancelled, and only Drain
+    // (in ~Service) releases the rest.
+    service.StartPolicy(
+        std::make_unique<GatePolicy>(nrs::Clock::now() + std::chrono::hours(1), &waits));
+    auto object = service.Object(1);
+    std::vector<IoRequest*> submitted;
+    for (int i = 0; i < kCount; ++i) {
+      auto request = MakeIo(Op::kWrite, object, i * 10, &bufs[i], &rec, i);
+      submitted.push_back(request.get());
+      service.Submit(std::move(request));
+    }
+    for (int i : {1, 3}) {
+      ASSERT_TRUE(service.Cancel(*submitted[i]));
+      taken.emplace_back(submitted[i]);  // the caller's again
+    }
+    EXPECT_FALSE(service.Cancel(*taken[0]));  // not queued any more
+    const ServiceCounters counters = service.Counters();
+    EXPECT_EQ(counters.queued, 2u);
+    EXPECT_EQ(counters.cancelled, 2u);
+  }
+  const std::vector<testing::Done> done = rec.Results();
+  ASSERT_EQ(done.size(), 2u);
+  for (const testing::Done& d : done) {
+    EXPECT_TRUE(d.tag == 0 || d.tag == 2) << d.tag;
+    EXPECT_EQ(d.err, 0);
+  }
 }
 
 // Releases one request per `interval` (a token bucket of depth 1), the

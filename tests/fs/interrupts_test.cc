@@ -1,0 +1,134 @@
+// The table through which FUSE_INTERRUPT reaches an op (fs/interrupts.h):
+// who is told, when, and that an op answering first is never reached.
+// Requests are stand-in pointers: the table only compares them, and the
+// libfuse call is replaced by an Arm of the test's own.
+#include "fs/interrupts.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <utility>
+
+namespace sfs::fs {
+namespace {
+
+fuse_req_t FakeRequest(uintptr_t n) { return reinterpret_cast<fuse_req_t>(n * 64); }
+
+// An op with `queued` pieces of work not started, or 0 when some started.
+class FakeOp : public Interruptible {
+ public:
+  FakeOp(InterruptTable& table, fuse_req_t req, size_t queued)
+      : table_(table), req_(req), queued_(queued) {}
+  size_t TakeBack() override {
+    take_backs++;
+    return std::exchange(queued_, 0);
+  }
+  void EndTakenBack(size_t taken) override {
+    // As MultiPartOp's last Drop: it forgets its request before answering.
+    table_.Forget(req_);
+    ended_with += taken;
+  }
+  int take_backs = 0;
+  size_t ended_with = 0;
+
+ private:
+  InterruptTable& table_;
+  const fuse_req_t req_;
+  size_t queued_;
+};
+
+// Arms nothing: interrupts come only when the test calls Interrupt.
+InterruptTable::Arm NoArm() {
+  return [](fuse_req_t, InterruptTable*) {};
+}
+
+TEST(InterruptTableTest, AnInterruptEndsAWatchedOpWhoseWorkIsAllQueued) {
+  InterruptTable table(NoArm());
+  FakeOp op(table, FakeRequest(1), 3);
+  table.Watch(FakeRequest(1), &op);
+  EXPECT_EQ(table.watched(), 1u);
+  table.Interrupt(FakeRequest(2));  // another request: nobody watches it
+  EXPECT_EQ(op.take_backs, 0);
+  table.Interrupt(FakeRequest(1));
+  EXPECT_EQ(op.take_backs, 1);
+  EXPECT_EQ(op.ended_with, 3u);
+  EXPECT_EQ(table.watched(), 0u);
+  EXPECT_EQ(table.ended(), 1u);
+  table.Interrupt(FakeRequest(1));  // a second one finds nothing
+  EXPECT_EQ(op.take_backs, 1);
+}
+
+TEST(InterruptTableTest, AnOpWithWorkStartedGoesOnAndIsForgottenWhenItAnswers) {
+  InterruptTable table(NoArm());
+  FakeOp op(table, FakeRequest(1), 0);
+  table.Watch(FakeRequest(1), &op);
+  table.Interrupt(FakeRequest(1));
+  EXPECT_EQ(op.take_backs, 1);
+  EXPECT_EQ(op.ended_with, 0u);
+  EXPECT_EQ(table.watched(), 1u);  // still answers by itself
+  EXPECT_EQ(table.ended(), 0u);
+  table.Forget(FakeRequest(1));
+  EXPECT_EQ(table.watched(), 0u);
+}
+
+TEST(InterruptTableTest, AnInterruptAfterTheOpForgotItsRequestReachesNothing) {
+  InterruptTable table(NoArm());
+  FakeOp op(table, FakeRequest(1), 2);
+  table.Watch(FakeRequest(1), &op);
+  table.Forget(FakeRequest(1));
+  table.Interrupt(FakeRequest(1));
+  EXPECT_EQ(op.take_backs, 0);
+  EXPECT_EQ(table.ended(), 0u);
+}
+
+// libfuse calls back inside fuse_req_interrupt_func when the interrupt
+// came before the op was watched: Watch must not hold its lock then.
+TEST(InterruptTableTest, AnInterruptThatCameFirstEndsTheOpInsideWatch) {
+  InterruptTable table([](fuse_req_t req, InterruptTable* self) { self->Interrupt(req); });
+  FakeOp op(table, FakeRequest(1), 1);
+  table.Watch(FakeRequest(1), &op);
+  EXPECT_EQ(op.ended_with, 1u);
+  EXPECT_EQ(table.watched(), 0u);
+  EXPECT_EQ(table.ended(), 1u);
+}
+
+// An op forgetting its request while an interrupt for it comes: the
+// interrupt reaches it before Forget returns or not at all (the op may be
+// gone after), and ends it at most once. Forget here stands for an op
+// whose work all ran and which answers now.
+class RacingOp : public Interruptible {
+ public:
+  size_t TakeBack() override {
+    if (forgotten.load()) reached_after_forget++;
+    take_backs++;
+    return 1;
+  }
+  void EndTakenBack(size_t) override { ended++; }
+  std::atomic<bool> forgotten{false};
+  std::atomic<int> take_backs{0}, ended{0}, reached_after_forget{0};
+};
+
+TEST(InterruptTableTest, AnInterruptRacingForgetReachesTheOpBeforeForgetReturnsOrNever) {
+  InterruptTable table(NoArm());
+  constexpr int kRounds = 2000;
+  int interrupted = 0, wrong = 0;
+  for (int i = 0; i < kRounds; i++) {
+    const fuse_req_t req = FakeRequest(1 + i % 7);  // addresses are reused
+    RacingOp op;
+    table.Watch(req, &op);
+    std::thread interrupter([&] { table.Interrupt(req); });
+    table.Forget(req);
+    op.forgotten = true;
+    interrupter.join();
+    wrong += op.reached_after_forget.load() + (op.take_backs.load() > 1) +
+             (op.ended.load() != op.take_backs.load());
+    interrupted += op.ended.load();
+  }
+  EXPECT_EQ(wrong, 0);
+  EXPECT_EQ(table.watched(), 0u);
+  EXPECT_EQ(table.ended(), uint64_t(interrupted));
+}
+
+}  // namespace
+}  // namespace sfs::fs
