@@ -21,13 +21,19 @@
 // callback at once.
 #pragma once
 
+#include <sys/types.h>
+
 #include <array>
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <mutex>
+#include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "fs/fuse_api.h"
 
@@ -55,8 +61,11 @@ class InterruptTable {
   // fuse_req_interrupt_func(req, <callback calling Interrupt(req)>, table),
   // which calls back at once if the interrupt came first. Tests give their own.
   using Arm = std::function<void(fuse_req_t req, InterruptTable* table)>;
+  // The calling thread of a request (in the daemon fuse_req_ctx's pid),
+  // for Signalled; null: unknown (never found signalled).
+  using CallerOf = std::function<pid_t(fuse_req_t req)>;
   InterruptTable();
-  explicit InterruptTable(Arm arm);
+  explicit InterruptTable(Arm arm, CallerOf caller_of = nullptr);
   InterruptTable(const InterruptTable&) = delete;
   InterruptTable& operator=(const InterruptTable&) = delete;
 
@@ -73,22 +82,75 @@ class InterruptTable {
   // never watched).
   void Interrupt(fuse_req_t req);
 
+  // A request watched since before `before` whose caller `signalled`
+  // says has a signal pending (see SignalSweep), with when it was watched.
+  struct Waiting {
+    fuse_req_t req;
+    std::chrono::steady_clock::time_point since;
+  };
+  std::vector<Waiting> Signalled(std::chrono::steady_clock::time_point before,
+                                 const std::function<bool(pid_t)>& signalled) const;
+  // Interrupt, if `waiting.req` is still the request watched then (not one
+  // made since at the same address).
+  void InterruptIfStill(const Waiting& waiting);
+
   size_t watched() const;  // ops in the table now
   uint64_t ended() const { return ended_.load(std::memory_order_relaxed); }
 
  private:
   // Every read and write is watched and forgotten: shards, so that no lock
   // is shared by every operation (issue 33, item 5).
+  struct Watched {
+    Interruptible* op = nullptr;
+    pid_t caller = 0;  // the calling thread, 0 if unknown
+    std::chrono::steady_clock::time_point since;
+  };
   struct alignas(64) Shard {
     mutable std::mutex mu;  // guards ops; "the table's lock" above
-    std::unordered_map<fuse_req_t, Interruptible*> ops;  // GUARDED_BY(mu)
+    std::unordered_map<fuse_req_t, Watched> ops;  // GUARDED_BY(mu)
   };
   static constexpr size_t kShards = 16;
   Shard& ShardOf(fuse_req_t req);
 
+  void InterruptWatched(fuse_req_t req, const std::chrono::steady_clock::time_point* since);
+
   const Arm arm_;
+  const CallerOf caller_of_;
   std::array<Shard, kShards> shards_;
   std::atomic<uint64_t> ended_{0};  // ops ended by an interrupt
+};
+
+// Whether thread `tid` has a signal pending that it does not block
+// (/proc/TID/status: SigPnd or ShdPnd outside SigBlk), which is what ends
+// a caller's interruptible wait in the kernel. False if it cannot be read.
+bool SignalPending(pid_t tid);
+
+// Over io_uring the kernel (6.18) sends no FUSE_INTERRUPT for a request
+// whose caller was signalled before the request reached the daemon: the
+// /dev/fuse read path queues the interrupt then (fuse_dev_do_read), the
+// ring's send path (fuse_uring_prepare_send) does not. A caller that
+// queued on a directory's lock behind a throttled mkdir, got its signal
+// there and then sent its own request would wait for the throttle. So,
+// on a mount served over io_uring, a thread looks every `interval` at the
+// requests watched for longer than that and interrupts those whose caller
+// has a signal pending (SignalPending), as the kernel's interrupt would.
+class SignalSweep {
+ public:
+  SignalSweep(InterruptTable& table, std::chrono::milliseconds interval);
+  ~SignalSweep();  // stops the thread
+  SignalSweep(const SignalSweep&) = delete;
+  SignalSweep& operator=(const SignalSweep&) = delete;
+  uint64_t interrupted() const { return interrupted_.load(std::memory_order_relaxed); }
+
+ private:
+  void Run();
+  InterruptTable& table_;
+  const std::chrono::milliseconds interval_;
+  std::mutex mu_;  // guards stop_
+  std::condition_variable wake_;
+  bool stop_ = false;
+  std::atomic<uint64_t> interrupted_{0};
+  std::thread thread_;  // last: started once the rest is set
 };
 
 }  // namespace sfs::fs

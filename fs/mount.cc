@@ -21,6 +21,7 @@
 #include "fs/fuse_api.h"
 #include "fs/fuse_channel.h"
 #include "fs/fuse_loop.h"
+#include "fs/interrupts.h"
 #include "fs/metrics_report.h"
 #include "fs/ops.h"
 #include "fs/ost_dirs.h"
@@ -42,6 +43,10 @@ namespace {
 // cold thread, often on the other CPU (mdtest open+close: 10.5k/s with 16,
 // 13.4-15k/s with 4; docs/design.md).
 constexpr unsigned kFuseWorkers = 4;
+// How often a mount served over io_uring looks for waiting requests whose
+// caller was signalled before the kernel sent them (fs/interrupts.h,
+// SignalSweep): the longest such a caller waits for its EINTR.
+constexpr std::chrono::milliseconds kSignalSweepInterval{100};
 // Room beside a request's data in a receive buffer: its headers (80 bytes
 // for a write), rounded up to a page as libfuse's FUSE_BUFFER_HEADER_SIZE.
 constexpr size_t kRequestHeaderRoom = 4096;
@@ -273,9 +278,11 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
   if (config.writeback) LoosenDirtyLimit(mountpoint, *logger);
   WidenReadahead(mountpoint, *logger);
   fs->init_amendment().wishes.flags = FUSE_HANDLE_KILLPRIV_V2 | kFuseDirectIoAllowMmap;
+  std::unique_ptr<SignalSweep> signal_sweep;  // stops before the ring
   if (ring != nullptr) {
     fs->init_amendment().wishes.flags |= ring::uapi::kFuseOverIoUring;
     fs->init_amendment().ring = ring.get();
+    signal_sweep = std::make_unique<SignalSweep>(fs->interrupts(), kSignalSweepInterval);
   }
   fs->init_amendment().wishes.max_write = options.max_request;  // 0: libfuse's 1 MiB
   if (options.max_request > kMaxTransfer) LogRequestLimit(options.max_request, *logger);
@@ -335,6 +342,7 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
   // Before /dev/fuse is closed (fuse_session_unmount): a command the ring
   // still has in the kernel holds the device open, and the kernel would
   // wait for an answer to its DESTROY that nobody is left to give.
+  signal_sweep.reset();
   if (ring != nullptr) ring->Stop();
   fs->set_session(nullptr);
   fuse_session_unmount(session);

@@ -6,7 +6,12 @@
 
 #include <gtest/gtest.h>
 
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <chrono>
 #include <thread>
 #include <utility>
 
@@ -128,6 +133,66 @@ TEST(InterruptTableTest, AnInterruptRacingForgetReachesTheOpBeforeForgetReturnsO
   EXPECT_EQ(wrong, 0);
   EXPECT_EQ(table.watched(), 0u);
   EXPECT_EQ(table.ended(), uint64_t(interrupted));
+}
+
+
+// The io_uring sweep's half in the table: requests watched long enough
+// whose caller has a signal pending are found, and interrupted only if
+// still the same request.
+TEST(InterruptTableTest, SignalledFindsOldRequestsOfSignalledCallersOnly) {
+  InterruptTable table(NoArm(), [](fuse_req_t req) {
+    return static_cast<pid_t>(reinterpret_cast<uintptr_t>(req) / 64);  // caller = n
+  });
+  FakeOp signalled_op(table, FakeRequest(1), 2);
+  FakeOp quiet_op(table, FakeRequest(2), 2);
+  table.Watch(FakeRequest(1), &signalled_op);
+  table.Watch(FakeRequest(2), &quiet_op);
+  auto only_one = [](pid_t caller) { return caller == 1; };
+  const auto past = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  EXPECT_TRUE(table.Signalled(past, only_one).empty());  // too young
+  const auto later = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+  auto found = table.Signalled(later, only_one);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].req, FakeRequest(1));
+  // Answered, and the address reused by a new request: left alone.
+  table.Forget(FakeRequest(1));
+  FakeOp reused(table, FakeRequest(1), 2);
+  table.Watch(FakeRequest(1), &reused);
+  table.InterruptIfStill(found[0]);
+  EXPECT_EQ(reused.take_backs, 0);
+  // The same request still waiting: interrupted.
+  found = table.Signalled(std::chrono::steady_clock::now() + std::chrono::seconds(1), only_one);
+  ASSERT_EQ(found.size(), 1u);
+  table.InterruptIfStill(found[0]);
+  EXPECT_EQ(reused.ended_with, 2u);
+  EXPECT_EQ(quiet_op.take_backs, 0);
+}
+
+TEST(SignalPendingTest, SeesAPendingSignalThatIsNotBlocked) {
+  // A stopped child keeps a signal sent to it pending.
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    signal(SIGUSR1, [](int) {});
+    sigset_t blocked;
+    sigemptyset(&blocked);
+    sigaddset(&blocked, SIGUSR2);
+    sigprocmask(SIG_BLOCK, &blocked, nullptr);
+    for (;;) pause();
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // its handler and mask set
+  ASSERT_EQ(kill(child, SIGSTOP), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(SignalPending(child));
+  ASSERT_EQ(kill(child, SIGUSR2), 0);  // blocked: would not end a wait
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_FALSE(SignalPending(child));
+  ASSERT_EQ(kill(child, SIGUSR1), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_TRUE(SignalPending(child));
+  kill(child, SIGKILL);
+  waitpid(child, nullptr, 0);
+  EXPECT_FALSE(SignalPending(child));  // gone: cannot be read
 }
 
 }  // namespace
