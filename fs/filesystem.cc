@@ -671,29 +671,27 @@ void Filesystem::ForgetRemoved(uint64_t ino) {
 size_t Filesystem::RemovedNotDestroyed() { return open_.removed(); }
 
 Result<meta::Removed> Filesystem::Unlink(uint64_t parent, const std::string& name) {
-  // The inode the name leads to, read with no lock held; its shard is held
-  // across the store's commit so that no open can take it between the
-  // check and the purge (lock order: the shard, then the store's lock).
-  // Opens of that shard's inodes wait one commit; nothing else does. If the
-  // name led elsewhere by the commit (a rename in between), or nowhere, it
-  // is not purged at once: the orphan path (ForgetRemoved) decides.
-  auto target = meta_->Lookup(parent, name);
-  const uint64_t locked_ino = target.ok() ? target->ino : 0;
-  auto removed = [&] {
-    std::optional<OpenTable::Locked> table;
-    if (locked_ino != 0) table.emplace(open_.Lock(locked_ino));
-    return meta_->Unlink(parent, name, [&](uint64_t ino, const std::string& blob) {
-      if (!table.has_value() || ino != locked_ino) return false;
-      if (table->IsOpen(ino) || table->Destroying(ino)) return false;
+  // The inode's shard is taken in the store's check, under the store's
+  // lock, and held until its commit has landed, so that no open can take
+  // the inode between the check and the purge. The lock order is the
+  // shard's first (an open reads the store under it), so here it is only
+  // tried: if another thread holds the shard this moment, the file is not
+  // purged at once and goes the orphan way (ForgetRemoved), which checks
+  // again. Opens of that shard's inodes wait one commit; nothing else does.
+  std::optional<OpenTable::Locked> table;
+  auto removed = meta_->Unlink(parent, name, [&](uint64_t ino, const std::string& blob) {
+    table = open_.TryLock(ino);
+    if (!table.has_value()) return false;
+    if (table->IsOpen(ino) || table->Destroying(ino)) return false;
       if (blob.empty()) return true;  // no layout: no objects
-      auto decoded = layout::Decode(blob);
-      if (!decoded.ok()) return false;  // the orphan path logs and decides
-      for (const auto& object : decoded->objects) {
-        if (object.created) return false;
-      }
-      return true;
-    });
-  }();
+    auto decoded = layout::Decode(blob);
+    if (!decoded.ok()) return false;  // the orphan path logs and decides
+    for (const auto& object : decoded->objects) {
+      if (object.created) return false;
+    }
+    return true;
+  });
+  table.reset();
   if (removed.ok() && removed->orphaned) ForgetRemoved(removed->ino);
   return removed;
 }

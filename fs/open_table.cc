@@ -6,7 +6,14 @@ namespace sfs::fs {
 
 OpenTable::Locked OpenTable::Lock(uint64_t ino) {
   const size_t index = ShardOf(ino);
-  return Locked(&shards_[index], index, &removed_);
+  return Locked(&shards_[index], index, &removed_, std::unique_lock<std::mutex>(shards_[index].mu));
+}
+
+std::optional<OpenTable::Locked> OpenTable::TryLock(uint64_t ino) {
+  const size_t index = ShardOf(ino);
+  std::unique_lock<std::mutex> lock(shards_[index].mu, std::try_to_lock);
+  if (!lock.owns_lock()) return std::nullopt;
+  return Locked(&shards_[index], index, &removed_, std::move(lock));
 }
 
 std::shared_ptr<OpenFile> OpenTable::Find(uint64_t ino) {

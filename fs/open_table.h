@@ -16,7 +16,8 @@
 //
 // Thread safety: every method is safe from any thread. A Locked holds one
 // shard's mutex for its life; no thread holds two shards at once (lock
-// order: a shard, then OpenFile::times_mu, then the store's mutex).
+// order: a shard, then OpenFile::times_mu, then the store's mutex; under
+// the store's mutex a shard is only tried, never waited for).
 #pragma once
 
 #include <atomic>
@@ -24,6 +25,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -46,6 +48,9 @@ class OpenTable {
   class Locked;
   // Holds the shard of `ino` until the returned object dies.
   Locked Lock(uint64_t ino);
+  // The same if the shard is free this moment, else nothing: for a caller
+  // that already holds a lock ordered after the shards (the store's).
+  std::optional<Locked> TryLock(uint64_t ino);
   // The open file of `ino`, or null; holds its shard for the lookup only.
   std::shared_ptr<OpenFile> Find(uint64_t ino);
   // Every open file, one shard at a time (not one instant).
@@ -90,8 +95,9 @@ class OpenTable::Locked {
 
  private:
   friend class OpenTable;
-  Locked(Shard* shard, size_t index, std::atomic<size_t>* removed)
-      : shard_(shard), index_(index), removed_(removed), lock_(shard->mu) {}
+  Locked(Shard* shard, size_t index, std::atomic<size_t>* removed,
+         std::unique_lock<std::mutex> lock)
+      : shard_(shard), index_(index), removed_(removed), lock_(std::move(lock)) {}
   Shard& For(uint64_t ino) const;
   Shard* shard_;
   size_t index_;

@@ -120,6 +120,31 @@ TEST(OpenTableTest, AnotherShardIsFreeWhileOneIsHeld) {
   EXPECT_NE(table.Find(pairs.apart_b), nullptr);
 }
 
+// TryLock (an unlink's check under the store's lock) never waits: a held
+// shard says no, a free one is taken. Tried from another thread, as an
+// unlink would.
+TEST(OpenTableTest, TryLockTakesOnlyAFreeShard) {
+  const Pairs pairs = FindPairs();
+  OpenTable table;
+  auto try_from_another_thread = [&](uint64_t ino) {
+    bool taken = false;
+    std::thread([&] { taken = table.TryLock(ino).has_value(); }).join();
+    return taken;
+  };
+  {
+    OpenTable::Locked held = table.Lock(pairs.together_a);
+    EXPECT_FALSE(try_from_another_thread(pairs.together_b));
+    EXPECT_FALSE(try_from_another_thread(pairs.together_a));
+    EXPECT_TRUE(try_from_another_thread(pairs.apart_b));
+  }
+  EXPECT_TRUE(try_from_another_thread(pairs.together_b));
+  auto tried = table.TryLock(pairs.apart_a);
+  ASSERT_TRUE(tried.has_value());
+  tried->Insert(pairs.apart_a, NewFile(pairs.apart_a));
+  tried.reset();
+  EXPECT_NE(table.Find(pairs.apart_a), nullptr);
+}
+
 // Many threads opening and closing their own inodes while others look them
 // up: each inode's opens count ends at zero, the table empty.
 TEST(OpenTableTest, ConcurrentOpensAndClosesKeepEveryCount) {
