@@ -7,6 +7,10 @@
 //   4k    buffered 4 KiB pwrite to DIR/w<i>, sequential offsets wrapping at
 //         MIB MiB (the file stays in the page cache on a local filesystem)
 //   1m    1 MiB writes to DIR/w<i>, sequential, wrapping at MIB MiB
+// A write file is sized to MIB MiB before the start, so every write lands
+// inside it whatever the process count: appends store a new size per
+// write, another cost, which fewer processes would pay for a smaller part
+// of their run (they wrap sooner).
 // A C++ loop, not a script: an interpreter's own cost per call would hide
 // the filesystem's.
 //
@@ -68,10 +72,8 @@ int RunMeta(const std::string& dir, Clock::time_point end, Slot* slot) {
 }
 
 // The write loops: `block` bytes per pwrite, wrapping at `wrap` bytes.
-int RunWrites(const std::string& path, size_t block, uint64_t wrap, Clock::time_point end,
-              Slot* slot) {
-  const int fd = open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
-  if (fd < 0) return Fail("create", path);
+int RunWrites(int fd, const std::string& path, size_t block, uint64_t wrap,
+              Clock::time_point end, Slot* slot) {
   std::vector<char> data(block, 'x');
   uint64_t ops = 0, offset = 0;
   while (Clock::now() < end) {
@@ -110,31 +112,43 @@ int main(int argc, char** argv) {
                       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (shared == MAP_FAILED) return Fail("mmap", "");
   auto* slots = new (shared) Slot[procs]();
-  // Children wait on `go` until the parent closes its write end, so every
-  // process starts at once, after all were forked and had set up.
-  int go[2];
-  if (pipe(go) != 0) return Fail("pipe", "");
+  // Children say on `ready` that they have set up, then wait on `go` until
+  // the parent closes its write end, so every process starts at once.
+  int go[2], ready[2];
+  if (pipe(go) != 0 || pipe(ready) != 0) return Fail("pipe", "");
   std::vector<pid_t> children;
   for (int i = 0; i < procs; ++i) {
     const pid_t pid = fork();
     if (pid < 0) return Fail("fork", "");
     if (pid == 0) {
       close(go[1]);
-      char byte;
+      const std::string own = dir + (work == "meta" ? "/p" : "/w") + std::to_string(i);
+      int fd = -1;
+      if (work != "meta") {
+        fd = open(own.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+        if (fd < 0) _exit(Fail("create", own));
+        if (ftruncate(fd, static_cast<off_t>(wrap)) != 0) _exit(Fail("ftruncate", own));
+      }
+      char byte = 1;
+      (void)!write(ready[1], &byte, 1);
       (void)!read(go[0], &byte, 1);  // returns 0 when the parent closes
       const Clock::time_point end =
           Clock::now() + std::chrono::duration_cast<Clock::duration>(
                              std::chrono::duration<double>(seconds));
-      const std::string own = dir + (work == "meta" ? "/p" : "/w") + std::to_string(i);
       const int rc = work == "meta" ? RunMeta(own, end, &slots[i])
-                     : work == "4k" ? RunWrites(own, 4096, wrap, end, &slots[i])
-                                    : RunWrites(own, 1 << 20, wrap, end, &slots[i]);
+                     : work == "4k" ? RunWrites(fd, own, 4096, wrap, end, &slots[i])
+                                    : RunWrites(fd, own, 1 << 20, wrap, end, &slots[i]);
       slots[i].failed.store(rc);
       _exit(rc);
     }
     children.push_back(pid);
   }
   close(go[0]);
+  close(ready[1]);
+  for (int i = 0; i < procs; ++i) {
+    char byte;
+    if (read(ready[0], &byte, 1) != 1) break;  // a child failed: it exits
+  }
   close(go[1]);
   int failed = 0;
   for (pid_t pid : children) {
