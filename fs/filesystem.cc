@@ -191,11 +191,7 @@ void Filesystem::Abandon() {
 void Filesystem::SaveStillOpen(bool settled) {
   // Files still open when the session ended (a signal, a lazy unmount) get
   // no release: their unsaved mtimes are stored here.
-  std::vector<std::shared_ptr<OpenFile>> still_open;
-  {
-    std::lock_guard<std::mutex> lock(open_mu_);
-    for (const auto& [ino, file] : open_) still_open.push_back(file);
-  }
+  const std::vector<std::shared_ptr<OpenFile>> still_open = open_.All();
   for (const auto& file : still_open) {
     Status saved = SaveTimes(*file);
     if (!saved.ok()) Logger("fs")->error("saving mtime of inode {}: {}", file->ino, saved.ToString());
@@ -407,18 +403,18 @@ Result<layout::Layout> Filesystem::LoadLayout(uint64_t ino) {
 }
 
 Result<Filesystem::Opened> Filesystem::AcquireOpen(uint64_t ino) {
-  // The inode is read and the file inserted under one hold of open_mu_, so
-  // an open cannot interleave with an unlink's ForgetRemoved (which checks
-  // open_ under the same lock) or miss a truncate's size (TruncateOp updates
-  // the open file it finds after storing the size). Opens are not the data
-  // path; reading the store under this lock is acceptable.
-  std::lock_guard<std::mutex> lock(open_mu_);
-  auto it = open_.find(ino);
-  if (it != open_.end()) {
-    it->second->opens++;
-    return Opened{it->second};
+  // The inode is read and the file inserted under one hold of its shard,
+  // so an open cannot interleave with an unlink's ForgetRemoved (which
+  // checks the table under the same shard) or miss a truncate's size
+  // (TruncateOp updates the open file it finds after storing the size).
+  // Reading the store under the shard delays only the opens, closes and
+  // unlinks of the inodes of that shard, not every lookup.
+  OpenTable::Locked table = open_.Lock(ino);
+  if (std::shared_ptr<OpenFile> open = table.Find(ino)) {
+    open->opens++;
+    return Opened{std::move(open)};
   }
-  if (destroying_.count(ino) != 0) return Status::Error(ENOENT, "file is being deleted");
+  if (table.Destroying(ino)) return Status::Error(ENOENT, "file is being deleted");
   auto inode = meta_->GetInode(ino);
   if (!inode.ok()) return inode.status();
   if (inode->nlink == 0) return Status::Error(ENOENT, "file was deleted");
@@ -449,7 +445,7 @@ Result<Filesystem::Opened> Filesystem::AcquireOpen(uint64_t ino) {
     file->extents = std::make_unique<resource::SharedCreditManager>(
         resource::NewExtentType(), resource::Tunables{}, CoarseSteadyNow);
   }
-  open_.emplace(ino, file);
+  table.Insert(ino, file);
   return Opened{std::move(file)};
 }
 
@@ -528,17 +524,13 @@ uint64_t Filesystem::FileSizeLimit(OpenFile& file) {
   return limit;
 }
 
-std::shared_ptr<OpenFile> Filesystem::FindOpen(uint64_t ino) {
-  std::lock_guard<std::mutex> lock(open_mu_);
-  auto it = open_.find(ino);
-  return it == open_.end() ? nullptr : it->second;
-}
+std::shared_ptr<OpenFile> Filesystem::FindOpen(uint64_t ino) { return open_.Find(ino); }
 
 void Filesystem::ReleaseOpen(const std::shared_ptr<OpenFile>& file) {
   {
-    std::lock_guard<std::mutex> lock(open_mu_);
+    OpenTable::Locked table = open_.Lock(file->ino);
     if (--file->opens > 0) return;
-    // Stored before the file leaves the table, under the lock AcquireOpen
+    // Stored before the file leaves the table, under the shard AcquireOpen
     // reads the store under: an open right after this close loads what it
     // stored, and cannot later store back the older state.
     bool unsaved;
@@ -562,7 +554,7 @@ void Filesystem::ReleaseOpen(const std::shared_ptr<OpenFile>& file) {
                            file->ino, cleared.ToString());
       }
     }
-    open_.erase(file->ino);
+    table.Erase(file->ino);
   }
   if (file->touched.load(std::memory_order_relaxed)) CloseObjects(file->layout);
   auto inode = meta_->GetInode(file->ino);
@@ -664,50 +656,48 @@ Status Filesystem::MarkWriting(OpenFile& file) {
 
 void Filesystem::ForgetRemoved(uint64_t ino) {
   {
-    std::lock_guard<std::mutex> lock(open_mu_);
-    if (open_.count(ino) != 0) {
-      removed_.insert(ino);
+    OpenTable::Locked table = open_.Lock(ino);
+    if (table.IsOpen(ino)) {
+      table.MarkRemoved(ino);
       return;  // the last close destroys it
     }
-    if (!destroying_.insert(ino).second) return;
+    if (!table.BeginDestroy(ino)) return;
   }
   DestroyObjects(ino);
   // Counted until its destroys are queued, where the OSTs count them.
-  std::lock_guard<std::mutex> lock(open_mu_);
-  removed_.erase(ino);
+  open_.Lock(ino).UnmarkRemoved(ino);
 }
 
-size_t Filesystem::RemovedNotDestroyed() {
-  std::lock_guard<std::mutex> lock(open_mu_);
-  return removed_.size();
-}
+size_t Filesystem::RemovedNotDestroyed() { return open_.removed(); }
 
 Result<meta::Removed> Filesystem::Unlink(uint64_t parent, const std::string& name) {
-  auto removed = [&] {
-    // Held across the store's commit so that no open can take the inode
-    // between the check and the purge (lock order: open_mu_, then the
-    // store's). Opens wait one commit; unlinks hold nothing else.
-    std::lock_guard<std::mutex> lock(open_mu_);
-    return meta_->Unlink(parent, name, [this](uint64_t ino, const std::string& blob) {
-      if (open_.count(ino) != 0 || destroying_.count(ino) != 0) return false;
+  // The inode's shard is taken in the store's check, under the store's
+  // lock, and held until its commit has landed, so that no open can take
+  // the inode between the check and the purge. The lock order is the
+  // shard's first (an open reads the store under it), so here it is only
+  // tried: if another thread holds the shard this moment, the file is not
+  // purged at once and goes the orphan way (ForgetRemoved), which checks
+  // again. Opens of that shard's inodes wait one commit; nothing else does.
+  std::optional<OpenTable::Locked> table;
+  auto removed = meta_->Unlink(parent, name, [&](uint64_t ino, const std::string& blob) {
+    table = open_.TryLock(ino);
+    if (!table.has_value()) return false;
+    if (table->IsOpen(ino) || table->Destroying(ino)) return false;
       if (blob.empty()) return true;  // no layout: no objects
-      auto decoded = layout::Decode(blob);
-      if (!decoded.ok()) return false;  // the orphan path logs and decides
-      for (const auto& object : decoded->objects) {
-        if (object.created) return false;
-      }
-      return true;
-    });
-  }();
+    auto decoded = layout::Decode(blob);
+    if (!decoded.ok()) return false;  // the orphan path logs and decides
+    for (const auto& object : decoded->objects) {
+      if (object.created) return false;
+    }
+    return true;
+  });
+  table.reset();
   if (removed.ok() && removed->orphaned) ForgetRemoved(removed->ino);
   return removed;
 }
 
 void Filesystem::DestroyObjects(uint64_t ino) {
-  auto finished = [this, ino] {
-    std::lock_guard<std::mutex> lock(open_mu_);
-    destroying_.erase(ino);
-  };
+  auto finished = [this, ino] { open_.Lock(ino).EndDestroy(ino); };
   auto decoded = LoadLayout(ino);
   if (!decoded.ok()) {
     // No objects to remove (or an unreadable layout): drop the metadata.

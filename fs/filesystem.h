@@ -2,8 +2,8 @@
 // fuse_req_userdata(). Owns the metadata store, one ost::Service per OST,
 // the placement policy and the table of open files. Internal to fs/.
 //
-// Lock order (outermost first): Filesystem::open_mu_, then
-// OpenFile::times_mu, then the leaves
+// Lock order (outermost first): one shard of Filesystem::open_ (never two;
+// fs/open_table.h), then OpenFile::times_mu, then the leaves
 // meta::MetaStore::mu_ (whose usage observer takes QuotaControl's lock)
 // and ost::Service::mu_. No lock is held across a fuse_reply_*.
 #pragma once
@@ -28,6 +28,7 @@
 #include "fs/interrupts.h"
 #include "fs/jobid.h"
 #include "fs/nrs_control.h"
+#include "fs/open_table.h"
 #include "fs/ops.h"
 #include "fs/ost_table.h"
 #include "fs/pipe_pool.h"
@@ -121,7 +122,7 @@ struct OpenFile {
   // The layout as last stored, per-object state included; SaveObjects
   // stores it again when `created` or `allocated` moved on.
   layout::Layout stored;  // GUARDED_BY(times_mu)
-  int opens = 0;  // GUARDED_BY(Filesystem::open_mu_)
+  int opens = 0;  // GUARDED_BY(the inode's shard of Filesystem::open_)
   // The file's extent credits (fs/extent_credits.h); null when mounted
   // with extent_credits=off.
   std::unique_ptr<resource::SharedCreditManager> extents;
@@ -160,8 +161,8 @@ class Filesystem {
     uint32_t max_read = kMaxRead;
     // Data requests that may be served on FUSE worker threads at once,
     // across all OSTs (ost::ServiceOptions::inline_budget): below the
-    // mount's worker count (4, fs/mount.cc), so OSTs that hang can never
-    // take every worker.
+    // mount's worker count (at least 4, fs/fuse_workers.h), so OSTs that
+    // hang can never take every worker.
     int inline_ios = 2;
     // Metadata operations pass the metadata service's NRS heads
     // (mdt/service.h); false (mount option mdt_nrs=off): they run
@@ -172,7 +173,7 @@ class Filesystem {
     // what they prevent.
     bool extent_credits = true;
     // Metadata requests in service at once (mdt::ServiceOptions::max_active):
-    // the mount's FUSE workers.
+    // the mount's FUSE workers (fs/fuse_workers.h).
     size_t mdt_active = 4;
   };
   // Opens the store, checks every OST label, starts the OST services and
@@ -230,9 +231,10 @@ class Filesystem {
   // names one that does not exist, or is corrupt).
   Result<layout::Layout> LoadLayout(uint64_t ino);
 
-  // Open-file table, under open_mu_: a layout change checks it under the
-  // same lock (SetLayoutXattr: EBUSY while the file is open), so no change
-  // can slip between an open loading the layout and the table holding it.
+  // Open-file table, under the inode's shard of open_: a layout change
+  // checks it under the same shard (SetLayoutXattr: EBUSY while the file is
+  // open), so no change can slip between an open loading the layout and
+  // the table holding it.
   struct Opened {
     std::shared_ptr<OpenFile> file;
   };
@@ -464,10 +466,9 @@ class Filesystem {
   // store read while no directory is open.
   std::atomic<size_t> open_dir_count_{0};
 
-  std::mutex open_mu_;  // guards open_, destroying_, removed_, and OpenFile::opens
-  std::unordered_map<uint64_t, std::shared_ptr<OpenFile>> open_;
-  std::unordered_set<uint64_t> destroying_;
-  std::unordered_set<uint64_t> removed_;  // see RemovedNotDestroyed
+  // Open files, inodes being destroyed and removed ones still open
+  // (RemovedNotDestroyed), each under its inode's shard.
+  OpenTable open_;
 };
 
 // The FUSE low-level operation table (fs/lowlevel_ops.cc).

@@ -132,7 +132,7 @@ void ReceiveLoop::Serve(char* buffer) {
     // the last idle one takes a request (a forget, answered at once and
     // without a reply, does not count). The kernel wakes the longest-idle
     // reader for each request, so a worker that is never needed would only
-    // make every request wake a colder thread (fs/mount.cc, kFuseWorkers).
+    // make every request wake a colder thread (fs/fuse_workers.h).
     const auto* header = reinterpret_cast<const fuse_in_header*>(buffer);
     const bool forget = header->opcode == FUSE_FORGET || header->opcode == FUSE_BATCH_FORGET;
     if (!forget) {

@@ -106,9 +106,9 @@ Status Filesystem::SetLayoutXattr(uint32_t uid, uint64_t ino, const std::string&
   if (wanted.stripe_size == 0) wanted.stripe_size = current->stripe_size;
   if (wanted.pool.empty() && wanted.osts.empty()) wanted.pool = current->pool;
 
-  // Choose the new objects first (no lock held), then swap under open_mu_,
-  // which every open takes to load a layout, so no open can run with the
-  // old one afterwards.
+  // Choose the new objects first (no lock held), then swap under the
+  // inode's shard of open_, which every open of it takes to load a layout,
+  // so no open can run with the old one afterwards.
   layout::PlacementContext context;
   context.uid = inode->uid;
   context.gid = inode->gid;
@@ -117,8 +117,8 @@ Status Filesystem::SetLayoutXattr(uint32_t uid, uint64_t ino, const std::string&
   if (!fresh.ok()) return fresh.status();
   layout::Layout old;
   {
-    std::lock_guard<std::mutex> lock(open_mu_);
-    if (destroying_.count(ino) != 0) return Status::Error(ENOENT, "file is being deleted");
+    OpenTable::Locked table = open_.Lock(ino);
+    if (table.Destroying(ino)) return Status::Error(ENOENT, "file is being deleted");
     auto now = meta_->GetInode(ino);
     if (!now.ok()) return now.status();
     if (now->nlink == 0) return Status::Error(ENOENT, "file was deleted");
@@ -133,8 +133,8 @@ Status Filesystem::SetLayoutXattr(uint32_t uid, uint64_t ino, const std::string&
     // An open handle maps offsets through the layout it was opened with
     // for its whole life, so a change waits for no handle and revokes
     // none: it is refused while the file is open (docs/design.md, "Layouts
-    // of open files"). open_mu_ keeps an open from slipping in meanwhile.
-    if (open_.count(ino) != 0) {
+    // of open files"). The shard keeps an open from slipping in meanwhile.
+    if (table.IsOpen(ino)) {
       return Status::Error(EBUSY, fmt::format("inode {} is open; set its layout before use", ino));
     }
     auto previous = LoadLayout(ino);

@@ -21,6 +21,7 @@
 #include "fs/fuse_api.h"
 #include "fs/fuse_channel.h"
 #include "fs/fuse_loop.h"
+#include "fs/fuse_workers.h"
 #include "fs/interrupts.h"
 #include "fs/metrics_report.h"
 #include "fs/ops.h"
@@ -38,11 +39,11 @@ namespace {
 // only for a request served on their own thread when its OST was idle, at
 // most Filesystem::Config::inline_ios of them at once
 // (ost::Service::SubmitOrRun); everything else is handed to the OST service
-// threads, so a few suffice. Fewer is faster here: the kernel wakes the
-// longest-idle worker for each request, so with 16 every request woke a
-// cold thread, often on the other CPU (mdtest open+close: 10.5k/s with 16,
-// 13.4-15k/s with 4; docs/design.md).
-constexpr unsigned kFuseWorkers = 4;
+// threads, so a few per CPU suffice. Not more: the kernel wakes the
+// longest-idle worker for each request, so with 16 on 2 CPUs every request
+// woke a cold thread (mdtest open+close: 10.5k/s with 16, 13.4-15k/s with
+// 4; docs/design.md). Two per CPU, at least 4 (fs/fuse_workers.h).
+unsigned FuseWorkers() { return FuseWorkersFor(UsableCpus()); }
 // How often a mount served over io_uring looks for waiting requests whose
 // caller was signalled before the kernel sent them (fs/interrupts.h,
 // SignalSweep): the longest such a caller waits for its EINTR.
@@ -226,7 +227,7 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
   config.writeback = options.writeback;
   config.mdt_nrs = options.mdt_nrs;
   config.extent_credits = options.extent_credits;
-  config.mdt_active = kFuseWorkers;
+  config.mdt_active = FuseWorkers();
   config.direct_writes = options.direct_writes;
   config.ost_timeout = std::max(std::chrono::nanoseconds(std::chrono::milliseconds(1)),
                                 std::chrono::nanoseconds(static_cast<int64_t>(
@@ -318,7 +319,7 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
   // request cost more than the request (tests/integration/threads_test.cc
   // watches for it).
   ReceiveLoopOptions receive;
-  receive.workers = kFuseWorkers;
+  receive.workers = FuseWorkers();
   receive.buffer_size = max_request + kRequestHeaderRoom;
   receive.read = ReadChannel;
   receive.context = fs.get();

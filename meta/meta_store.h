@@ -6,7 +6,9 @@
 //
 // Thread safety: every method is safe from any thread. Mutations are
 // serialized by one mutex (mu_) so their read-check-write is atomic; reads go
-// to RocksDB without it and see whole batches only. mu_ is a leaf lock.
+// to RocksDB without it and see whole batches only. Identifiers are handed
+// out under a second one (ids_mu_), taken under mu_ by a create and alone
+// by AllocateObjectIds. Both are leaves to the callers.
 #pragma once
 
 #include <sys/stat.h>

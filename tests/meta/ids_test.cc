@@ -5,6 +5,9 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <set>
+#include <thread>
+#include <vector>
 
 #include "meta/keys.h"
 #include "meta/meta_store.h"
@@ -133,6 +136,37 @@ TEST_F(IdsTest, CrashNeverReusesIds) {
   auto more = (*crashed)->AllocateObjectIds(1);
   SFS_ASSERT_OK(more);
   EXPECT_GT(*more, max_obj);
+}
+
+// Object ids and inode numbers are handed out under their own mutex, not
+// the mutation mutex: creates and allocations racing across many range
+// refills still never hand out one number twice.
+TEST_F(IdsTest, RacingCreatesAndAllocationsNeverShareANumber) {
+  constexpr int kThreads = 4;
+  constexpr int kEach = 600;  // 4 x 600 x 3 object ids: several refills
+  std::vector<std::vector<uint64_t>> inos(kThreads), objects(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kEach; ++i) {
+        auto file = File(kRootIno, "t" + std::to_string(t) + "-" + std::to_string(i));
+        if (file.ok()) inos[t].push_back(file->ino);
+        auto first = store_->AllocateObjectIds(3);
+        if (!first.ok()) continue;
+        for (uint64_t id = *first; id < *first + 3; ++id) objects[t].push_back(id);
+      }
+    });
+  }
+  for (auto& thread : threads) thread.join();
+  std::set<uint64_t> all_inos, all_objects;
+  for (int t = 0; t < kThreads; ++t) {
+    EXPECT_EQ(inos[t].size(), static_cast<size_t>(kEach));
+    EXPECT_EQ(objects[t].size(), static_cast<size_t>(kEach) * 3);
+    all_inos.insert(inos[t].begin(), inos[t].end());
+    all_objects.insert(objects[t].begin(), objects[t].end());
+  }
+  EXPECT_EQ(all_inos.size(), static_cast<size_t>(kThreads * kEach));
+  EXPECT_EQ(all_objects.size(), static_cast<size_t>(kThreads * kEach * 3));
 }
 
 }  // namespace
