@@ -32,7 +32,10 @@
 #     each run, medians, orr/fifo as a geometric mean [95 % interval].
 #
 #   tools/bench/nrs_mount_bench.sh [--dir DIR] [--seconds S] [--only tbf|seek|disk]
-#       [--pairs N] [--iops N] [--readahead KB] [--seed N]
+#       [--pairs N] [--iops N] [--readahead KB] [--seed N] [--mount-opts OPTS]
+# --mount-opts: more options for every stripefs mount, e.g. io_uring=on (the
+# figures on FUSE's io_uring transport; enable_uring is then set to Y for
+# the run and restored on exit).
 # One command for part 3 alone (about 3 minutes with the defaults):
 #   ninja -C build stripefs strided_read && tools/bench/nrs_mount_bench.sh --only disk
 # --seconds: per TBF step and per disk run (default 6); --only: one part;
@@ -51,6 +54,7 @@ pairs=4
 iops=400
 readahead=""
 seed=1
+mount_opts=""
 while [ $# -gt 0 ]; do
   case $1 in
     --dir) dir=$2; shift 2 ;;
@@ -60,6 +64,7 @@ while [ $# -gt 0 ]; do
     --iops) iops=$2; shift 2 ;;
     --readahead) readahead=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
+    --mount-opts) mount_opts=",$2"; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -69,6 +74,8 @@ strided=$PWD/build/tools/bench/strided_read
 command -v fio >/dev/null || { echo "fio missing: apt-get install fio" >&2; exit 1; }
 # shellcheck source=tools/bench/ratio.sh
 . tools/bench/ratio.sh
+# shellcheck source=tools/bench/fuse_daemons.sh
+. tools/bench/fuse_daemons.sh  # uring_enable, uring_restore
 part() { [ -z "$only" ] || [ "$only" = "$1" ]; }
 
 mnt=$dir/mnt
@@ -89,14 +96,15 @@ cleanup() {
     for _ in $(seq 50); do rmdir "$cgroup" 2>/dev/null && break; sleep 0.1; done
   fi
 }
-trap cleanup EXIT
+trap 'cleanup; uring_restore' EXIT
+if [[ $mount_opts == *io_uring=on* ]]; then uring_enable || exit 1; fi
 fresh_fs() {  # $1 = stripe count, $2 = extra mount options
   cleanup
   rm -rf "$dir"
   mkdir -p "$mnt"
   $bin mkfs --meta "$dir/meta" --ost "$dir/ost0" --ost "$dir/ost1" --stripe-count "$1" \
     --stripe-size 1M >/dev/null
-  $bin mount "$dir/meta" "$mnt" -o "log_level=warn$2"
+  $bin mount "$dir/meta" "$mnt" -o "log_level=warn$2$mount_opts"
 }
 set_param() { $bin set_param "$mnt" "$@"; }
 drop_caches() { sync; echo 3 > /proc/sys/vm/drop_caches; }
@@ -176,7 +184,7 @@ if part disk; then
   $bin mkfs --meta "$dir/meta" --ost "$dir/disk/ost" --stripe-count 1 >/dev/null
   # Only the daemon reads under the limit (fio reads the mount, not the disk).
   (echo "$BASHPID" > "$cgroup/cgroup.procs" && exec $bin mount "$dir/meta" "$mnt" \
-    -o log_level=warn,ost_threads=1)
+    -o "log_level=warn,ost_threads=1$mount_opts")
   set_param nrs_orr_supported=reads >/dev/null
   dd if=/dev/urandom of="$mnt/orr.dat" bs=1M count=512 status=none
   echo "== ORR against FIFO, throughput on a disk of $iops reads/s (read_ahead_kb" \
