@@ -398,6 +398,9 @@ void FuseRing::Stop() {
     if (state_->stopping) return;
     state_->stopping = true;
   }
+  // From here a reply is not the ring's: one that comes after all (none
+  // should, REQUIRES above) goes to /dev/fuse, which refuses it.
+  state_->routing.store(false);
   state_->stop_requested.store(true);
   state_->serving.store(false);
   state_->start_cv.notify_all();
@@ -417,11 +420,17 @@ void FuseRing::Stop() {
     queue->ring_made = false;
     if (queue->event_fd >= 0) close(queue->event_fd);
     queue->event_fd = -1;
-    for (auto& entry : queue->entries) FreeEntry(*entry);
   }
 }
 
-FuseRing::~FuseRing() { Stop(); }
+FuseRing::~FuseRing() {
+  Stop();
+  // Only now: a Reply that looked before Stop may still be storing into
+  // its entry.
+  for (auto& queue : state_->queues) {
+    for (auto& entry : queue->entries) FreeEntry(*entry);
+  }
+}
 
 bool FuseRing::serving() const { return state_->serving.load(); }
 
