@@ -83,6 +83,9 @@ loop=""
 cgroup=/sys/fs/cgroup/blkio/stripefs-nrs-bench-$$
 unmount_sfs() {
   if grep -q " $mnt fuse.stripefs " /proc/mounts; then fusermount3 -u "$mnt" || fusermount3 -uz "$mnt"; fi
+  # fusermount returns before the daemon has closed its store and log: a
+  # run right after this one would find them still being written.
+  for _ in $(seq 100); do pgrep -f "mount $dir/meta " >/dev/null || break; sleep 0.1; done
 }
 cleanup() {
   unmount_sfs
