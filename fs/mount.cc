@@ -338,6 +338,9 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
   Result<LoopEnd> ended = RunReceiveLoop(session, receive);
   loop_returned.store(true);
   stop_watch.join();
+  // The queues serve on after the loop ended (a stop by signal leaves the
+  // mount up): no new op may start once Quiesce has counted them.
+  if (ring != nullptr) ring->StopServing();
   // Requests still with the OSTs are answered while the session lives.
   if (!fs->Quiesce()) LeaveStuck(session, mountpoint, *fs, *logger);
   // Before /dev/fuse is closed (fuse_session_unmount): a command the ring

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <fstream>
@@ -81,6 +82,8 @@ struct FuseRing::State {
   std::atomic<bool> stop_requested{false};
   std::atomic<bool> serving{false};
   std::atomic<bool> routing{false};  // Start ran: replies may be the ring's
+  std::atomic<bool> accepting{true};  // new requests are served (StopServing)
+  std::atomic<int> in_serve{0};       // queue threads inside Options::serve
   std::atomic<uint64_t> served{0}, replied_local{0}, replied_handed{0}, bad_requests{0};
 };
 
@@ -250,12 +253,20 @@ void QueueRunner::Serve(Entry& entry) {
     entry.header->ring_ent_in_out.payload_sz = 0;
     return PrepCommand(queue_, entry, state_.dev_fd, uapi::kCmdCommitAndFetch);
   }
+  // Counted in before looking at `accepting` (both sequentially
+  // consistent): StopServing either stops this request or waits for it.
+  state_.in_serve.fetch_add(1);
+  if (!state_.accepting.load()) {
+    state_.in_serve.fetch_sub(1);
+    return;  // left to the kernel, as StopServing says
+  }
   entry.commit_id = frame->unique;
   entry.unique.store(frame->unique, std::memory_order_release);
   state_.served.fetch_add(1, std::memory_order_relaxed);
   tls_serving = &entry;
   state_.options.serve(state_.options.context, frame->data, frame->size);
   tls_serving = nullptr;
+  state_.in_serve.fetch_sub(1);
 }
 
 }  // namespace
@@ -391,6 +402,11 @@ std::span<char> FuseRing::CurrentPayload() {
 }
 
 bool FuseRing::OnQueueThread() { return tls_queue != nullptr; }
+
+void FuseRing::StopServing() {
+  state_->accepting.store(false);
+  while (state_->in_serve.load() != 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+}
 
 void FuseRing::Stop() {
   {

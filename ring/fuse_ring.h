@@ -113,6 +113,13 @@ class FuseRing {
   // /dev/fuse worker leaves the others serving.
   static bool OnQueueThread();
 
+  // Serves no new request from now on (one that arrives is left to the
+  // kernel, which fails it when the connection ends, as the /dev/fuse loop
+  // leaves what it reads once a stop was asked for), and returns once no
+  // queue thread is inside Options::serve. Replies still commit. So that
+  // the mount's Quiesce, after this, sees every op there will be.
+  void StopServing();
+
   // Ends the queue threads and closes the io_urings, which cancels the
   // commands still waiting in the kernel. REQUIRES: no reply is still to
   // come (a later Reply finds nothing and returns -1).
