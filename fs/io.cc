@@ -1,6 +1,9 @@
 #include "fs/io.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
+#include <cstring>
 
 #include "fs/extent_credits.h"
 #include "fs/filesystem.h"
@@ -12,6 +15,49 @@ namespace sfs::fs {
 
 namespace {
 thread_local bool tls_in_fuse_callback = false;
+
+// A lone read part read by an io_uring queue's own thread, started on its
+// io_uring (ring::FuseRing::StartRead) once its OST let it in
+// (ost::Service::SubmitOrStart) and finished on that thread when the read
+// completes: no hand-off to an OST thread and back, and the thread never
+// waits on the disk.
+class RingRead final : public ring::ReadCompletion {
+ public:
+  // Whether the read started; if so, it finishes the part later.
+  static bool Start(ost::Service& ost, ost::IoRequest& part,
+                    std::shared_ptr<ost::ObjectFile> file) {
+    auto* read = new RingRead(ost, part, std::move(file));
+    if (read->Issue()) return true;
+    delete read;
+    return false;
+  }
+
+  void ReadDone(int result) override {
+    if ((result == -EINTR || result == -EAGAIN) && Issue()) return;  // again, as preadv would
+    Status status;
+    if (result < 0) {
+      status = Status::Error(-result, fmt::format("ost {}: read of object {:#x} at {} over io_uring: {}",
+                                                  ost_.index(), part_.info.object_id,
+                                                  part_.info.offset, strerror(-result)));
+    }
+    ost_.FinishStarted(&part_, std::move(status), result < 0 ? 0 : static_cast<size_t>(result));
+    delete this;
+  }
+
+ private:
+  RingRead(ost::Service& ost, ost::IoRequest& part, std::shared_ptr<ost::ObjectFile> file)
+      : ost_(ost), part_(part), file_(std::move(file)) {}
+  ~RingRead() = default;
+  bool Issue() {
+    return ring::FuseRing::StartRead(file_->NativeFd(), part_.iov.data(),
+                                     static_cast<int>(part_.iov.size()), part_.info.offset, this);
+  }
+
+  ost::Service& ost_;
+  ost::IoRequest& part_;  // the service's until FinishStarted
+  std::shared_ptr<ost::ObjectFile> file_;  // held open while the read runs
+};
+
 }  // namespace
 
 FuseCallbackScope::FuseCallbackScope() { tls_in_fuse_callback = true; }
@@ -39,11 +85,20 @@ void MultiPartOp::Launch(Filesystem& fs, std::vector<std::unique_ptr<ost::IoRequ
   // Served here when its OST can take it at once: no hand-off, and the
   // borrowed buffers need no copy. Not on an io_uring queue's thread: a
   // disk that hangs under the call would stop its whole queue
-  // (ring::FuseRing::OnQueueThread), so there the OST's own threads serve.
-  if (parts.size() == 1 && FuseCallbackScope::active() && !ring::FuseRing::OnQueueThread()) {
+  // (ring::FuseRing::OnQueueThread), so there the OST's own threads serve,
+  // but for a read, which the queue's io_uring reads without waiting.
+  const bool lone = parts.size() == 1 && FuseCallbackScope::active();
+  if (lone && !ring::FuseRing::OnQueueThread()) {
     const uint32_t ost = parts[0]->info.ost;
     fs.ost(ost).SubmitOrRun(std::move(parts[0]),
                             [this](ost::IoRequest& part) { OwnBuffers(part); });
+  } else if (lone && parts[0]->info.op == nrs::Op::kRead) {
+    ost::Service& service = fs.ost(parts[0]->info.ost);
+    service.SubmitOrStart(
+        std::move(parts[0]), [this](ost::IoRequest& part) { OwnBuffers(part); },
+        [&service](ost::IoRequest& part, std::shared_ptr<ost::ObjectFile> file) {
+          return RingRead::Start(service, part, std::move(file));
+        });
   } else {
     for (auto& part : parts) {
       OwnBuffers(*part);

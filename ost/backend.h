@@ -55,6 +55,11 @@ class ObjectFile {
   // Opened for reading only, because its filesystem is read-only: every
   // change fails with EROFS.
   virtual bool read_only() const { return false; }
+  // The file descriptor a read may be started on without this object (an
+  // asynchronous read on an io_uring: Service::SubmitOrStart), valid while
+  // the object is held; -1 where there is none (such objects are read by
+  // ReadV only). A read of it returns short only at the object's end.
+  virtual int NativeFd() const { return -1; }
 };
 
 // What SpaceInfo::max_object_size says when no limit is known.

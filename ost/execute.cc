@@ -8,10 +8,8 @@
 #include <memory>
 
 namespace sfs::ost {
-namespace {
 
-// Zeroes the iovecs from byte `from` on: the part of a read past the
-// object's end, or all of it for a missing object.
+// Also all of a read of a missing object.
 void ZeroFrom(std::vector<iovec>& iov, size_t from) {
   for (iovec& v : iov) {
     if (from >= v.iov_len) {
@@ -22,6 +20,8 @@ void ZeroFrom(std::vector<iovec>& iov, size_t from) {
     from = 0;
   }
 }
+
+namespace {
 
 // What a missing object means: a hole if it was never created, else data
 // that was lost, which must never read as zeros.

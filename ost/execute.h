@@ -2,10 +2,13 @@
 // place where backend errors are turned into what a caller may see.
 #pragma once
 
+#include <sys/uio.h>
+
 #include <cstddef>
 #include <cstdint>
 #include <mutex>
 #include <unordered_map>
+#include <vector>
 
 #include "common/status.h"
 #include "ost/backend.h"
@@ -55,6 +58,10 @@ class FreeTracker {
 // (Outcome::freed). Writes and preallocations set request.object_exists.
 // REQUIRES: request.object is set and opens its object through `objects`.
 Outcome Execute(IoRequest& request, ObjectCache& objects, FreeTracker* frees = nullptr);
+
+// Zeroes the iovecs from byte `from` on: the part of a read past the
+// object's end (a read returns short only there).
+void ZeroFrom(std::vector<iovec>& iov, size_t from);
 
 // The errno a caller sees for a backend errno: running out of space (or
 // quota, which an OST cannot attribute to a user) stays ENOSPC; an object

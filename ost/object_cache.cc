@@ -7,6 +7,14 @@ namespace sfs::ost {
 ObjectCache::ObjectCache(Backend* backend, size_t capacity)
     : backend_(backend), capacity_(std::max<size_t>(capacity, 1)) {}
 
+std::shared_ptr<ObjectFile> ObjectCache::Cached(uint64_t id) {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = index_.find(id);
+  if (it == index_.end()) return nullptr;
+  lru_.splice(lru_.begin(), lru_, it->second);
+  return it->second->second;
+}
+
 Result<std::shared_ptr<ObjectFile>> ObjectCache::Get(uint64_t id, bool create) {
   {
     std::lock_guard<std::mutex> lock(mu_);

@@ -36,6 +36,9 @@ class ObjectCache {
   // descriptor is closed when the last holder lets go, so the open files
   // number at most capacity + the callers holding evicted ones.
   Result<std::shared_ptr<ObjectFile>> Get(uint64_t id, bool create);
+  // Object `id` if it is open now, else null: never opens (so never waits
+  // on the disk).
+  std::shared_ptr<ObjectFile> Cached(uint64_t id);
   // Drops `id` from the cache (after the object was removed).
   void Forget(uint64_t id);
 

@@ -63,6 +63,7 @@ class PosixObjectFile : public ObjectFile {
   PosixObjectFile(int fd, const std::string& dir, uint64_t id, bool read_only)
       : fd_(fd), dir_(dir), id_(id), read_only_(read_only) {}
   ~PosixObjectFile() override { close(fd_); }
+  int NativeFd() const override { return fd_; }
 
   Result<size_t> ReadV(const iovec* iov, int count, uint64_t offset) override {
     // The usual case, on every read: one call, no copy of the iovecs. A

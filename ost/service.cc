@@ -73,6 +73,9 @@ struct Service::Impl {
   // re-arms the timer for the rest.
   void WakeParked();
   void Run(std::unique_ptr<IoRequest> request);
+  // What Run does once the request has run: counters, job stats, the
+  // scheduler's completion, the observer.
+  void Complete(std::unique_ptr<IoRequest> request, const Outcome& outcome);
   // REQUIRES: mu held. Arms the timer for `when` if it is not armed for an
   // earlier time (or always, with `force`).
   void ArmLocked(nrs::TimePoint when, bool force);
@@ -137,6 +140,7 @@ struct Service::Impl {
   std::atomic<uint64_t> io_errors{0};
   std::atomic<uint64_t> last_error{0};
   std::atomic<uint64_t> bytes{0};
+  std::atomic<uint64_t> started{0};  // reads SubmitOrStart had started elsewhere
   bool responsive = true;                  // GUARDED_BY(mu)
   // When a request last completed (steady ns; 0: never): while some do,
   // the OST makes progress and nothing queued is failed.
@@ -298,6 +302,10 @@ void Service::Impl::Run(std::unique_ptr<IoRequest> request) {
     BusyScope busy;
     outcome = Execute(*request, *objects, &frees);
   }
+  Complete(std::move(request), outcome);
+}
+
+void Service::Impl::Complete(std::unique_ptr<IoRequest> request, const Outcome& outcome) {
   // Before the observer hears of it: the op's reply may let its caller's
   // next write ask for the room.
   if (outcome.freed > 0 && on_freed) on_freed(index, outcome.freed, outcome.freed_from);
@@ -583,6 +591,48 @@ void Service::Submit(std::unique_ptr<IoRequest> request) {
   boost::asio::post(impl_->io, [impl = impl_.get()] { impl->ServeOne(); });
 }
 
+Service::Admission Service::AdmitIfIdle(
+    std::unique_ptr<IoRequest>& request, const std::function<void(IoRequest&)>& before_queueing) {
+  Stamp(*request);
+  IoRequest* const mine = request.get();
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  // An idle OST only: a request arriving while another is in service
+  // waits in the queue as before, so a disk that stops answering holds
+  // at most one caller's thread (or one started read), and what queues
+  // behind it fails after ost_timeout (Tick).
+  if (!impl_->responsive || impl_->nrs.Queued() != 0 || impl_->nrs.Active() != 0) {
+    return Admission::kBusy;
+  }
+  const nrs::TimePoint now = nrs::Clock::now();
+  CountDestroy(*request);
+  impl_->nrs.Enqueue(request.release(), now);
+  // Only this request is queued, so the policy answers about it: now, or
+  // not yet (a throttle).
+  nrs::Pick pick = impl_->nrs.Dequeue(now, impl_->draining.load());
+  assert(pick.request == nullptr || pick.request == mine);
+  impl_->AskEarlyIfDoneLocked(now);
+  if (pick.request == mine) {
+    impl_->inline_running++;
+    request.reset(mine);
+    return Admission::kDispatched;
+  }
+  // Waiting: it stays queued, and gets its token from the caller. Service
+  // threads dequeue only under this lock, so none can see it before its
+  // buffers are the caller's own.
+  before_queueing(*mine);
+  return Admission::kQueued;
+}
+
+void Service::NotAdmitted(Admission admission, std::unique_ptr<IoRequest> request,
+                          const std::function<void(IoRequest&)>& before_queueing) {
+  impl_->ReleaseInline();
+  if (admission == Admission::kBusy) {  // not even enqueued: busy or unresponsive OST
+    before_queueing(*request);
+    return Submit(std::move(request));
+  }
+  boost::asio::post(impl_->io, [impl = impl_.get()] { impl->ServeOne(); });
+}
+
 void Service::SubmitOrRun(std::unique_ptr<IoRequest> request,
                           const std::function<void(IoRequest&)>& before_queueing) {
   assert(!impl_->stopping.load() && "SubmitOrRun() during ~Service");
@@ -590,54 +640,70 @@ void Service::SubmitOrRun(std::unique_ptr<IoRequest> request,
     before_queueing(*request);
     return Submit(std::move(request));
   }
-  Stamp(*request);
-  IoRequest* const mine = request.get();
-  bool run_here = false;
-  {
-    std::lock_guard<std::mutex> lock(impl_->mu);
-    // An idle OST only: a request arriving while another is in service
-    // waits in the queue as before, so a disk that stops answering holds
-    // at most one caller's thread, and what queues behind it fails after
-    // ost_timeout (Tick).
-    if (impl_->responsive && impl_->nrs.Queued() == 0 && impl_->nrs.Active() == 0) {
-      const nrs::TimePoint now = nrs::Clock::now();
-      CountDestroy(*request);
-      impl_->nrs.Enqueue(request.release(), now);
-      // Only this request is queued, so the policy answers about it: now,
-      // or not yet (a throttle).
-      nrs::Pick pick = impl_->nrs.Dequeue(now, impl_->draining.load());
-      assert(pick.request == nullptr || pick.request == mine);
-      run_here = pick.request == mine;
-      if (run_here) impl_->inline_running++;
-      impl_->AskEarlyIfDoneLocked(now);
-      // Waiting: it stays queued, and gets its token below. Service
-      // threads dequeue only under this lock, so none can see it before
-      // its buffers are the caller's own.
-      if (!run_here) before_queueing(*mine);
-    }
+  const Admission admission = AdmitIfIdle(request, before_queueing);
+  if (admission != Admission::kDispatched) {
+    return NotAdmitted(admission, std::move(request), before_queueing);
   }
-  if (run_here) {
-    tls_serving_inline = true;
-    impl_->Run(std::unique_ptr<IoRequest>(mine));
-    tls_serving_inline = false;
-    size_t wake = 0;
-    {
-      std::lock_guard<std::mutex> lock(impl_->mu);
-      impl_->inline_running--;
-      wake = std::exchange(impl_->deferred_tokens, 0);
-    }
-    impl_->ReleaseInline();
-    for (size_t i = 0; i < wake; ++i) {
-      boost::asio::post(impl_->io, [impl = impl_.get()] { impl->ServeOne(); });
-    }
-    return;
+  tls_serving_inline = true;
+  impl_->Run(std::move(request));
+  tls_serving_inline = false;
+  EndInline();
+}
+
+void Service::SubmitOrStart(std::unique_ptr<IoRequest> request,
+                            const std::function<void(IoRequest&)>& before_queueing,
+                            const ReadStarter& start) {
+  assert(!impl_->stopping.load() && "SubmitOrStart() during ~Service");
+  // Only an object open already: opening one may wait on the disk.
+  std::shared_ptr<ObjectFile> file;
+  if (request->info.op == nrs::Op::kRead && request->pipe < 0) {
+    file = objects_.Cached(request->object != nullptr ? request->object->object_id()
+                                                      : request->info.object_id);
   }
-  impl_->ReleaseInline();
-  if (request != nullptr) {  // not even enqueued: busy or unresponsive OST
+  if (file == nullptr || file->NativeFd() < 0 || !impl_->ClaimInline()) {
     before_queueing(*request);
     return Submit(std::move(request));
   }
-  boost::asio::post(impl_->io, [impl = impl_.get()] { impl->ServeOne(); });
+  const Admission admission = AdmitIfIdle(request, before_queueing);
+  if (admission != Admission::kDispatched) {
+    return NotAdmitted(admission, std::move(request), before_queueing);
+  }
+  IoRequest* const mine = request.release();  // the service's until FinishStarted
+  if (start(*mine, std::move(file))) {
+    impl_->started.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  // Not started after all: a service thread runs it, in the inline slot's
+  // place.
+  EndInline();
+  boost::asio::post(impl_->io,
+                    [impl = impl_.get(), mine] { impl->Run(std::unique_ptr<IoRequest>(mine)); });
+}
+
+void Service::FinishStarted(IoRequest* request, Status status, size_t bytes) {
+  Outcome outcome;
+  if (status.ok()) {
+    // Short only at the object's end: the rest is a hole.
+    ZeroFrom(request->iov, bytes);
+    outcome.bytes = request->info.length;
+  } else {
+    outcome.status = std::move(status);
+  }
+  impl_->Complete(std::unique_ptr<IoRequest>(request), outcome);
+  EndInline();  // as SubmitOrRun after its Run
+}
+
+void Service::EndInline() {
+  size_t wake = 0;
+  {
+    std::lock_guard<std::mutex> lock(impl_->mu);
+    impl_->inline_running--;
+    wake = std::exchange(impl_->deferred_tokens, 0);
+  }
+  impl_->ReleaseInline();
+  for (size_t i = 0; i < wake; ++i) {
+    boost::asio::post(impl_->io, [impl = impl_.get()] { impl->ServeOne(); });
+  }
 }
 
 void Service::StartPolicy(nrs::Head head, std::unique_ptr<nrs::Policy> policy) {
@@ -839,6 +905,7 @@ ServiceCounters Service::Counters() const {
   counters.last_error = impl_->last_error.load(std::memory_order_relaxed);
   counters.io_errors = impl_->io_errors.load(std::memory_order_relaxed);
   counters.bytes = impl_->bytes.load(std::memory_order_relaxed);
+  counters.started = impl_->started.load(std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(impl_->mu);
   counters.queued = impl_->nrs.Queued();
   counters.active = impl_->nrs.Active();

@@ -173,6 +173,7 @@ struct ServiceCounters {
   uint64_t active = 0;      // now, in service
   uint64_t raised = 0;      // moved to the high-priority head by Raise, since start
   uint64_t cancelled = 0;   // taken back unserved by Cancel, since start
+  uint64_t started = 0;     // reads started by their caller (SubmitOrStart), since start
   bool responsive = true;   // see Service::Tick
   // How long the oldest task now in service has been (0: none).
   std::chrono::nanoseconds oldest_in_service{0};
@@ -223,6 +224,26 @@ class Service final : public nrs::Target {
   // may run under the OST's lock, so it must only copy memory.
   void SubmitOrRun(std::unique_ptr<IoRequest> request,
                    const std::function<void(IoRequest&)>& before_queueing);
+
+  // For a thread that must never wait on a disk (an io_uring queue's,
+  // ring/fuse_ring.h) but can start a read and hear of it later: like
+  // SubmitOrRun, but a read (into iov) of an object open already, which the
+  // OST can take now, is handed to `start` with the object's file instead
+  // of being run. `start` starts it without waiting (an asynchronous read
+  // of file.NativeFd() into request.iov at info.offset) and returns true;
+  // FinishStarted must then follow exactly once, from any thread. The
+  // request is in service meanwhile, in the inline slot, so Tick sees a
+  // read that never ends. Anything else (another op, an object not open,
+  // a busy OST, a throttle, `start` declining) goes to the service threads
+  // as Submit, `before_queueing` first.
+  using ReadStarter = std::function<bool(IoRequest&, std::shared_ptr<ObjectFile>)>;
+  void SubmitOrStart(std::unique_ptr<IoRequest> request,
+                     const std::function<void(IoRequest&)>& before_queueing,
+                     const ReadStarter& start);
+  // The started read is done: `bytes` read (short only at the object's
+  // end; the rest reads as zeros), or the failure. Counted, stated and
+  // observed as any request; the observer runs on the calling thread.
+  void FinishStarted(IoRequest* request, Status status, size_t bytes);
 
   // Seed 000's nrs_priority: another request waits for `request`, so if it
   // is still queued on the regular head it moves to the high-priority head
@@ -309,6 +330,20 @@ class Service final : public nrs::Target {
   void Stamp(IoRequest& request);
   // Counts a destroy in DestroysInFlight as it is queued (once).
   void CountDestroy(const IoRequest& request);
+  // A request that held the inline slot is done with it.
+  void EndInline();
+  // REQUIRES: the inline slot claimed. If the OST is idle and responsive,
+  // enqueues `request` and asks its policy: kDispatched, it is in service
+  // and `request` the caller's to serve; kQueued, the policy holds it
+  // (`request` released, `before_queueing` ran, a token is due); kBusy,
+  // `request` untouched.
+  enum class Admission { kDispatched, kQueued, kBusy };
+  Admission AdmitIfIdle(std::unique_ptr<IoRequest>& request,
+                        const std::function<void(IoRequest&)>& before_queueing);
+  // Gives the inline slot back and sees to a request AdmitIfIdle did not
+  // dispatch: submitted (kBusy) or its token posted (kQueued).
+  void NotAdmitted(Admission admission, std::unique_ptr<IoRequest> request,
+                   const std::function<void(IoRequest&)>& before_queueing);
 
   struct Impl;
   const uint32_t index_;

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <condition_variable>
 #include <cstring>
 #include <fstream>
@@ -26,8 +27,10 @@
 namespace sfs::ring {
 namespace {
 
-// user_data of a queue's eventfd read; entries use their address.
+// user_data of a queue's eventfd read; entries use their address, started
+// reads their StartedRead's with the low bit set.
 constexpr uint64_t kEventTag = ~uint64_t{0};
+constexpr uint64_t kReadBit = 1;
 // Completions taken from the ring at once.
 constexpr unsigned kCqeBatch = 32;
 
@@ -64,6 +67,7 @@ class FuseRing::Queue {
   uint64_t event_value = 0;  // the eventfd read's target; queue thread only
   std::vector<std::unique_ptr<Entry>> entries;
   size_t dead = 0;  // entries with dead set; queue thread only
+  size_t reads_in_flight = 0;  // StartRead's not yet done; queue thread only
   std::mutex pending_mu;
   // Entries whose reply another thread stored, to be committed by the
   // queue's thread. GUARDED_BY(pending_mu)
@@ -85,12 +89,21 @@ struct FuseRing::State {
   std::atomic<bool> accepting{true};  // new requests are served (StopServing)
   std::atomic<int> in_serve{0};       // queue threads inside Options::serve
   std::atomic<uint64_t> served{0}, replied_local{0}, replied_handed{0}, bad_requests{0};
+  std::atomic<uint64_t> reads_started{0};
 };
 
 namespace {
 
 thread_local Entry* tls_serving = nullptr;            // inside Options::serve
 thread_local FuseRing::Queue* tls_queue = nullptr;  // the queue this thread owns
+thread_local FuseRing::State* tls_state = nullptr;  // its ring
+
+// A read in flight on a queue's io_uring, and whom to tell.
+struct StartedRead {
+  Entry* entry;  // of the request that started it
+  ReadCompletion* done;
+};
+static_assert(alignof(StartedRead) > kReadBit);
 
 io_uring_sqe* TakeSqe(FuseRing::Queue& queue) {
   io_uring_sqe* sqe = io_uring_get_sqe(&queue.ring);
@@ -175,11 +188,13 @@ void QueueRunner::Run() {
     if (state_.stopping) return;
   }
   tls_queue = &queue_;
+  tls_state = &state_;
   const int dev_fd = state_.dev_fd;
   for (auto& entry : queue_.entries) PrepCommand(queue_, *entry, dev_fd, uapi::kCmdRegister);
   ArmEventRead(queue_);
   io_uring_cqe* batch[kCqeBatch];
-  while (!stop_ && queue_.dead < queue_.entries.size()) {
+  // A read in flight still ends (its op finishes) when every entry died.
+  while (!stop_ && (queue_.dead < queue_.entries.size() || queue_.reads_in_flight > 0)) {
     const int submitted = io_uring_submit_and_wait(&queue_.ring, 1);
     if (submitted < 0 && submitted != -EINTR && submitted != -EAGAIN && submitted != -EBUSY) {
       Logger("ring")->error("FUSE ring queue {}: io_uring_enter failed: {}", queue_.qid,
@@ -196,11 +211,21 @@ void QueueRunner::Run() {
     io_uring_cq_advance(&queue_.ring, n);
   }
   tls_queue = nullptr;
+  tls_state = nullptr;
 }
 
 void QueueRunner::Handle(io_uring_cqe* cqe) {
   const uint64_t data = io_uring_cqe_get_data64(cqe);
   const int res = cqe->res;
+  if (data != kEventTag && (data & kReadBit) != 0) {
+    std::unique_ptr<StartedRead> read(reinterpret_cast<StartedRead*>(data & ~kReadBit));
+    --queue_.reads_in_flight;
+    // As the request that started it: its reply finds the entry at once.
+    tls_serving = read->entry;
+    read->done->ReadDone(res);
+    tls_serving = nullptr;
+    return;
+  }
   if (data == kEventTag) {
     std::vector<Entry*> replies;
     {
@@ -403,6 +428,22 @@ std::span<char> FuseRing::CurrentPayload() {
 
 bool FuseRing::OnQueueThread() { return tls_queue != nullptr; }
 
+bool FuseRing::StartRead(int fd, const iovec* iov, int count, uint64_t offset,
+                         ReadCompletion* done) {
+  if (tls_queue == nullptr || tls_serving == nullptr || count <= 0 || count > IOV_MAX) {
+    return false;
+  }
+  io_uring_sqe* sqe = TakeSqe(*tls_queue);
+  if (sqe == nullptr) return false;
+  std::memset(sqe, 0, 2 * sizeof(io_uring_sqe));
+  io_uring_prep_readv(sqe, fd, iov, static_cast<unsigned>(count), offset);
+  auto* read = new StartedRead{tls_serving, done};
+  io_uring_sqe_set_data64(sqe, reinterpret_cast<uint64_t>(read) | kReadBit);
+  ++tls_queue->reads_in_flight;
+  tls_state->reads_started.fetch_add(1, std::memory_order_relaxed);
+  return true;
+}
+
 void FuseRing::StopServing() {
   state_->accepting.store(false);
   while (state_->in_serve.load() != 0) std::this_thread::sleep_for(std::chrono::milliseconds(1));
@@ -454,6 +495,7 @@ RingCounters FuseRing::counters() const {
   RingCounters c;
   c.served = state_->served.load();
   c.replied_local = state_->replied_local.load();
+  c.reads_started = state_->reads_started.load();
   c.replied_handed = state_->replied_handed.load();
   c.bad_requests = state_->bad_requests.load();
   return c;

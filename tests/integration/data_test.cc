@@ -293,6 +293,71 @@ TEST(SplicedReadTest, LargeReadsAcrossStripesHolesAndShortObjects) {
   }
 }
 
+// Reads started by their caller (ost_status "started="), all OSTs.
+uint64_t StartedReads(const MountedFs& fs) {
+  const std::string status = GetSetting(fs, "ost_status");
+  uint64_t started = 0;
+  for (size_t at = status.find(" started="); at != std::string::npos;
+       at = status.find(" started=", at + 1)) {
+    started += std::strtoull(status.c_str() + at + 9, nullptr, 10);
+  }
+  return started;
+}
+
+// Over io_uring a lone read part of an open object is read by the queue's
+// own io_uring (fs/io.cc RingRead), never on a thread that could wait on
+// the disk: O_DIRECT reads of 4 KiB and odd sizes, inside a stripe, across
+// two, in a hole, past a short object's end and in a never written object,
+// compared byte for byte. Over /dev/fuse none is started that way.
+TEST(RingReadTest, SmallReadsAcrossHolesAndShortObjects) {
+  MountedFs::Options options;
+  options.osts = 3;
+  options.stripe_count = 3;
+  options.stripe_size = "64K";
+  MountedFs fs(options);
+  ASSERT_TRUE(fs.mounted());
+  const std::string path = fs.Path("small");
+  const size_t kSize = 600 * 1024;  // objects 0 and 1 end early, 2 never written past 192K
+  std::string expected(kSize, '\0');
+  int fd = open(path.c_str(), O_CREAT | O_TRUNC | O_WRONLY, 0644);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  auto put = [&](const std::string& data, size_t at) {
+    ASSERT_TRUE(PwriteAll(fd, data, static_cast<off_t>(at)));
+    expected.replace(at, data.size(), data);
+  };
+  put(RandomBytes(192 * 1024, 31), 0);           // one stripe of each object
+  put(RandomBytes(5000, 32), 400 * 1024 + 7);    // object 0's third stripe, after a hole
+  ASSERT_EQ(ftruncate(fd, static_cast<off_t>(kSize)), 0);
+  ASSERT_EQ(fsync(fd), 0);
+  close(fd);
+
+  const uint64_t before = StartedReads(fs);
+  fd = open(path.c_str(), O_RDONLY | O_DIRECT);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  AlignedBuffer in = Aligned(64 * 1024);
+  ASSERT_TRUE(in);
+  size_t reads = 0;
+  for (size_t round = 0; round < 2; ++round) {  // the first opens the objects
+    for (size_t at = 0; at < kSize; at += 12 * 1024) {
+      for (size_t n : {size_t{4096}, size_t{8192}, size_t{20480}}) {
+        const size_t want = std::min(n, kSize - at);
+        std::memset(in.get(), 0xAA, want);
+        ASSERT_EQ(pread(fd, in.get(), n, static_cast<off_t>(at)), static_cast<ssize_t>(want))
+            << at << " " << n;
+        EXPECT_EQ(std::memcmp(in.get(), expected.data() + at, want), 0) << at << " " << n;
+        ++reads;
+      }
+    }
+  }
+  close(fd);
+  const uint64_t started = StartedReads(fs) - before;
+  if (OverIoUring()) {
+    EXPECT_GT(started, reads / 4) << "few reads over io_uring were started on its queue's ring";
+  } else {
+    EXPECT_EQ(started, 0u);
+  }
+}
+
 // Pages cached by buffered I/O (kept across opens) must not hide bytes that
 // an O_DIRECT write put on the OSTs afterwards.
 TEST_F(DataTest, DirectWriteIsSeenByLaterBufferedRead) {

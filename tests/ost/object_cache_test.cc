@@ -61,6 +61,29 @@ TEST(ObjectCacheTest, KeepsAtMostCapacityOpenAndReopensOnDemand) {
   EXPECT_EQ(OpenDescriptors() - before, 8u);
 }
 
+// Cached never opens (it must never wait on a disk): only what Get opened
+// and the cache still holds, the same file, with its descriptor.
+TEST(ObjectCacheTest, CachedOnlyFindsWhatIsOpenAlready) {
+  testing::TempDir dir;
+  auto backend = NewPosixBackend(dir.path());
+  ASSERT_TRUE(backend.ok());
+  ObjectCache cache(backend->get(), 2);
+  EXPECT_EQ(cache.Cached(1), nullptr);
+  EXPECT_EQ(cache.size(), 0u);
+  auto opened = cache.Get(1, /*create=*/true);
+  ASSERT_TRUE(opened.ok());
+  auto cached = cache.Cached(1);
+  EXPECT_EQ(cached, *opened);
+  ASSERT_NE(cached, nullptr);
+  EXPECT_GE(cached->NativeFd(), 0);
+  ASSERT_TRUE(cache.Get(2, /*create=*/true).ok());
+  ASSERT_TRUE(cache.Cached(1) != nullptr);  // 1 is now the most recent...
+  ASSERT_TRUE(cache.Get(3, /*create=*/true).ok());  // ... so 2 goes
+  EXPECT_EQ(cache.Cached(2), nullptr);
+  EXPECT_NE(cache.Cached(1), nullptr);
+  EXPECT_EQ(cache.size(), 2u);
+}
+
 TEST(ObjectCacheTest, ALowerCapacityClosesTheExtraObjectsAtOnce) {
   testing::TempDir dir;
   auto backend = NewPosixBackend(dir.path());

@@ -1,6 +1,7 @@
 // ost::Service with its NRS scheduler: policy switches under load, stats,
 // and the timer path taken when a policy answers "nothing until t".
 #include <gtest/gtest.h>
+#include <sys/uio.h>
 
 #include <algorithm>
 #include <atomic>
@@ -14,6 +15,7 @@
 #include "nrs/policy.h"
 #include "ost/service.h"
 #include "tests/ost/recorder.h"
+#include "tests/ost/test_util.h"
 
 namespace sfs::ost {
 namespace {
@@ -21,6 +23,7 @@ namespace {
 using nrs::Op;
 using testing::MakeIo;
 using testing::Recorder;
+using testing::TempDir;
 
 const nrs::PolicyStatus* Find(const std::vector<nrs::PolicyStatus>& all, bool primary) {
   for (const auto& s : all) {
@@ -265,6 +268,118 @@ TEST(ServicePolicyTest, SubmitOrRunQueuesWhatThePolicyHolds) {
     EXPECT_EQ(handed_over, 2);
     EXPECT_NE(queued.Threads()[0], std::this_thread::get_id());
   }
+}
+
+// A read of an object already open, on an idle OST, is handed to the
+// starter (which reads the object's descriptor itself, later) and stays in
+// service until FinishStarted: counted once, the tail past the object's
+// end read as zeros, the inline budget given back.
+TEST(ServicePolicyTest, SubmitOrStartHandsAnIdleOstsReadToTheStarter) {
+  TempDir dir;
+  auto backend = NewPosixBackend(dir.path());
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  ThreadRecorder rec;
+  ServiceOptions options = WithInlineBudget(1);
+  Service service(options, std::move(backend).value());
+  auto object = service.Object(5);
+  std::string written = testing::Pattern(5, 6000);
+  service.Submit(MakeIo(Op::kWrite, object, 0, &written, &rec, 1));  // opens the object
+  ASSERT_TRUE(rec.WaitFor(1));
+
+  std::string got(8192, 'x');  // 2,192 bytes past the object's end
+  IoRequest* started = nullptr;
+  std::shared_ptr<ObjectFile> file;
+  int handed_over = 0;
+  service.SubmitOrStart(
+      MakeIo(Op::kRead, object, 0, &got, &rec, 2), [&](IoRequest&) { handed_over++; },
+      [&](IoRequest& request, std::shared_ptr<ObjectFile> f) {
+        started = &request;
+        file = std::move(f);
+        return true;
+      });
+  ASSERT_NE(started, nullptr);
+  ASSERT_NE(file, nullptr);
+  ASSERT_GE(file->NativeFd(), 0);
+  EXPECT_EQ(handed_over, 0);
+  EXPECT_EQ(rec.Results().size(), 1u);  // not done until FinishStarted
+  ServiceCounters during = service.Counters();
+  EXPECT_EQ(during.started, 1u);
+  EXPECT_EQ(during.active, 1u);
+  EXPECT_GT(during.oldest_in_service.count(), 0);  // Tick would see a read that never ends
+  EXPECT_EQ(options.inline_budget->load(), 0);
+
+  const ssize_t n = preadv(file->NativeFd(), started->iov.data(),
+                           static_cast<int>(started->iov.size()), 0);
+  ASSERT_EQ(n, 6000);
+  service.FinishStarted(started, Status::Ok(), static_cast<size_t>(n));
+  ASSERT_EQ(rec.Results().size(), 2u);
+  EXPECT_EQ(rec.Only(2).err, 0);
+  EXPECT_EQ(rec.Only(2).bytes, 8192u);
+  EXPECT_EQ(rec.Threads()[1], std::this_thread::get_id());
+  EXPECT_EQ(got.substr(0, 6000), written);
+  EXPECT_EQ(got.substr(6000), std::string(2192, '\0'));
+  EXPECT_EQ(options.inline_budget->load(), 1);
+  EXPECT_EQ(service.Counters().active, 0u);
+  uint64_t served = 0;
+  for (const auto& status : service.PolicyStatus({"fifo"})) served += status.stats.completed;
+  EXPECT_EQ(served, 2u);
+
+  // A failure the starter reports reaches the observer as the OST's EIO.
+  std::string again(100, 'y');
+  service.SubmitOrStart(
+      MakeIo(Op::kRead, object, 0, &again, &rec, 3), [&](IoRequest&) { handed_over++; },
+      [&](IoRequest& request, std::shared_ptr<ObjectFile>) {
+        started = &request;
+        return true;
+      });
+  service.FinishStarted(started, Status::Error(EIO, "disk gone"), 0);
+  EXPECT_EQ(rec.Only(3).err, EIO);
+  EXPECT_EQ(handed_over, 0);
+}
+
+// Whatever cannot be started without waiting goes to the service threads,
+// served once: an object not open yet (opening it may wait on the disk),
+// a write, and a read the starter declines.
+TEST(ServicePolicyTest, SubmitOrStartQueuesWhatItCannotStart) {
+  TempDir dir;
+  auto backend = NewPosixBackend(dir.path());
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  ThreadRecorder rec;
+  ServiceOptions options = WithInlineBudget(1);
+  Service service(options, std::move(backend).value());
+  int starts = 0, handed_over = 0;
+  auto starter = [&](IoRequest&, std::shared_ptr<ObjectFile>) {
+    starts++;
+    return false;  // declines
+  };
+  std::string buf(4096, 'q');
+  service.SubmitOrStart(MakeIo(Op::kRead, service.Object(7), 0, &buf, &rec, 1),
+                        [&](IoRequest&) { handed_over++; }, starter);
+  ASSERT_TRUE(rec.WaitFor(1));
+  EXPECT_EQ(starts, 0);  // object 7 was not open
+  EXPECT_EQ(handed_over, 1);
+  EXPECT_EQ(rec.Only(1).err, 0);  // a hole: zeros
+
+  std::string data = testing::Pattern(8, 4096);
+  service.SubmitOrStart(MakeIo(Op::kWrite, service.Object(8), 0, &data, &rec, 2),
+                        [&](IoRequest&) { handed_over++; }, starter);
+  ASSERT_TRUE(rec.WaitFor(2));
+  EXPECT_EQ(starts, 0);  // a write is never started
+  EXPECT_EQ(handed_over, 2);
+
+  std::string back(4096, 'r');
+  service.SubmitOrStart(MakeIo(Op::kRead, service.Object(8), 0, &back, &rec, 3),
+                        [&](IoRequest&) { handed_over++; }, starter);
+  ASSERT_TRUE(rec.WaitFor(3));
+  EXPECT_EQ(starts, 1);  // offered, declined, then read by a service thread
+  EXPECT_EQ(rec.Only(3).err, 0);
+  EXPECT_EQ(back, data);
+  EXPECT_NE(rec.Threads()[2], std::this_thread::get_id());
+  EXPECT_EQ(service.Counters().started, 0u);
+  EXPECT_EQ(options.inline_budget->load(), 1);
+  uint64_t served = 0;
+  for (const auto& status : service.PolicyStatus({"fifo"})) served += status.stats.completed;
+  EXPECT_EQ(served, 3u);
 }
 
 TEST(ServicePolicyTest, DestructorWaitsForParkedTokens) {
