@@ -294,15 +294,7 @@ TEST(SplicedReadTest, LargeReadsAcrossStripesHolesAndShortObjects) {
 }
 
 // Reads started by their caller (ost_status "started="), all OSTs.
-uint64_t StartedReads(const MountedFs& fs) {
-  const std::string status = GetSetting(fs, "ost_status");
-  uint64_t started = 0;
-  for (size_t at = status.find(" started="); at != std::string::npos;
-       at = status.find(" started=", at + 1)) {
-    started += std::strtoull(status.c_str() + at + 9, nullptr, 10);
-  }
-  return started;
-}
+uint64_t StartedReads(const MountedFs& fs) { return SumOfOstCounter(fs, "started"); }
 
 // Over io_uring a lone read part of an open object is read by the queue's
 // own io_uring (fs/io.cc RingRead), never on a thread that could wait on

@@ -94,15 +94,7 @@ TEST(ExtentTest, WithoutCreditsReadsTearAndTheMountStillWorks) {
 
 // Requests raised to the high-priority heads (ost_status "raised="), all
 // OSTs.
-uint64_t Raised(const MountedFs& fs) {
-  const std::string status = GetSetting(fs, "ost_status");
-  uint64_t raised = 0;
-  for (size_t at = status.find(" raised="); at != std::string::npos;
-       at = status.find(" raised=", at + 1)) {
-    raised += std::strtoull(status.c_str() + at + 8, nullptr, 10);
-  }
-  return raised;
-}
+uint64_t Raised(const MountedFs& fs) { return SumOfOstCounter(fs, "raised"); }
 
 // Seed 000's nrs_priority (issue 31): user A (nobody) is throttled to one
 // request a second for the filesystem; its 1 MiB O_DIRECT writes (a part

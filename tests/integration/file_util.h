@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <optional>
@@ -185,6 +186,17 @@ inline int SetSetting(const MountedFs& fs, const std::string& name, const std::s
 }
 inline std::string GetSetting(const MountedFs& fs, const std::string& name) {
   return Xattr(fs.mnt(), "user.stripefs." + name);
+}
+
+// The sum over every OST of ost_status's `key=` counter (say "raised").
+inline uint64_t SumOfOstCounter(const MountedFs& fs, const std::string& key) {
+  const std::string status = GetSetting(fs, "ost_status");
+  const std::string field = " " + key + "=";
+  uint64_t sum = 0;
+  for (size_t at = status.find(field); at != std::string::npos; at = status.find(field, at + 1)) {
+    sum += std::strtoull(status.c_str() + at + field.size(), nullptr, 10);
+  }
+  return sum;
 }
 
 // The object files of a file, from its user.stripefs.layout

@@ -141,16 +141,6 @@ bool Reap(Caller& caller, Clock::time_point deadline, Outcome* outcome) {
   return exited;
 }
 
-// The sum of `key`=N over the OSTs' lines of ost_status.
-uint64_t SumOf(const MountedFs& fs, const std::string& key) {
-  const std::string status = GetSetting(fs, "ost_status");
-  const std::string field = " " + key + "=";
-  uint64_t sum = 0;
-  for (size_t at = status.find(field); at != std::string::npos; at = status.find(field, at + 1)) {
-    sum += std::strtoull(status.c_str() + at + field.size(), nullptr, 10);
-  }
-  return sum;
-}
 
 // One OST, so that the rate is all its own (under the "fs" scope each OST
 // starts with a token of its own) and each call is one request.
