@@ -192,9 +192,9 @@ class InterruptTest : public ::testing::Test {
     // All but two queued (requests: two per call when striped): the
     // bucket's one token lets one through at once, and the rate may have
     // let one more through since.
-    EXPECT_TRUE(WaitFor([&] { return SumOf(fs_, "queued") >= kCallers - 2; }, 5000))
+    EXPECT_TRUE(WaitFor([&] { return SumOfOstCounter(fs_, "queued") >= kCallers - 2; }, 5000))
         << GetSetting(fs_, "ost_status");
-    queued_ = SumOf(fs_, "queued");
+    queued_ = SumOfOstCounter(fs_, "queued");
   }
 
   // Callers a failed test left in their calls go before the mount does.
@@ -233,8 +233,8 @@ class InterruptTest : public ::testing::Test {
   Interrupted InterruptAll() {
     Interrupted r;
     const int ended_in_time = SignalAndReap(SIGUSR1, &r.outcomes, &r.waited);
-    r.cancelled = SumOf(fs_, "cancelled");
-    r.left = SumOf(fs_, "queued");
+    r.cancelled = SumOfOstCounter(fs_, "cancelled");
+    r.left = SumOfOstCounter(fs_, "queued");
     EXPECT_EQ(SetSetting(fs_, "nrs_tbf_rule", "change slow rate=100000 depth=100"), 0);
     EXPECT_EQ(ended_in_time, kCallers) << "calls still waiting " << r.waited << " s after the signal";
     for (int i = 0; i < kCallers; i++) {
