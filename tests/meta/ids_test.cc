@@ -31,7 +31,7 @@ class IdsTest : public test_util::StoreTest {
   // The persisted high-water mark `key` in the store at `dir`.
   uint64_t PersistedMark(const std::string& dir, std::string_view key) {
     rocksdb::DB* raw = nullptr;
-    rocksdb::Status s = rocksdb::DB::OpenForReadOnly(rocksdb::Options(), dir, &raw);
+    rocksdb::Status s = rocksdb::DB::OpenForReadOnly(test_util::RawDbOptions(), dir, &raw);
     EXPECT_TRUE(s.ok()) << s.ToString();
     if (!s.ok()) return 0;
     std::unique_ptr<rocksdb::DB> db(raw);
