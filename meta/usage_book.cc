@@ -2,6 +2,8 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
+
 namespace sfs::meta {
 
 std::vector<Charge> ChargesOf(const Inode& inode) {
@@ -78,6 +80,11 @@ std::map<QuotaId, QuotaUsage> UsageBook::records() const {
 
 UsageDeltas UsageBook::Deltas(const std::map<QuotaId, Charge>& charges, int64_t now_sec) const {
   UsageDeltas deltas;
+  // Most renames, xattr and time changes move nothing: they skip the lock.
+  const bool any = std::any_of(charges.begin(), charges.end(), [](const auto& kv) {
+    return kv.second.bytes != 0 || kv.second.inodes != 0;
+  });
+  if (!any) return deltas;
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [id, charge] : charges) {
     if (charge.bytes == 0 && charge.inodes == 0) continue;
@@ -93,6 +100,7 @@ UsageDeltas UsageBook::Deltas(const std::map<QuotaId, Charge>& charges, int64_t 
 }
 
 void UsageBook::Add(const UsageDeltas& deltas) {
+  if (deltas.empty()) return;
   std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [id, delta] : deltas) {
     auto it = records_.find(id);

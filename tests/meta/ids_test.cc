@@ -139,7 +139,7 @@ TEST_F(IdsTest, CrashNeverReusesIds) {
 }
 
 // Object ids and inode numbers are handed out under their own mutex, not
-// the mutation mutex: creates and allocations racing across many range
+// the inode locks: creates and allocations racing across many range
 // refills still never hand out one number twice.
 TEST_F(IdsTest, RacingCreatesAndAllocationsNeverShareANumber) {
   constexpr int kThreads = 4;
