@@ -456,5 +456,49 @@ TEST_F(ConcurrencyTest, AMutationHoldingItsLocksDoesNotHoldUpOneElsewhere) {
   EXPECT_NE(InoOf(elsewhere->ino, "g"), 0u);
 }
 
+// An unlink whose child's lock lies below its parent's and is busy lets
+// go and starts again holding both in order (inode_locks.h): here F's
+// lock is held by an unlink of G, an inode of the same stripe, which waits
+// inside its PurgeNow while another thread unlinks F's second name from a
+// directory above F's stripe. Both end, and F keeps its other name.
+TEST_F(ConcurrencyTest, AChildBelowItsParentsLockIsTakenAfterStartingAgain) {
+  auto a = Dir(kRootIno, "a");
+  SFS_ASSERT_OK(a);
+  auto f = File(a->ino, "x");
+  SFS_ASSERT_OK(f);
+  auto b = Dir(kRootIno, "b");
+  SFS_ASSERT_OK(b);
+  ASSERT_GT(b->ino % 1024, f->ino % 1024);  // InodeLocks::kStripes
+  SFS_ASSERT_OK(store_->Link(f->ino, b->ino, "y"));
+  // G: the next inode of F's stripe.
+  std::string g_name;
+  for (int i = 0; g_name.empty(); ++i) {
+    auto g = File(a->ino, "g" + std::to_string(i));
+    SFS_ASSERT_OK(g);
+    if (g->ino % 1024 == f->ino % 1024) g_name = "g" + std::to_string(i);
+  }
+  std::promise<void> holding;
+  std::thread holder([&] {
+    auto removed = store_->Unlink(a->ino, g_name, [&](uint64_t, const std::string&) {
+      holding.set_value();
+      // Long enough for the other unlink to find the stripe busy (if it
+      // does not, the test passes without having shown the restart).
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      return true;
+    });
+    EXPECT_TRUE(removed.ok() && removed->purged);
+  });
+  holding.get_future().wait();
+  auto removed = store_->Unlink(b->ino, "y");
+  holder.join();
+  SFS_ASSERT_OK(removed);
+  EXPECT_EQ(removed->ino, f->ino);
+  EXPECT_EQ(removed->nlink_left, 1u);
+  EXPECT_EQ(InoOf(a->ino, "x"), f->ino);
+  std::set<uint64_t> reachable;
+  CheckTree(&reachable);
+  EXPECT_EQ(test_util::StoredUsage(*store_), test_util::CountedUsage(*store_));
+}
+
 }  // namespace
 }  // namespace sfs::meta
