@@ -157,16 +157,16 @@ struct SoftLimit {
   bool operator==(const SoftLimit&) const = default;
 };
 
-// Called with an id's usage after every batch that changed it landed: each
-// call gives the usage as of a set of landed batches, each new call for
-// an id adds the batches landed since the last one (one by one), and once
-// no batch is in flight the last call for each id gives its usage as
-// stored. Batches that charge one id may land in one order and be told in
-// another (the counters are sums, so they agree whatever the order; a
-// grace end started by two batches racing across a soft limit may be the
-// other's, apart by the time between them). Calls are serialized under the
-// usage book's lock: the observer must be quick and must not call back
-// into the store.
+// Called with an id's usage after every batch that changed it landed,
+// once per batch: each call gives the usage as of a set of landed batches,
+// the last call's set plus one (a repair or soft-limit change gives the
+// record it put), so once no batch is in flight the last call for each id
+// gives its counters as stored. Batches that charge one id may land in one
+// order and be told in another (the counters are sums, so they agree
+// whatever the order; a grace end started by two batches racing across a
+// soft limit may be the other's, apart by the time between them). Calls
+// are serialized under the usage book's lock: the observer must be quick
+// and must not call back into the store.
 using UsageObserver = std::function<void(const QuotaId& id, const QuotaUsage& usage)>;
 
 // How the store uses the machine.
