@@ -228,6 +228,33 @@ Result<QuotaUsage> DecodeUsage(std::string_view value) {
   return usage;
 }
 
+std::string EncodeUsageDelta(const UsageDelta& delta) {
+  std::string out;
+  out.reserve(kUsageDeltaSize);
+  out.push_back(2);
+  for (int64_t v :
+       {delta.bytes, delta.inodes, static_cast<int64_t>(delta.soft.bytes),
+        static_cast<int64_t>(delta.soft.inodes), delta.block_grace_end, delta.inode_grace_end}) {
+    PutLE(&out, static_cast<uint64_t>(v), 8);
+  }
+  return out;
+}
+
+Result<UsageDelta> DecodeUsageDelta(std::string_view value) {
+  if (value.size() != kUsageDeltaSize || value[0] != 2) {
+    return Status::Error(EIO, "meta: bad quota usage operand");
+  }
+  size_t pos = 1;
+  UsageDelta delta;
+  delta.bytes = static_cast<int64_t>(GetLE(value, &pos, 8));
+  delta.inodes = static_cast<int64_t>(GetLE(value, &pos, 8));
+  delta.soft.bytes = GetLE(value, &pos, 8);
+  delta.soft.inodes = GetLE(value, &pos, 8);
+  delta.block_grace_end = static_cast<int64_t>(GetLE(value, &pos, 8));
+  delta.inode_grace_end = static_cast<int64_t>(GetLE(value, &pos, 8));
+  return delta;
+}
+
 std::string EncodeDirent(uint64_t ino, uint32_t mode) {
   std::string out = EncodeU64BE(ino);
   uint32_t type = mode & S_IFMT;

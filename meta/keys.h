@@ -23,7 +23,25 @@
 //                            layout record (MetaStore::MarkWriting)
 //   Q<type:1><id:4>          quota usage of a user (0), group (1) or project
 //                            (2): u8 version=1 | i64 bytes | i64 inodes |
-//                            i64 block grace end | i64 inode grace end (LE)
+//                            i64 block grace end | i64 inode grace end (LE);
+//                            changed by RocksDB merges (below), set by puts
+//
+// Usage records are changed by merge operands, one per id per batch, which
+// the store's merge operator (meta/usage_merge.h) adds to the record in
+// the order they landed; so batches that charge one id need not land in
+// any order the store decided, and no lock is held across a write for it.
+// An operand: u8 version=2 | i64 bytes delta | i64 inodes delta |
+// u64 soft bytes | u64 soft inodes | i64 block grace end | i64 inode grace
+// end (LE): the counters move by the deltas, then each grace end is
+// cleared if the counter is not above its soft limit (0: none), or set to
+// the operand's if it is above and the record has none (the rule of
+// meta_store.h "SoftLimit", with the limits and clock of the batch). A
+// merge's result is a version-1 record, so a store written before merges
+// opens unchanged; a store with operands needs the operator to be read
+// (older stripefs binaries cannot open it). A record that counts nothing
+// may stay stored with all zeros (a merge cannot delete it); it reads as
+// no record. A record or operand that does not decode makes the result
+// undecodable (the open counts usage again, as for any damaged record).
 //
 // A high-water mark is the first identifier never handed out: every id below
 // it may be in use, none at or above it is. It is raised (synced) before any
@@ -94,6 +112,21 @@ Result<QuotaId> DecodeUsageKey(std::string_view key);
 std::string EncodeUsage(const QuotaUsage& usage);
 // EIO unless version 1 of exactly kUsageValueSize bytes.
 Result<QuotaUsage> DecodeUsage(std::string_view value);
+
+// One batch's change to one id's usage record, as its merge operand
+// carries it (schema above).
+struct UsageDelta {
+  int64_t bytes = 0;
+  int64_t inodes = 0;
+  SoftLimit soft;               // the id's soft limits when the batch was built
+  int64_t block_grace_end = 0;  // the grace end to start if bytes go above soft.bytes
+  int64_t inode_grace_end = 0;
+  bool operator==(const UsageDelta&) const = default;
+};
+inline constexpr size_t kUsageDeltaSize = 1 + 6 * 8;
+std::string EncodeUsageDelta(const UsageDelta& delta);
+// EIO unless version 2 of exactly kUsageDeltaSize bytes.
+Result<UsageDelta> DecodeUsageDelta(std::string_view value);
 
 // The smallest key greater than every key starting with `prefix`, or "" when
 // there is none (prefix all 0xff): the exclusive upper bound of a scan.

@@ -4,11 +4,20 @@
 // call is one atomic WriteBatch; none of them syncs except Sync() and the
 // identifier high-water marks.
 //
-// Thread safety: every method is safe from any thread. Mutations are
-// serialized by one mutex (mu_) so their read-check-write is atomic; reads go
-// to RocksDB without it and see whole batches only. Identifiers are handed
-// out under a second one (ids_mu_), taken under mu_ by a create and alone
-// by AllocateObjectIds. Both are leaves to the callers.
+// Thread safety: every method is safe from any thread. A mutation's
+// read-check-write is atomic because it holds the locks of the inodes it
+// reads and writes (parent directory, child, for a rename both directories
+// and the inode replaced) from its first read until its batch has landed;
+// mutations of unrelated inodes share no lock and write side by side
+// (meta/inode_locks.h; renames between two directories also take one
+// store-wide rename lock for their ancestor check). Reads go to RocksDB
+// without locks and see whole batches only. Quota usage is written as
+// deltas that RocksDB adds up (a merge operator), so no lock orders the
+// batches that charge one id; the usage in memory has a lock of its own,
+// held only to update it. Repairs and soft-limit changes take every inode
+// lock (the store's exclusive mode). All the store's locks are leaves to
+// the callers but for the two callbacks below (PurgeNow, UsageObserver),
+// which say what they may do.
 #pragma once
 
 #include <sys/stat.h>
@@ -115,7 +124,10 @@ struct Removed {
 // inode can go in the unlink's own batch instead of staying as an orphan:
 // true when there are no objects to destroy and nobody holds the file open.
 // Gets the file's stored layout (empty if it has none). Called with the
-// store's mutation lock held, so it must not call back into the store.
+// locks of the parent and the file held, so it must not call back into the
+// store, and may take a lock that a caller of the store may hold only by
+// trying it (fs/ tries the inode's shard of its open-file table, which it
+// holds across store calls; a busy shard sends the file the orphan way).
 using PurgeNow = std::function<bool(uint64_t ino, const std::string& layout)>;
 
 enum class RenameMode { kReplace, kNoReplace, kExchange };
@@ -142,11 +154,19 @@ std::vector<Charge> ChargesOf(const Inode& inode);
 struct SoftLimit {
   uint64_t bytes = 0;
   uint64_t inodes = 0;
+  bool operator==(const SoftLimit&) const = default;
 };
 
-// Called with an id's usage after every batch that changed it landed, in
-// commit order, with the store's mutation lock held: it must be quick and
-// must not call back into the store.
+// Called with an id's usage after every batch that changed it landed,
+// once per batch: each call gives the usage as of a set of landed batches,
+// the last call's set plus one (a repair or soft-limit change gives the
+// record it put), so once no batch is in flight the last call for each id
+// gives its counters as stored. Batches that charge one id may land in one
+// order and be told in another (the counters are sums, so they agree
+// whatever the order; a grace end started by two batches racing across a
+// soft limit may be the other's, apart by the time between them). Calls
+// are serialized under the usage book's lock: the observer must be quick
+// and must not call back into the store.
 using UsageObserver = std::function<void(const QuotaId& id, const QuotaUsage& usage)>;
 
 // How the store uses the machine.
@@ -257,7 +277,7 @@ class MetaStore {
   // an object not recorded as created; erased once the file has no such op
   // in flight (its last close). A mark left by an unclean stop is settled
   // by the next mount before it serves: objects cut to the file's size,
-  // existing ones recorded. Neither call takes the mutation lock's checks:
+  // existing ones recorded. Neither call takes the mutation locks' checks:
   // a mark of an inode that is gone is harmless, the mount erases it.
   virtual Status MarkWriting(uint64_t ino, bool writing) = 0;
   virtual Result<std::vector<uint64_t>> Writing() = 0;

@@ -116,10 +116,10 @@ Status Mutation::Commit(std::string_view context) {
     batch_.Put(InodeKey(ino), EncodeInode(inode));
     AddCharges(ChargesOf(inode), +1, &deltas);
   }
-  const UsageRecords records = usage_->Next(deltas, now_.sec);
-  PutUsageRecords(records, &batch_);
+  const UsageDeltas usage = usage_->Deltas(deltas, now_.sec);
+  MergeUsageDeltas(usage, &batch_);
   SFS_RETURN_IF_ERROR(WriteToDb(db_, /*sync=*/false, &batch_, context));
-  usage_->Apply(records);
+  usage_->Add(usage);
   return Status::Ok();
 }
 

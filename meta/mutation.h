@@ -4,10 +4,13 @@
 // exchange of two hard links' parents) sees its own edits and writes the
 // inode once. Nothing reaches the database until Commit, which also
 // writes the quota usage the mutation moved (every inode's charges as
-// loaded against its charges as committed), in the same batch.
+// loaded against its charges as committed), in the same batch, as merge
+// operands (meta/keys.h): no lock orders it against other batches.
 //
-// REQUIRES: the caller holds the store's mutation mutex from the first Load
-// to Commit, so the reads it checks against cannot change underneath it.
+// REQUIRES: the caller holds the stripes (inode_locks.h) of every inode
+// whose records it reads or writes, from the first read until Commit has
+// returned, so the reads it checks against cannot change underneath it.
+// A new inode (Add) needs none: nothing names it before the batch lands.
 #pragma once
 
 #include <rocksdb/db.h>
@@ -66,8 +69,8 @@ class Mutation {
   // One clock reading for the whole mutation, so the times it sets agree.
   const Timestamp& now() const { return now_; }
 
-  // Writes every loaded or added inode, the usage records they moved and
-  // the batch, atomically, unsynced; then tells the usage book.
+  // Writes every loaded or added inode, the usage they moved and the
+  // batch, atomically, unsynced; then tells the usage book.
   Status Commit(std::string_view context);
 
  private:

@@ -13,6 +13,7 @@
 #include "meta/keys.h"
 #include "meta/rocks_logger.h"
 #include "meta/rocks_status.h"
+#include "meta/usage_merge.h"
 
 namespace sfs::meta {
 namespace {
@@ -35,6 +36,9 @@ Result<std::unique_ptr<rocksdb::DB>> OpenDb(const std::string& dir, bool create,
   // (it must be able to flush a memtable), so the default 64 MiB would keep
   // a small metadata disk stopped even after space came back.
   options.write_buffer_size = kWriteBufferBytes;
+  // Usage records change by merges (meta/keys.h), so that batches charging
+  // one id need not land in an order the store enforces.
+  options.merge_operator = NewUsageMergeOperator();
   rocksdb::DB* raw = nullptr;
   rocksdb::Status s = rocksdb::DB::Open(options, dir, &raw);
   if (s.IsIOError() && (s.ToString().find("While lock file") != std::string::npos ||
@@ -124,7 +128,7 @@ Result<std::map<std::string, std::string>> RocksMetaStore::AllSettings() {
   return out;
 }
 
-// A blind put checks nothing, so it needs no mu_.
+// A blind put checks nothing, so it takes no lock.
 Status RocksMetaStore::PutSetting(const std::string& name, const std::string& value) {
   rocksdb::WriteBatch batch;
   batch.Put(SettingKey(name), value);

@@ -13,6 +13,7 @@
 #include <string>
 #include <string_view>
 
+#include "meta/inode_locks.h"
 #include "meta/meta_store.h"
 #include "meta/usage_book.h"
 #include "resource/id_ranges.h"
@@ -105,7 +106,8 @@ class RocksMetaStore final : public MetaStore {
  private:
   // Makes `mark` the durable high-water mark under `key` (a synced write).
   Status PersistMark(std::string_view key, uint64_t mark);
-  // EINVAL if `dir` is `ancestor` or lies below it. REQUIRES: mu_ held.
+  // EINVAL if `dir` is `ancestor` or lies below it. REQUIRES: rename_mu_
+  // and the stripe of `dir` held.
   Status CheckNotBelow(uint64_t dir, uint64_t ancestor);
   Status CountUsage();
   Result<std::optional<Removed>> Exchange(uint64_t parent, const std::string& name,
@@ -114,15 +116,27 @@ class RocksMetaStore final : public MetaStore {
   // Declared first so it is destroyed last: the DB closes after nothing else
   // can use it.
   std::unique_ptr<rocksdb::DB> db_;
-  // Guards the read-check-write of every mutation (so checks like "name is
-  // free" still hold when the batch lands). Reads do not take it. Only
-  // ids_mu_ is taken under it.
-  std::mutex mu_;
-  // Guards the id ranges, apart from mu_: a new layout's object ids need no
-  // namespace check, and a range's refill is a synced write (one per
-  // kIdRangeSize ids) that held every create and unlink behind it while
-  // it was mu_ (issue 33: 10 % of the wall time at 8 processes creating
-  // files). Leaf lock, taken under mu_ by Create.
+  // Lock order (each taken only after the ones before it): rename_mu_,
+  // the inode stripes (locks_, ascending), ids_mu_, the usage book's own
+  // mutex (usage_book.h). The caller's PurgeNow runs under the stripes
+  // and may only try locks; the usage observer runs under the book's.
+  //
+  // Guards the parent chain of directories (Inode::parent) while a rename
+  // between two directories checks that it moves no directory below
+  // itself (CheckNotBelow reads ancestors it holds no stripe of): every
+  // rename between two directories takes it first, as Linux's
+  // s_vfs_rename_mutex; renames within one directory and everything else
+  // do not.
+  std::mutex rename_mu_;
+  // The read-check-write of every mutation (inode_locks.h); LockAll is the
+  // exclusive mode of repairs and soft-limit changes. Reads take nothing.
+  InodeLocks locks_;
+  // Guards the id ranges: a new layout's object ids need no namespace
+  // check, and a range's refill is a synced write (one per kIdRangeSize
+  // ids) that held every create and unlink behind it while it was the
+  // store's one mutation lock (issue 33: 10 % of the wall time at 8
+  // processes creating files). Taken under a create's stripe, and alone
+  // by AllocateObjectIds and RaiseIdMarks.
   std::mutex ids_mu_;
   // Inode numbers and object ids: the store is the master of each (its
   // marks on disk); the namespace (creates) and the placement (new
@@ -131,7 +145,7 @@ class RocksMetaStore final : public MetaStore {
   resource::IdRanges objects_;  // guarded by ids_mu_
   resource::OwnerId ino_owner_;
   resource::OwnerId object_owner_;
-  UsageBook usage_;    // guarded by mu_
+  UsageBook usage_;  // its own lock
 };
 
 }  // namespace sfs::meta

@@ -27,7 +27,7 @@ Status NoXattr(uint64_t ino, const std::string& name) {
 }  // namespace
 
 Result<Inode> RocksMetaStore::SetAttr(uint64_t ino, const AttrChange& change) {
-  std::lock_guard<std::mutex> lock(mu_);
+  auto held = locks_.Lock({ino});
   Mutation m(db_.get(), &usage_);
   auto loaded = m.Load(ino);
   SFS_RETURN_IF_ERROR(loaded);
@@ -60,7 +60,7 @@ Result<Inode> RocksMetaStore::SetAttr(uint64_t ino, const AttrChange& change) {
 
 Result<Inode> RocksMetaStore::NoteWrite(uint64_t ino, uint64_t end, bool kill_suid,
                                         bool touch_times) {
-  std::lock_guard<std::mutex> lock(mu_);
+  auto held = locks_.Lock({ino});
   Mutation m(db_.get(), &usage_);
   auto loaded = m.Load(ino);
   SFS_RETURN_IF_ERROR(loaded);
@@ -81,7 +81,7 @@ Result<std::string> RocksMetaStore::GetLayout(uint64_t ino) {
 }
 
 Status RocksMetaStore::PutLayout(uint64_t ino, const std::string& blob, uint64_t allocated) {
-  std::lock_guard<std::mutex> lock(mu_);  // so the inode cannot vanish under the check
+  auto held = locks_.Lock({ino});  // so the inode cannot vanish under the check
   Mutation m(db_.get(), &usage_);
   auto loaded = m.Load(ino);
   SFS_RETURN_IF_ERROR(loaded);
@@ -124,7 +124,7 @@ Status RocksMetaStore::SetXattr(uint64_t ino, const std::string& name, const std
   if (flags & ~(XATTR_CREATE | XATTR_REPLACE)) {
     return Status::Error(EINVAL, "meta: bad setxattr flags " + std::to_string(flags));
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  auto held = locks_.Lock({ino});
   Mutation m(db_.get(), &usage_);
   auto inode = m.Load(ino);
   SFS_RETURN_IF_ERROR(inode);
@@ -141,7 +141,7 @@ Status RocksMetaStore::SetXattr(uint64_t ino, const std::string& name, const std
 
 Status RocksMetaStore::RemoveXattr(uint64_t ino, const std::string& name) {
   SFS_RETURN_IF_ERROR(CheckXattrName(name));
-  std::lock_guard<std::mutex> lock(mu_);
+  auto held = locks_.Lock({ino});
   Mutation m(db_.get(), &usage_);
   auto inode = m.Load(ino);
   SFS_RETURN_IF_ERROR(inode);
@@ -186,7 +186,7 @@ Result<std::vector<uint64_t>> RocksMetaStore::Orphans() {
 // mount-time sweep) must be harmless, so a missing inode is not an error.
 // A still-linked inode is refused: deleting it would leave dangling dirents.
 Status RocksMetaStore::Purge(uint64_t ino) {
-  std::lock_guard<std::mutex> lock(mu_);
+  auto held = locks_.Lock({ino});
   Mutation m(db_.get(), &usage_);
   auto inode = m.Load(ino);
   if (!inode.ok() && inode.err() != ENOENT) return inode.status();
@@ -203,7 +203,7 @@ namespace sfs::meta {
 
 // --- writing marks ---
 
-// A plain put or delete outside the mutation lock: the mark is one key of
+// A plain put or delete outside the mutation locks: the mark is one key of
 // its own that no read-check-write of another mutation looks at. The
 // erase skips the WAL (a memtable insert, no system call): a kill may lose
 // it, which leaves a mark whose settling at the next mount finds nothing

@@ -1,6 +1,7 @@
 // fsck's view of the store: whole-store scans and raw repairs (declared in
 // meta/meta_store.h). fsck runs on an unmounted store, so nothing else
-// mutates it; the repairs still take mu_ so they stay safe from any thread.
+// mutates it; the repairs still take the store's exclusive mode (every
+// inode stripe) so they stay safe from any thread.
 #include <rocksdb/write_batch.h>
 
 #include <algorithm>
@@ -111,7 +112,7 @@ Status RocksMetaStore::RaiseIdMarks(const IdMarks& marks) {
 }
 
 Status RocksMetaStore::RepairInode(const Inode& inode) {
-  std::lock_guard<std::mutex> lock(mu_);
+  auto held = locks_.LockAll();
   rocksdb::WriteBatch batch;
   batch.Put(InodeKey(inode.ino), EncodeInode(inode));
   return WriteToDb(db_.get(), /*sync=*/false, &batch, "meta: repair inode");
@@ -119,7 +120,7 @@ Status RocksMetaStore::RepairInode(const Inode& inode) {
 
 Status RocksMetaStore::RepairDirent(uint64_t parent, const std::string& name,
                                     const std::optional<DirEntry>& entry) {
-  std::lock_guard<std::mutex> lock(mu_);
+  auto held = locks_.LockAll();
   rocksdb::WriteBatch batch;
   if (entry.has_value()) {
     batch.Put(DirentKey(parent, name), EncodeDirent(entry->ino, entry->mode));
@@ -130,7 +131,7 @@ Status RocksMetaStore::RepairDirent(uint64_t parent, const std::string& name,
 }
 
 Status RocksMetaStore::RepairOrphanMark(uint64_t ino, bool marked) {
-  std::lock_guard<std::mutex> lock(mu_);
+  auto held = locks_.LockAll();
   rocksdb::WriteBatch batch;
   if (marked) {
     batch.Put(OrphanKey(ino), rocksdb::Slice());
@@ -141,7 +142,7 @@ Status RocksMetaStore::RepairOrphanMark(uint64_t ino, bool marked) {
 }
 
 Status RocksMetaStore::EraseRecords(uint64_t ino) {
-  std::lock_guard<std::mutex> lock(mu_);
+  auto held = locks_.LockAll();
   Mutation m(db_.get(), &usage_);
   SFS_RETURN_IF_ERROR(m.DeleteInode(ino));
   return m.Commit("meta: erase records of " + std::to_string(ino));

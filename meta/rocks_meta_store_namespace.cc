@@ -1,4 +1,8 @@
-// Create, Link, Unlink, Rmdir: each checks under mu_ and lands as one batch.
+// Create, Link, Unlink, Rmdir: each checks under the stripes of the inodes
+// it reads and writes (inode_locks.h) and lands as one batch. A child
+// known only from its parent's entry is added to the stripes once read;
+// when that cannot be done in order, the operation starts again holding
+// all of them.
 #include <sys/stat.h>
 
 #include "meta/db_reads.h"
@@ -36,7 +40,8 @@ Result<Inode> RocksMetaStore::Create(uint64_t parent, const std::string& name,
   if (!IsKnownType(node.mode)) {
     return Status::Error(EINVAL, "meta: create '" + name + "' with unknown file type");
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  // The new inode needs no stripe: nothing names it before the batch lands.
+  auto held = locks_.Lock({parent});
   Mutation m(db_.get(), &usage_);
   auto dir = m.LoadDir(parent);
   SFS_RETURN_IF_ERROR(dir);
@@ -78,7 +83,7 @@ Result<Inode> RocksMetaStore::Create(uint64_t parent, const std::string& name,
 
 Result<Inode> RocksMetaStore::Link(uint64_t ino, uint64_t new_parent, const std::string& new_name) {
   SFS_RETURN_IF_ERROR(CheckName(new_name));
-  std::lock_guard<std::mutex> lock(mu_);
+  auto held = locks_.Lock({ino, new_parent});
   Mutation m(db_.get(), &usage_);
   auto inode = m.Load(ino);
   SFS_RETURN_IF_ERROR(inode);
@@ -111,61 +116,79 @@ Result<Inode> RocksMetaStore::Link(uint64_t ino, uint64_t new_parent, const std:
 Result<Removed> RocksMetaStore::Unlink(uint64_t parent, const std::string& name,
                                        const PurgeNow& purge_now) {
   SFS_RETURN_IF_ERROR(CheckName(name));
-  std::lock_guard<std::mutex> lock(mu_);
-  Mutation m(db_.get(), &usage_);
-  auto dir = m.LoadDir(parent);
-  SFS_RETURN_IF_ERROR(dir);
-  auto d = m.FindExisting(parent, name);
-  SFS_RETURN_IF_ERROR(d);
-  if (S_ISDIR(d->type)) return Status::Error(EISDIR, "meta: unlink of directory '" + name + "'");
-  auto child = m.Load(d->ino);
-  SFS_RETURN_IF_ERROR(child);
-
-  m.DeleteDirent(parent, name);
-  m.TouchDir(*dir);
-  if (purge_now && S_ISREG((*child)->mode) && (*child)->nlink <= 1) {
-    // The last link: ask before marking an orphan, so a purge writes neither
-    // the mark nor its deletion.
-    const uint64_t ino = (*child)->ino;
-    auto layout = ReadKey(db_.get(), rocksdb::ReadOptions(), LayoutKey(ino),
-                          "meta: layout of " + std::to_string(ino));
-    if (!layout.ok() && layout.err() != ENOENT) return layout.status();
-    if (purge_now(ino, layout.ok() ? *layout : std::string())) {
-      Removed removed;
-      removed.ino = ino;
-      removed.mode = (*child)->mode;
-      removed.purged = true;
-      // A linked file has no mark; nlink 0 under a live name is damage, so
-      // any mark goes too.
-      SFS_RETURN_IF_ERROR(m.DeleteInode(ino, /*has_orphan_mark=*/(*child)->nlink == 0));
-      SFS_RETURN_IF_ERROR(m.Commit("meta: unlink '" + name + "'"));
-      return removed;
+  std::vector<uint64_t> inos = {parent};
+  for (;;) {
+    auto held = locks_.Lock(inos);
+    Mutation m(db_.get(), &usage_);
+    auto dir = m.LoadDir(parent);
+    SFS_RETURN_IF_ERROR(dir);
+    auto d = m.FindExisting(parent, name);
+    SFS_RETURN_IF_ERROR(d);
+    if (S_ISDIR(d->type)) return Status::Error(EISDIR, "meta: unlink of directory '" + name + "'");
+    if (!held.Add(d->ino)) {
+      inos = held.wanted();
+      continue;
     }
+    auto child = m.Load(d->ino);
+    SFS_RETURN_IF_ERROR(child);
+
+    m.DeleteDirent(parent, name);
+    m.TouchDir(*dir);
+    if (purge_now && S_ISREG((*child)->mode) && (*child)->nlink <= 1) {
+      // The last link: ask before marking an orphan, so a purge writes
+      // neither the mark nor its deletion.
+      const uint64_t ino = (*child)->ino;
+      auto layout = ReadKey(db_.get(), rocksdb::ReadOptions(), LayoutKey(ino),
+                            "meta: layout of " + std::to_string(ino));
+      if (!layout.ok() && layout.err() != ENOENT) return layout.status();
+      if (purge_now(ino, layout.ok() ? *layout : std::string())) {
+        Removed removed;
+        removed.ino = ino;
+        removed.mode = (*child)->mode;
+        removed.purged = true;
+        // A linked file has no mark; nlink 0 under a live name is damage,
+        // so any mark goes too.
+        SFS_RETURN_IF_ERROR(m.DeleteInode(ino, /*has_orphan_mark=*/(*child)->nlink == 0));
+        SFS_RETURN_IF_ERROR(m.Commit("meta: unlink '" + name + "'"));
+        return removed;
+      }
+    }
+    auto removed = m.DropLink(*child);
+    SFS_RETURN_IF_ERROR(removed);
+    SFS_RETURN_IF_ERROR(m.Commit("meta: unlink '" + name + "'"));
+    return *removed;
   }
-  auto removed = m.DropLink(*child);
-  SFS_RETURN_IF_ERROR(removed);
-  SFS_RETURN_IF_ERROR(m.Commit("meta: unlink '" + name + "'"));
-  return *removed;
 }
 
 Status RocksMetaStore::Rmdir(uint64_t parent, const std::string& name) {
   SFS_RETURN_IF_ERROR(CheckName(name));
-  std::lock_guard<std::mutex> lock(mu_);
-  Mutation m(db_.get(), &usage_);
-  auto dir = m.LoadDir(parent);
-  SFS_RETURN_IF_ERROR(dir);
-  auto d = m.FindExisting(parent, name);
-  SFS_RETURN_IF_ERROR(d);
-  if (!S_ISDIR(d->type)) return Status::Error(ENOTDIR, "meta: rmdir of non-directory '" + name + "'");
-  auto children = m.HasChildren(d->ino);
-  SFS_RETURN_IF_ERROR(children);
-  if (*children) return Status::Error(ENOTEMPTY, "meta: rmdir of non-empty '" + name + "'");
+  std::vector<uint64_t> inos = {parent};
+  for (;;) {
+    auto held = locks_.Lock(inos);
+    Mutation m(db_.get(), &usage_);
+    auto dir = m.LoadDir(parent);
+    SFS_RETURN_IF_ERROR(dir);
+    auto d = m.FindExisting(parent, name);
+    SFS_RETURN_IF_ERROR(d);
+    if (!S_ISDIR(d->type)) {
+      return Status::Error(ENOTDIR, "meta: rmdir of non-directory '" + name + "'");
+    }
+    // The child's stripe keeps creates out of it between the check and
+    // the batch.
+    if (!held.Add(d->ino)) {
+      inos = held.wanted();
+      continue;
+    }
+    auto children = m.HasChildren(d->ino);
+    SFS_RETURN_IF_ERROR(children);
+    if (*children) return Status::Error(ENOTEMPTY, "meta: rmdir of non-empty '" + name + "'");
 
-  m.DeleteDirent(parent, name);
-  SFS_RETURN_IF_ERROR(m.DeleteInode(d->ino));
-  --(*dir)->nlink;  // the child's ".." is gone
-  m.TouchDir(*dir);
-  return m.Commit("meta: rmdir '" + name + "'");
+    m.DeleteDirent(parent, name);
+    SFS_RETURN_IF_ERROR(m.DeleteInode(d->ino));
+    --(*dir)->nlink;  // the child's ".." is gone
+    m.TouchDir(*dir);
+    return m.Commit("meta: rmdir '" + name + "'");
+  }
 }
 
 }  // namespace sfs::meta

@@ -33,7 +33,9 @@ Status RocksMetaStore::LoadUsage(bool count) {
                             bad = !id.ok() ? id.status() : usage.status();
                             return false;
                           }
-                          records[*id] = *usage;
+                          // All zeros: what a merge leaves of a record
+                          // that no longer counts anything.
+                          if (!(*usage == QuotaUsage{})) records[*id] = *usage;
                           return true;
                         });
   SFS_RETURN_IF_ERROR(s);
@@ -106,56 +108,53 @@ Status RocksMetaStore::CountUsage() {
                    return true;
                  });
   SFS_RETURN_IF_ERROR(s);
-  UsageBook fresh;
-  const UsageRecords records = fresh.Next(totals, Timestamp::Now().sec);
-  PutUsageRecords(records, &batch);
+  // No grace ends: no soft limits are known before the mount gives them
+  // (SetSoftLimits then stamps what is over).
+  std::map<QuotaId, QuotaUsage> counted;
+  for (const auto& [id, total] : totals) {
+    if (total.bytes != 0 || total.inodes != 0) counted[id] = QuotaUsage{total.bytes, total.inodes};
+  }
+  PutUsageRecords(UsageRecords(counted.begin(), counted.end()), &batch);
   batch.Put(std::string(kUsageCountedKey), "1");
   SFS_RETURN_IF_ERROR(WriteToDb(db_.get(), /*sync=*/true, &batch, "meta: count quota usage"));
-  std::map<QuotaId, QuotaUsage> loaded;
-  for (const auto& [id, usage] : records) {
-    if (!(usage == QuotaUsage{})) loaded[id] = usage;
-  }
-  usage_.Reset(std::move(loaded));
+  usage_.Reset(std::move(counted));
   return Status::Ok();
 }
 
+// In the exclusive mode: a record put whole must not overtake an operand
+// of a batch in flight, and the book must hold every landed batch.
 Status RocksMetaStore::SetSoftLimits(const std::map<QuotaId, SoftLimit>& soft, QuotaGrace grace) {
-  std::lock_guard<std::mutex> lock(mu_);
+  auto held = locks_.LockAll();
   usage_.SetSoftLimits(soft, grace);
   const UsageRecords fixed = usage_.Restamped(Timestamp::Now().sec);
   if (fixed.empty()) return Status::Ok();
   rocksdb::WriteBatch batch;
   PutUsageRecords(fixed, &batch);
   SFS_RETURN_IF_ERROR(WriteToDb(db_.get(), /*sync=*/false, &batch, "meta: quota grace"));
-  usage_.Apply(fixed);
+  usage_.Store(fixed);
   return Status::Ok();
 }
 
 void RocksMetaStore::SetUsageObserver(UsageObserver observer) {
-  std::lock_guard<std::mutex> lock(mu_);
   usage_.SetObserver(std::move(observer));
 }
 
-std::map<QuotaId, QuotaUsage> RocksMetaStore::AllUsage() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return usage_.records();
-}
+std::map<QuotaId, QuotaUsage> RocksMetaStore::AllUsage() { return usage_.records(); }
 
-QuotaUsage RocksMetaStore::GetUsage(const QuotaId& id) {
-  std::lock_guard<std::mutex> lock(mu_);
-  return usage_.Get(id);
-}
+QuotaUsage RocksMetaStore::GetUsage(const QuotaId& id) { return usage_.Get(id); }
 
 Status RocksMetaStore::RepairUsage(const std::map<QuotaId, QuotaUsage>& usage) {
-  std::lock_guard<std::mutex> lock(mu_);
+  auto held = locks_.LockAll();  // as SetSoftLimits
   // Every id either side knows whose counts differ: ids no longer used go
   // to zero (deleted); grace ends stay as stored.
+  const std::map<QuotaId, QuotaUsage> stored = usage_.records();
   UsageRecords records;
-  for (const auto& [id, stored] : usage_.records()) {
+  for (const auto& [id, known] : stored) {
     if (usage.count(id) == 0) records.emplace_back(id, QuotaUsage{});
   }
   for (const auto& [id, counted] : usage) {
-    QuotaUsage next = usage_.Get(id);
+    auto it = stored.find(id);
+    QuotaUsage next = it == stored.end() ? QuotaUsage{} : it->second;
     if (next.bytes == counted.bytes && next.inodes == counted.inodes) continue;
     next.bytes = counted.bytes;
     next.inodes = counted.inodes;
@@ -166,7 +165,7 @@ Status RocksMetaStore::RepairUsage(const std::map<QuotaId, QuotaUsage>& usage) {
   PutUsageRecords(records, &batch);
   batch.Put(std::string(kUsageCountedKey), "1");
   SFS_RETURN_IF_ERROR(WriteToDb(db_.get(), /*sync=*/true, &batch, "meta: repair quota usage"));
-  usage_.Apply(records);
+  usage_.Store(records);
   return Status::Ok();
 }
 

@@ -2,7 +2,7 @@
 
 #include <sys/stat.h>
 
-#include "meta/keys.h"
+#include <algorithm>
 
 namespace sfs::meta {
 
@@ -37,69 +37,113 @@ void PutUsageRecords(const UsageRecords& records, rocksdb::WriteBatch* batch) {
   }
 }
 
-QuotaUsage UsageBook::Get(const QuotaId& id) const {
-  auto it = records_.find(id);
-  return it == records_.end() ? QuotaUsage{} : it->second;
+void MergeUsageDeltas(const UsageDeltas& deltas, rocksdb::WriteBatch* batch) {
+  for (const auto& [id, delta] : deltas) batch->Merge(UsageKey(id), EncodeUsageDelta(delta));
 }
 
-QuotaUsage UsageBook::Stamped(const QuotaId& id, QuotaUsage usage, int64_t now_sec) const {
-  SoftLimit soft;
-  if (auto it = soft_.find(id); it != soft_.end()) soft = it->second;
-  // A grace end starts when usage first goes above the soft limit and is
-  // kept while it stays there; going back to or below it clears it.
+// A grace end starts when usage first goes above the soft limit and is
+// kept while it stays there; going back to or below it clears it.
+QuotaUsage WithDelta(QuotaUsage usage, const UsageDelta& delta) {
+  usage.bytes += delta.bytes;
+  usage.inodes += delta.inodes;
+  const SoftLimit& soft = delta.soft;
   const bool bytes_over = soft.bytes != 0 && usage.bytes > static_cast<int64_t>(soft.bytes);
   if (!bytes_over) {
     usage.block_grace_end = 0;
   } else if (usage.block_grace_end == 0) {
-    usage.block_grace_end = now_sec + grace_.block_seconds;
+    usage.block_grace_end = delta.block_grace_end;
   }
   const bool inodes_over = soft.inodes != 0 && usage.inodes > static_cast<int64_t>(soft.inodes);
   if (!inodes_over) {
     usage.inode_grace_end = 0;
   } else if (usage.inode_grace_end == 0) {
-    usage.inode_grace_end = now_sec + grace_.inode_seconds;
+    usage.inode_grace_end = delta.inode_grace_end;
   }
   return usage;
 }
 
-UsageRecords UsageBook::Next(const std::map<QuotaId, Charge>& deltas, int64_t now_sec) const {
-  UsageRecords next;
-  for (const auto& [id, delta] : deltas) {
-    if (delta.bytes == 0 && delta.inodes == 0) continue;
-    QuotaUsage usage = Get(id);
-    usage.bytes += delta.bytes;
-    usage.inodes += delta.inodes;
-    next.emplace_back(id, Stamped(id, usage, now_sec));
+void UsageBook::Reset(std::map<QuotaId, QuotaUsage> records) {
+  std::lock_guard<std::mutex> lock(mu_);
+  records_ = std::move(records);
+}
+
+QuotaUsage UsageBook::Get(const QuotaId& id) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = records_.find(id);
+  return it == records_.end() ? QuotaUsage{} : it->second;
+}
+
+std::map<QuotaId, QuotaUsage> UsageBook::records() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return records_;
+}
+
+UsageDeltas UsageBook::Deltas(const std::map<QuotaId, Charge>& charges, int64_t now_sec) const {
+  UsageDeltas deltas;
+  // Most renames, xattr and time changes move nothing: they skip the lock.
+  const bool any = std::any_of(charges.begin(), charges.end(), [](const auto& kv) {
+    return kv.second.bytes != 0 || kv.second.inodes != 0;
+  });
+  if (!any) return deltas;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [id, charge] : charges) {
+    if (charge.bytes == 0 && charge.inodes == 0) continue;
+    UsageDelta delta;
+    delta.bytes = charge.bytes;
+    delta.inodes = charge.inodes;
+    if (auto it = soft_.find(id); it != soft_.end()) delta.soft = it->second;
+    delta.block_grace_end = now_sec + grace_.block_seconds;
+    delta.inode_grace_end = now_sec + grace_.inode_seconds;
+    deltas.emplace_back(id, delta);
   }
-  return next;
+  return deltas;
+}
+
+void UsageBook::Add(const UsageDeltas& deltas) {
+  if (deltas.empty()) return;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [id, delta] : deltas) {
+    auto it = records_.find(id);
+    Remember(id, WithDelta(it == records_.end() ? QuotaUsage{} : it->second, delta));
+  }
 }
 
 UsageRecords UsageBook::Restamped(int64_t now_sec) const {
   UsageRecords fixed;
+  std::lock_guard<std::mutex> lock(mu_);
   for (const auto& [id, usage] : records_) {
-    QuotaUsage stamped = Stamped(id, usage, now_sec);
+    UsageDelta nothing;  // no counter moves: only the stamps are checked
+    if (auto it = soft_.find(id); it != soft_.end()) nothing.soft = it->second;
+    nothing.block_grace_end = now_sec + grace_.block_seconds;
+    nothing.inode_grace_end = now_sec + grace_.inode_seconds;
+    QuotaUsage stamped = WithDelta(usage, nothing);
     if (!(stamped == usage)) fixed.emplace_back(id, stamped);
   }
   return fixed;
 }
 
-void UsageBook::Apply(const UsageRecords& records) {
-  for (const auto& [id, usage] : records) {
-    if (usage == QuotaUsage{}) {
-      records_.erase(id);
-    } else {
-      records_[id] = usage;
-    }
-    if (observer_) observer_(id, usage);
+void UsageBook::Store(const UsageRecords& records) {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [id, usage] : records) Remember(id, usage);
+}
+
+void UsageBook::Remember(const QuotaId& id, const QuotaUsage& usage) {
+  if (usage == QuotaUsage{}) {
+    records_.erase(id);
+  } else {
+    records_[id] = usage;
   }
+  if (observer_) observer_(id, usage);
 }
 
 void UsageBook::SetSoftLimits(std::map<QuotaId, SoftLimit> soft, QuotaGrace grace) {
+  std::lock_guard<std::mutex> lock(mu_);
   soft_ = std::move(soft);
   grace_ = grace;
 }
 
 void UsageBook::SetObserver(UsageObserver observer) {
+  std::lock_guard<std::mutex> lock(mu_);
   observer_ = std::move(observer);
   if (!observer_) return;
   for (const auto& [id, usage] : records_) observer_(id, usage);

@@ -283,7 +283,7 @@ TEST_F(FsckTest, RecordsOfAMissingInodeAreErased) {
   store_.reset();
   {
     rocksdb::DB* raw = nullptr;
-    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), db_dir_, &raw).ok());
+    ASSERT_TRUE(rocksdb::DB::Open(meta::test_util::RawDbOptions(), db_dir_, &raw).ok());
     std::unique_ptr<rocksdb::DB> db(raw);
     ASSERT_TRUE(db->Delete(rocksdb::WriteOptions(), meta::InodeKey(file.ino)).ok());
   }
@@ -306,7 +306,7 @@ TEST_F(FsckTest, AnUnreadableInodeIsReportedAndWhatHangsOffItKept) {
   store_.reset();
   {
     rocksdb::DB* raw = nullptr;
-    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), db_dir_, &raw).ok());
+    ASSERT_TRUE(rocksdb::DB::Open(meta::test_util::RawDbOptions(), db_dir_, &raw).ok());
     std::unique_ptr<rocksdb::DB> db(raw);
     for (uint64_t ino : {d->ino, sub->ino}) {
       ASSERT_TRUE(db->Put(rocksdb::WriteOptions(), meta::InodeKey(ino), "garbage").ok());

@@ -31,7 +31,7 @@ class IdsTest : public test_util::StoreTest {
   // The persisted high-water mark `key` in the store at `dir`.
   uint64_t PersistedMark(const std::string& dir, std::string_view key) {
     rocksdb::DB* raw = nullptr;
-    rocksdb::Status s = rocksdb::DB::OpenForReadOnly(rocksdb::Options(), dir, &raw);
+    rocksdb::Status s = rocksdb::DB::OpenForReadOnly(test_util::RawDbOptions(), dir, &raw);
     EXPECT_TRUE(s.ok()) << s.ToString();
     if (!s.ok()) return 0;
     std::unique_ptr<rocksdb::DB> db(raw);
@@ -139,7 +139,7 @@ TEST_F(IdsTest, CrashNeverReusesIds) {
 }
 
 // Object ids and inode numbers are handed out under their own mutex, not
-// the mutation mutex: creates and allocations racing across many range
+// the inode locks: creates and allocations racing across many range
 // refills still never hand out one number twice.
 TEST_F(IdsTest, RacingCreatesAndAllocationsNeverShareANumber) {
   constexpr int kThreads = 4;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <rocksdb/options.h>
 #include <stdlib.h>
 #include <sys/stat.h>
 
@@ -13,6 +14,7 @@
 #include <utility>
 
 #include "meta/meta_store.h"
+#include "meta/usage_merge.h"
 
 // Binds the Status or Result first: StatusOf of a temporary would dangle.
 #define SFS_ASSERT_OK(expr)                                         \
@@ -50,6 +52,37 @@ class TempDir {
  private:
   std::string path_;
 };
+
+// Options for opening a store's database raw (to damage it, or read it
+// whole): usage records need the store's merge operator to be read,
+// flushed or compacted.
+inline rocksdb::Options RawDbOptions() {
+  rocksdb::Options options;
+  options.merge_operator = NewUsageMergeOperator();
+  return options;
+}
+
+// Bytes and inodes per id: as the store keeps them (AllUsage), and as
+// fsck counts them (ChargesOf over every inode, zeros left out).
+using UsageCounts = std::map<QuotaId, std::pair<int64_t, int64_t>>;
+inline UsageCounts StoredUsage(MetaStore& store) {
+  UsageCounts stored;
+  for (const auto& [id, usage] : store.AllUsage()) stored[id] = {usage.bytes, usage.inodes};
+  return stored;
+}
+inline UsageCounts CountedUsage(MetaStore& store) {
+  UsageCounts counted;
+  Status s = store.ScanInodes([&](uint64_t, const Result<Inode>& inode) {
+    if (!inode.ok()) return;  // counts for nobody
+    for (const Charge& charge : ChargesOf(*inode)) {
+      counted[charge.id].first += charge.bytes;
+      counted[charge.id].second += charge.inodes;
+    }
+  });
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  std::erase_if(counted, [](const auto& kv) { return kv.second == std::make_pair(0L, 0L); });
+  return counted;
+}
 
 // Timestamps as comparable, printable pairs: EXPECT_EQ(T(a), T(b)).
 inline std::pair<int64_t, int64_t> T(const Timestamp& t) { return {t.sec, t.nsec}; }

@@ -259,7 +259,7 @@ TEST_F(UsageTest, AStoreFromBeforeQuotasIsCountedAtOpen) {
   store_.reset();
   {
     rocksdb::DB* raw = nullptr;
-    ASSERT_TRUE(rocksdb::DB::Open(rocksdb::Options(), db_dir_, &raw).ok());
+    ASSERT_TRUE(rocksdb::DB::Open(test_util::RawDbOptions(), db_dir_, &raw).ok());
     std::unique_ptr<rocksdb::DB> db(raw);
     rocksdb::WriteBatch batch;
     batch.Delete(std::string(kUsageCountedKey));
