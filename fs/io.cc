@@ -16,46 +16,77 @@ namespace sfs::fs {
 namespace {
 thread_local bool tls_in_fuse_callback = false;
 
-// A lone read part read by an io_uring queue's own thread, started on its
-// io_uring (ring::FuseRing::StartRead) once its OST let it in
-// (ost::Service::SubmitOrStart) and finished on that thread when the read
+// A lone read or write part done by an io_uring queue's own thread,
+// started on its io_uring (ring::FuseRing::StartIo) once its OST let it in
+// (ost::Service::SubmitOrStart) and finished on that thread when it
 // completes: no hand-off to an OST thread and back, and the thread never
-// waits on the disk.
-class RingRead final : public ring::ReadCompletion {
+// waits on the disk (a write ext4 cannot do without waiting is done by
+// one of the kernel's io_uring workers).
+class RingIo final : public ring::IoCompletion {
  public:
-  // Whether the read started; if so, it finishes the part later.
+  // Whether it started; if so, it finishes the part later.
   static bool Start(ost::Service& ost, ost::IoRequest& part,
                     std::shared_ptr<ost::ObjectFile> file) {
-    auto* read = new RingRead(ost, part, std::move(file));
-    if (read->Issue()) return true;
-    delete read;
+    auto* io = new RingIo(ost, part, std::move(file));
+    if (io->Issue()) return true;
+    delete io;
     return false;
   }
 
-  void ReadDone(int result) override {
-    if ((result == -EINTR || result == -EAGAIN) && Issue()) return;  // again, as preadv would
+  void IoDone(int result) override {
+    if ((result == -EINTR || result == -EAGAIN) && Issue()) return;  // again, as the backend would
+    if (result > 0) {
+      done_ += static_cast<size_t>(result);
+      // A read returns short only at the object's end; a write short of
+      // its iovecs goes on from where it stopped.
+      if (write() && done_ < part_.info.length) {
+        Advance(static_cast<size_t>(result));
+        if (Issue()) return;
+        result = -EIO;
+      }
+    } else if (result == 0 && write() && done_ < part_.info.length) {
+      result = -EIO;  // a write that moves nothing would never end
+    }
     Status status;
     if (result < 0) {
-      status = Status::Error(-result, fmt::format("ost {}: read of object {:#x} at {} over io_uring: {}",
-                                                  ost_.index(), part_.info.object_id,
-                                                  part_.info.offset, strerror(-result)));
+      status = Status::Error(-result, fmt::format("ost {}: {} of object {:#x} at {} over io_uring: {}",
+                                                  ost_.index(), write() ? "write" : "read",
+                                                  part_.info.object_id, part_.info.offset + done_,
+                                                  strerror(-result)));
     }
-    ost_.FinishStarted(&part_, std::move(status), result < 0 ? 0 : static_cast<size_t>(result));
+    ost_.FinishStarted(&part_, *file_, std::move(status), done_);
     delete this;
   }
 
  private:
-  RingRead(ost::Service& ost, ost::IoRequest& part, std::shared_ptr<ost::ObjectFile> file)
-      : ost_(ost), part_(part), file_(std::move(file)) {}
-  ~RingRead() = default;
+  RingIo(ost::Service& ost, ost::IoRequest& part, std::shared_ptr<ost::ObjectFile> file)
+      : ost_(ost), part_(part), file_(std::move(file)), left_(part.iov) {}
+  ~RingIo() = default;
+  bool write() const { return part_.info.op == nrs::Op::kWrite; }
   bool Issue() {
-    return ring::FuseRing::StartRead(file_->NativeFd(), part_.iov.data(),
-                                     static_cast<int>(part_.iov.size()), part_.info.offset, this);
+    return ring::FuseRing::StartIo(
+        write() ? ring::FuseRing::Direction::kWrite : ring::FuseRing::Direction::kRead,
+        file_->NativeFd(), left_.data() + first_, static_cast<int>(left_.size() - first_),
+        part_.info.offset + done_, this);
+  }
+  // Drops `moved` bytes from the front of what is left.
+  void Advance(size_t moved) {
+    while (moved > 0 && first_ < left_.size()) {
+      iovec& v = left_[first_];
+      const size_t now = std::min(moved, v.iov_len);
+      v.iov_base = static_cast<char*>(v.iov_base) + now;
+      v.iov_len -= now;
+      moved -= now;
+      if (v.iov_len == 0) ++first_;
+    }
   }
 
   ost::Service& ost_;
   ost::IoRequest& part_;  // the service's until FinishStarted
-  std::shared_ptr<ost::ObjectFile> file_;  // held open while the read runs
+  std::shared_ptr<ost::ObjectFile> file_;  // held open while it runs
+  std::vector<iovec> left_;  // what is still to move, from first_ on
+  size_t first_ = 0;
+  size_t done_ = 0;  // bytes moved so far
 };
 
 }  // namespace
@@ -86,18 +117,18 @@ void MultiPartOp::Launch(Filesystem& fs, std::vector<std::unique_ptr<ost::IoRequ
   // borrowed buffers need no copy. Not on an io_uring queue's thread: a
   // disk that hangs under the call would stop its whole queue
   // (ring::FuseRing::OnQueueThread), so there the OST's own threads serve,
-  // but for a read, which the queue's io_uring reads without waiting.
+  // but for a read or write the queue's io_uring does without waiting.
   const bool lone = parts.size() == 1 && FuseCallbackScope::active();
   if (lone && !ring::FuseRing::OnQueueThread()) {
     const uint32_t ost = parts[0]->info.ost;
     fs.ost(ost).SubmitOrRun(std::move(parts[0]),
                             [this](ost::IoRequest& part) { OwnBuffers(part); });
-  } else if (lone && parts[0]->info.op == nrs::Op::kRead) {
+  } else if (lone && (parts[0]->info.op == nrs::Op::kRead || parts[0]->info.op == nrs::Op::kWrite)) {
     ost::Service& service = fs.ost(parts[0]->info.ost);
     service.SubmitOrStart(
         std::move(parts[0]), [this](ost::IoRequest& part) { OwnBuffers(part); },
         [&service](ost::IoRequest& part, std::shared_ptr<ost::ObjectFile> file) {
-          return RingRead::Start(service, part, std::move(file));
+          return RingIo::Start(service, part, std::move(file));
         });
   } else {
     for (auto& part : parts) {

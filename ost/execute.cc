@@ -21,6 +21,12 @@ void ZeroFrom(std::vector<iovec>& iov, size_t from) {
   }
 }
 
+void ReportAllocation(IoRequest& r, ObjectFile& file) {
+  if (r.allocation == nullptr) return;
+  auto allocated = file.Allocated();
+  if (allocated.ok()) r.allocation->store(*allocated, std::memory_order_relaxed);
+}
+
 namespace {
 
 // What a missing object means: a hole if it was never created, else data
@@ -46,13 +52,6 @@ Result<std::shared_ptr<ObjectFile>> Open(IoRequest& r, ObjectCache& objects, boo
     file = r.object->Get(create);
   }
   return file;
-}
-
-// After a change: the object's allocation, where the caller wants it.
-void ReportAllocation(IoRequest& r, ObjectFile& file) {
-  if (r.allocation == nullptr) return;
-  auto allocated = file.Allocated();
-  if (allocated.ok()) r.allocation->store(*allocated, std::memory_order_relaxed);
 }
 
 // Writes all of [data, data+length) into the pipe, which has room for it.

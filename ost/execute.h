@@ -63,6 +63,10 @@ Outcome Execute(IoRequest& request, ObjectCache& objects, FreeTracker* frees = n
 // object's end (a read returns short only there).
 void ZeroFrom(std::vector<iovec>& iov, size_t from);
 
+// After a change: the object's allocation, where the caller wants it
+// (request.allocation).
+void ReportAllocation(IoRequest& request, ObjectFile& file);
+
 // The errno a caller sees for a backend errno: running out of space (or
 // quota, which an OST cannot attribute to a user) stays ENOSPC; an object
 // offset past what the OST's filesystem allows stays EFBIG (the caller asked

@@ -652,15 +652,20 @@ void Service::SubmitOrRun(std::unique_ptr<IoRequest> request,
 
 void Service::SubmitOrStart(std::unique_ptr<IoRequest> request,
                             const std::function<void(IoRequest&)>& before_queueing,
-                            const ReadStarter& start) {
+                            const IoStarter& start) {
   assert(!impl_->stopping.load() && "SubmitOrStart() during ~Service");
   // Only an object open already: opening one may wait on the disk.
+  const nrs::Op op = request->info.op;
   std::shared_ptr<ObjectFile> file;
-  if (request->info.op == nrs::Op::kRead && request->pipe < 0) {
+  if ((op == nrs::Op::kRead && request->pipe < 0) || op == nrs::Op::kWrite) {
     file = objects_.Cached(request->object != nullptr ? request->object->object_id()
                                                       : request->info.object_id);
   }
-  if (file == nullptr || file->NativeFd() < 0 || !impl_->ClaimInline()) {
+  // A file opened read-only (its filesystem was) is reopened by a service
+  // thread before a write (Execute).
+  const bool startable = file != nullptr && file->NativeFd() >= 0 &&
+                         (op == nrs::Op::kRead || !file->read_only());
+  if (!startable || !impl_->ClaimInline()) {
     before_queueing(*request);
     return Submit(std::move(request));
   }
@@ -680,9 +685,18 @@ void Service::SubmitOrStart(std::unique_ptr<IoRequest> request,
                     [impl = impl_.get(), mine] { impl->Run(std::unique_ptr<IoRequest>(mine)); });
 }
 
-void Service::FinishStarted(IoRequest* request, Status status, size_t bytes) {
+void Service::FinishStarted(IoRequest* request, ObjectFile& file, Status status,
+                            size_t bytes) {
   Outcome outcome;
-  if (status.ok()) {
+  if (request->info.op == nrs::Op::kWrite) {
+    request->object_exists = true;  // it was open
+    if (status.ok()) {
+      ReportAllocation(*request, file);
+      outcome.bytes = bytes;
+    } else {
+      outcome.status = std::move(status);
+    }
+  } else if (status.ok()) {
     // Short only at the object's end: the rest is a hole.
     ZeroFrom(request->iov, bytes);
     outcome.bytes = request->info.length;

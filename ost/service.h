@@ -226,24 +226,26 @@ class Service final : public nrs::Target {
                    const std::function<void(IoRequest&)>& before_queueing);
 
   // For a thread that must never wait on a disk (an io_uring queue's,
-  // ring/fuse_ring.h) but can start a read and hear of it later: like
-  // SubmitOrRun, but a read (into iov) of an object open already, which the
-  // OST can take now, is handed to `start` with the object's file instead
-  // of being run. `start` starts it without waiting (an asynchronous read
-  // of file.NativeFd() into request.iov at info.offset) and returns true;
-  // FinishStarted must then follow exactly once, from any thread. The
-  // request is in service meanwhile, in the inline slot, so Tick sees a
-  // read that never ends. Anything else (another op, an object not open,
-  // a busy OST, a throttle, `start` declining) goes to the service threads
-  // as Submit, `before_queueing` first.
-  using ReadStarter = std::function<bool(IoRequest&, std::shared_ptr<ObjectFile>)>;
+  // ring/fuse_ring.h) but can start a read or write and hear of it later:
+  // like SubmitOrRun, but a read (into iov) or write of an object open
+  // already (writable, for a write), which the OST can take now, is handed
+  // to `start` with the object's file instead of being run. `start` starts
+  // it without waiting (an asynchronous read or write of file.NativeFd()
+  // at info.offset) and returns true; FinishStarted must then follow
+  // exactly once, from any thread. The request is in service meanwhile,
+  // in the inline slot, so Tick sees one that never ends. Anything else
+  // (another op, an object not open, a busy OST, a throttle, `start`
+  // declining) goes to the service threads as Submit, `before_queueing`
+  // first.
+  using IoStarter = std::function<bool(IoRequest&, std::shared_ptr<ObjectFile>)>;
   void SubmitOrStart(std::unique_ptr<IoRequest> request,
                      const std::function<void(IoRequest&)>& before_queueing,
-                     const ReadStarter& start);
-  // The started read is done: `bytes` read (short only at the object's
-  // end; the rest reads as zeros), or the failure. Counted, stated and
-  // observed as any request; the observer runs on the calling thread.
-  void FinishStarted(IoRequest* request, Status status, size_t bytes);
+                     const IoStarter& start);
+  // The started request is done: `bytes` read (short only at the object's
+  // end; the rest reads as zeros) or written (all of them), or the
+  // failure. `file` is the one `start` had. Counted, stated and observed
+  // as any request; the observer runs on the calling thread.
+  void FinishStarted(IoRequest* request, ObjectFile& file, Status status, size_t bytes);
 
   // Seed 000's nrs_priority: another request waits for `request`, so if it
   // is still queued on the regular head it moves to the high-priority head

@@ -28,9 +28,9 @@ namespace sfs::ring {
 namespace {
 
 // user_data of a queue's eventfd read; entries use their address, started
-// reads their StartedRead's with the low bit set.
+// reads and writes their StartedIo's with the low bit set.
 constexpr uint64_t kEventTag = ~uint64_t{0};
-constexpr uint64_t kReadBit = 1;
+constexpr uint64_t kIoBit = 1;
 // Completions taken from the ring at once.
 constexpr unsigned kCqeBatch = 32;
 
@@ -67,7 +67,7 @@ class FuseRing::Queue {
   uint64_t event_value = 0;  // the eventfd read's target; queue thread only
   std::vector<std::unique_ptr<Entry>> entries;
   size_t dead = 0;  // entries with dead set; queue thread only
-  size_t reads_in_flight = 0;  // StartRead's not yet done; queue thread only
+  size_t io_in_flight = 0;  // StartIo's not yet done; queue thread only
   std::mutex pending_mu;
   // Entries whose reply another thread stored, to be committed by the
   // queue's thread. GUARDED_BY(pending_mu)
@@ -89,7 +89,7 @@ struct FuseRing::State {
   std::atomic<bool> accepting{true};  // new requests are served (StopServing)
   std::atomic<int> in_serve{0};       // queue threads inside Options::serve
   std::atomic<uint64_t> served{0}, replied_local{0}, replied_handed{0}, bad_requests{0};
-  std::atomic<uint64_t> reads_started{0};
+  std::atomic<uint64_t> io_started{0};
 };
 
 namespace {
@@ -98,12 +98,12 @@ thread_local Entry* tls_serving = nullptr;            // inside Options::serve
 thread_local FuseRing::Queue* tls_queue = nullptr;  // the queue this thread owns
 thread_local FuseRing::State* tls_state = nullptr;  // its ring
 
-// A read in flight on a queue's io_uring, and whom to tell.
-struct StartedRead {
+// A read or write in flight on a queue's io_uring, and whom to tell.
+struct StartedIo {
   Entry* entry;  // of the request that started it
-  ReadCompletion* done;
+  IoCompletion* done;
 };
-static_assert(alignof(StartedRead) > kReadBit);
+static_assert(alignof(StartedIo) > kIoBit);
 
 io_uring_sqe* TakeSqe(FuseRing::Queue& queue) {
   io_uring_sqe* sqe = io_uring_get_sqe(&queue.ring);
@@ -193,8 +193,9 @@ void QueueRunner::Run() {
   for (auto& entry : queue_.entries) PrepCommand(queue_, *entry, dev_fd, uapi::kCmdRegister);
   ArmEventRead(queue_);
   io_uring_cqe* batch[kCqeBatch];
-  // A read in flight still ends (its op finishes) when every entry died.
-  while (!stop_ && (queue_.dead < queue_.entries.size() || queue_.reads_in_flight > 0)) {
+  // A read or write in flight still ends (its op finishes) when every
+  // entry died.
+  while (!stop_ && (queue_.dead < queue_.entries.size() || queue_.io_in_flight > 0)) {
     const int submitted = io_uring_submit_and_wait(&queue_.ring, 1);
     if (submitted < 0 && submitted != -EINTR && submitted != -EAGAIN && submitted != -EBUSY) {
       Logger("ring")->error("FUSE ring queue {}: io_uring_enter failed: {}", queue_.qid,
@@ -217,12 +218,12 @@ void QueueRunner::Run() {
 void QueueRunner::Handle(io_uring_cqe* cqe) {
   const uint64_t data = io_uring_cqe_get_data64(cqe);
   const int res = cqe->res;
-  if (data != kEventTag && (data & kReadBit) != 0) {
-    std::unique_ptr<StartedRead> read(reinterpret_cast<StartedRead*>(data & ~kReadBit));
-    --queue_.reads_in_flight;
+  if (data != kEventTag && (data & kIoBit) != 0) {
+    std::unique_ptr<StartedIo> io(reinterpret_cast<StartedIo*>(data & ~kIoBit));
+    --queue_.io_in_flight;
     // As the request that started it: its reply finds the entry at once.
-    tls_serving = read->entry;
-    read->done->ReadDone(res);
+    tls_serving = io->entry;
+    io->done->IoDone(res);
     tls_serving = nullptr;
     return;
   }
@@ -428,19 +429,23 @@ std::span<char> FuseRing::CurrentPayload() {
 
 bool FuseRing::OnQueueThread() { return tls_queue != nullptr; }
 
-bool FuseRing::StartRead(int fd, const iovec* iov, int count, uint64_t offset,
-                         ReadCompletion* done) {
+bool FuseRing::StartIo(Direction direction, int fd, const iovec* iov, int count,
+                       uint64_t offset, IoCompletion* done) {
   if (tls_queue == nullptr || tls_serving == nullptr || count <= 0 || count > IOV_MAX) {
     return false;
   }
   io_uring_sqe* sqe = TakeSqe(*tls_queue);
   if (sqe == nullptr) return false;
   std::memset(sqe, 0, 2 * sizeof(io_uring_sqe));
-  io_uring_prep_readv(sqe, fd, iov, static_cast<unsigned>(count), offset);
-  auto* read = new StartedRead{tls_serving, done};
-  io_uring_sqe_set_data64(sqe, reinterpret_cast<uint64_t>(read) | kReadBit);
-  ++tls_queue->reads_in_flight;
-  tls_state->reads_started.fetch_add(1, std::memory_order_relaxed);
+  if (direction == Direction::kRead) {
+    io_uring_prep_readv(sqe, fd, iov, static_cast<unsigned>(count), offset);
+  } else {
+    io_uring_prep_writev(sqe, fd, iov, static_cast<unsigned>(count), offset);
+  }
+  auto* io = new StartedIo{tls_serving, done};
+  io_uring_sqe_set_data64(sqe, reinterpret_cast<uint64_t>(io) | kIoBit);
+  ++tls_queue->io_in_flight;
+  tls_state->io_started.fetch_add(1, std::memory_order_relaxed);
   return true;
 }
 
@@ -495,7 +500,7 @@ RingCounters FuseRing::counters() const {
   RingCounters c;
   c.served = state_->served.load();
   c.replied_local = state_->replied_local.load();
-  c.reads_started = state_->reads_started.load();
+  c.io_started = state_->io_started.load();
   c.replied_handed = state_->replied_handed.load();
   c.bad_requests = state_->bad_requests.load();
   return c;

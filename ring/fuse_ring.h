@@ -73,21 +73,22 @@ struct Options {
   void* context = nullptr;
 };
 
-// Told when a read a queue thread started (FuseRing::StartRead) is done.
-class ReadCompletion {
+// Told when a read or write a queue thread started (FuseRing::StartIo) is
+// done.
+class IoCompletion {
  public:
-  // On the queue's thread, as the request whose serve started the read
-  // (so its reply commits at once). `result`: bytes read, short only at
-  // the end of the file, or -errno.
-  virtual void ReadDone(int result) = 0;
+  // On the queue's thread, as the request whose serve started it (so its
+  // reply commits at once). `result`: bytes moved (a read returns short
+  // only at the end of the file), or -errno.
+  virtual void IoDone(int result) = 0;
 
  protected:
-  ~ReadCompletion() = default;
+  ~IoCompletion() = default;
 };
 
 struct RingCounters {
   uint64_t served = 0;         // requests handed to serve
-  uint64_t reads_started = 0;  // StartRead calls that started a read
+  uint64_t io_started = 0;  // reads and writes StartIo started
   uint64_t replied_local = 0;  // replies committed on the queue's own thread
   uint64_t replied_handed = 0;  // replies from other threads, committed by the queue's thread
   uint64_t bad_requests = 0;   // requests answered EIO without serving (ring/request_frame.h)
@@ -126,15 +127,18 @@ class FuseRing {
   // /dev/fuse worker leaves the others serving.
   static bool OnQueueThread();
 
-  // Inside Options::serve on a queue's thread: starts a read of `fd` at
-  // `offset` into `iov` (count <= IOV_MAX) on the queue's own io_uring and
-  // returns at once, so the thread reads without ever waiting on the disk
-  // (see OnQueueThread); `done` is told on this thread, later. False, and
-  // nothing started, anywhere else. `fd`, `iov` and the buffers stay valid
-  // until then. A request has at most one read in flight: its entry's
-  // command waits meanwhile, so the submission queue always has room.
-  static bool StartRead(int fd, const iovec* iov, int count, uint64_t offset,
-                        ReadCompletion* done);
+  // Inside Options::serve (or IoCompletion::IoDone) on a queue's thread:
+  // starts a read of `fd` at `offset` into `iov` (count <= IOV_MAX), or a
+  // write of `iov` there, on the queue's own io_uring and returns at once,
+  // so the thread never waits on the disk itself (see OnQueueThread; a
+  // write the filesystem cannot do without waiting is done by one of the
+  // kernel's io_uring workers); `done` is told on this thread, later.
+  // False, and nothing started, anywhere else. `fd`, `iov` and the buffers
+  // stay valid until then. A request has at most one in flight: its
+  // entry's command waits meanwhile, so the submission queue has room.
+  enum class Direction { kRead, kWrite };
+  static bool StartIo(Direction direction, int fd, const iovec* iov, int count, uint64_t offset,
+                      IoCompletion* done);
 
   // Serves no new request from now on (one that arrives is left to the
   // kernel, which fails it when the connection ends, as the /dev/fuse loop

@@ -293,15 +293,17 @@ TEST(SplicedReadTest, LargeReadsAcrossStripesHolesAndShortObjects) {
   }
 }
 
-// Reads started by their caller (ost_status "started="), all OSTs.
-uint64_t StartedReads(const MountedFs& fs) { return SumOfOstCounter(fs, "started"); }
+// Reads and writes started by their caller (ost_status "started="), all
+// OSTs.
+uint64_t Started(const MountedFs& fs) { return SumOfOstCounter(fs, "started"); }
 
-// Over io_uring a lone read part of an open object is read by the queue's
-// own io_uring (fs/io.cc RingRead), never on a thread that could wait on
-// the disk: O_DIRECT reads of 4 KiB and odd sizes, inside a stripe, across
-// two, in a hole, past a short object's end and in a never written object,
-// compared byte for byte. Over /dev/fuse none is started that way.
-TEST(RingReadTest, SmallReadsAcrossHolesAndShortObjects) {
+// Over io_uring a lone read or write part of an open object is done by the
+// queue's own io_uring (fs/io.cc RingIo), never on a thread that could
+// wait on the disk: O_DIRECT reads of 4 KiB and odd sizes, inside a
+// stripe, across two, in a hole, past a short object's end and in a never
+// written object, then O_DIRECT writes, compared byte for byte. Over
+// /dev/fuse none is started that way.
+TEST(RingIoTest, SmallReadsAndWritesAcrossHolesAndShortObjects) {
   MountedFs::Options options;
   options.osts = 3;
   options.stripe_count = 3;
@@ -323,7 +325,7 @@ TEST(RingReadTest, SmallReadsAcrossHolesAndShortObjects) {
   ASSERT_EQ(fsync(fd), 0);
   close(fd);
 
-  const uint64_t before = StartedReads(fs);
+  const uint64_t before = Started(fs);
   fd = open(path.c_str(), O_RDONLY | O_DIRECT);
   ASSERT_GE(fd, 0) << strerror(errno);
   AlignedBuffer in = Aligned(64 * 1024);
@@ -342,11 +344,27 @@ TEST(RingReadTest, SmallReadsAcrossHolesAndShortObjects) {
     }
   }
   close(fd);
-  const uint64_t started = StartedReads(fs) - before;
+  const uint64_t started = Started(fs) - before;
+
+  fd = open(path.c_str(), O_RDWR | O_DIRECT);
+  ASSERT_GE(fd, 0) << strerror(errno);
+  size_t writes = 0;
+  for (size_t at = 0; at + 8192 <= kSize; at += 36 * 1024) {  // some in holes, some past 192K
+    const std::string data = RandomBytes(8192, 40 + at);
+    std::memcpy(in.get(), data.data(), data.size());
+    ASSERT_EQ(pwrite(fd, in.get(), data.size(), static_cast<off_t>(at)), 8192) << at;
+    expected.replace(at, data.size(), data);
+    ++writes;
+  }
+  close(fd);
+  EXPECT_TRUE(SameBytes(ReadFile(path), expected));
+  const uint64_t started_writes = Started(fs) - before - started;
   if (OverIoUring()) {
     EXPECT_GT(started, reads / 4) << "few reads over io_uring were started on its queue's ring";
+    EXPECT_GT(started_writes, writes / 4) << "few writes over io_uring were started on its ring";
   } else {
     EXPECT_EQ(started, 0u);
+    EXPECT_EQ(started_writes, 0u);
   }
 }
 

@@ -270,10 +270,10 @@ TEST(ServicePolicyTest, SubmitOrRunQueuesWhatThePolicyHolds) {
   }
 }
 
-// A read of an object already open, on an idle OST, is handed to the
-// starter (which reads the object's descriptor itself, later) and stays in
-// service until FinishStarted: counted once, the tail past the object's
-// end read as zeros, the inline budget given back.
+// A read or write of an object already open, on an idle OST, is handed to
+// the starter (which does it on the object's descriptor itself, later)
+// and stays in service until FinishStarted: counted once, the tail past
+// the object's end read as zeros, the inline budget given back.
 TEST(ServicePolicyTest, SubmitOrStartHandsAnIdleOstsReadToTheStarter) {
   TempDir dir;
   auto backend = NewPosixBackend(dir.path());
@@ -311,7 +311,7 @@ TEST(ServicePolicyTest, SubmitOrStartHandsAnIdleOstsReadToTheStarter) {
   const ssize_t n = preadv(file->NativeFd(), started->iov.data(),
                            static_cast<int>(started->iov.size()), 0);
   ASSERT_EQ(n, 6000);
-  service.FinishStarted(started, Status::Ok(), static_cast<size_t>(n));
+  service.FinishStarted(started, *file, Status::Ok(), static_cast<size_t>(n));
   ASSERT_EQ(rec.Results().size(), 2u);
   EXPECT_EQ(rec.Only(2).err, 0);
   EXPECT_EQ(rec.Only(2).bytes, 8192u);
@@ -328,18 +328,42 @@ TEST(ServicePolicyTest, SubmitOrStartHandsAnIdleOstsReadToTheStarter) {
   std::string again(100, 'y');
   service.SubmitOrStart(
       MakeIo(Op::kRead, object, 0, &again, &rec, 3), [&](IoRequest&) { handed_over++; },
-      [&](IoRequest& request, std::shared_ptr<ObjectFile>) {
+      [&](IoRequest& request, std::shared_ptr<ObjectFile> f) {
         started = &request;
+        file = std::move(f);
         return true;
       });
-  service.FinishStarted(started, Status::Error(EIO, "disk gone"), 0);
+  service.FinishStarted(started, *file, Status::Error(EIO, "disk gone"), 0);
   EXPECT_EQ(rec.Only(3).err, EIO);
+
+  // A write of the open object too: done by the starter, then its
+  // allocation reported and the object marked as existing.
+  std::string more = testing::Pattern(6, 4096);
+  std::atomic<uint64_t> allocation{0};
+  auto write = MakeIo(Op::kWrite, object, 8192, &more, &rec, 4);
+  write->allocation = &allocation;
+  service.SubmitOrStart(
+      std::move(write), [&](IoRequest&) { handed_over++; },
+      [&](IoRequest& request, std::shared_ptr<ObjectFile> f) {
+        started = &request;
+        file = std::move(f);
+        return true;
+      });
+  ASSERT_EQ(started->info.op, Op::kWrite);
+  const ssize_t put = pwritev(file->NativeFd(), started->iov.data(),
+                              static_cast<int>(started->iov.size()), 8192);
+  ASSERT_EQ(put, 4096);
+  service.FinishStarted(started, *file, Status::Ok(), static_cast<size_t>(put));
+  EXPECT_EQ(rec.Only(4).err, 0);
+  EXPECT_EQ(rec.Only(4).bytes, 4096u);
+  EXPECT_GT(allocation.load(), 0u);
   EXPECT_EQ(handed_over, 0);
+  EXPECT_EQ(service.Counters().started, 3u);  // two reads and the write
 }
 
 // Whatever cannot be started without waiting goes to the service threads,
 // served once: an object not open yet (opening it may wait on the disk),
-// a write, and a read the starter declines.
+// and a read the starter declines.
 TEST(ServicePolicyTest, SubmitOrStartQueuesWhatItCannotStart) {
   TempDir dir;
   auto backend = NewPosixBackend(dir.path());
@@ -364,7 +388,7 @@ TEST(ServicePolicyTest, SubmitOrStartQueuesWhatItCannotStart) {
   service.SubmitOrStart(MakeIo(Op::kWrite, service.Object(8), 0, &data, &rec, 2),
                         [&](IoRequest&) { handed_over++; }, starter);
   ASSERT_TRUE(rec.WaitFor(2));
-  EXPECT_EQ(starts, 0);  // a write is never started
+  EXPECT_EQ(starts, 0);  // object 8 was not open either
   EXPECT_EQ(handed_over, 2);
 
   std::string back(4096, 'r');
