@@ -527,6 +527,7 @@ uint64_t Filesystem::FileSizeLimit(OpenFile& file) {
 std::shared_ptr<OpenFile> Filesystem::FindOpen(uint64_t ino) { return open_.Find(ino); }
 
 void Filesystem::ReleaseOpen(const std::shared_ptr<OpenFile>& file) {
+  bool removed = false;
   {
     OpenTable::Locked table = open_.Lock(file->ino);
     if (--file->opens > 0) return;
@@ -554,11 +555,15 @@ void Filesystem::ReleaseOpen(const std::shared_ptr<OpenFile>& file) {
                            file->ino, cleared.ToString());
       }
     }
+    // Its last name went while it was open (ForgetRemoved marked it): it
+    // goes now. One that went after this close is destroyed by the
+    // ForgetRemoved of its unlink or rename, which always follows the
+    // store's commit and finds it closed: no read of the store here.
+    removed = table.Removed(file->ino);
     table.Erase(file->ino);
   }
   if (file->touched.load(std::memory_order_relaxed)) CloseObjects(file->layout);
-  auto inode = meta_->GetInode(file->ino);
-  if (inode.ok() && inode->nlink == 0) ForgetRemoved(file->ino);
+  if (removed) ForgetRemoved(file->ino);
 }
 
 namespace {

@@ -61,6 +61,8 @@ void OpenTable::Locked::MarkRemoved(uint64_t ino) {
   if (For(ino).removed.insert(ino).second) removed_->fetch_add(1, std::memory_order_relaxed);
 }
 
+bool OpenTable::Locked::Removed(uint64_t ino) const { return For(ino).removed.count(ino) != 0; }
+
 void OpenTable::Locked::UnmarkRemoved(uint64_t ino) {
   if (For(ino).removed.erase(ino) != 0) removed_->fetch_sub(1, std::memory_order_relaxed);
 }

@@ -92,6 +92,8 @@ class OpenTable::Locked {
 
   void MarkRemoved(uint64_t ino);
   void UnmarkRemoved(uint64_t ino);
+  // Marked: its last name went while it was open.
+  bool Removed(uint64_t ino) const;
 
  private:
   friend class OpenTable;
