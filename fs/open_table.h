@@ -16,8 +16,8 @@
 //
 // Thread safety: every method is safe from any thread. A Locked holds one
 // shard's mutex for its life; no thread holds two shards at once (lock
-// order: a shard, then OpenFile::times_mu, then the store's mutex; under
-// the store's mutex a shard is only tried, never waited for).
+// order: a shard, then OpenFile::times_mu, then the store's inode locks;
+// under those a shard is only tried, never waited for).
 #pragma once
 
 #include <atomic>

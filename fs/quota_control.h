@@ -25,8 +25,9 @@
 //
 // Thread safety: every method may be called from any thread. settings_mu_
 // serializes changes (persist, then publish); mu_ guards the enforcer. Lock
-// order: settings_mu_, then the store's lock (its observer takes mu_),
-// then mu_; nothing calls the store while holding mu_.
+// order: settings_mu_, then the store's locks (its usage observer, called
+// under the usage book's mutex, takes mu_), then mu_; nothing calls the
+// store while holding mu_.
 #pragma once
 
 #include <atomic>
