@@ -34,7 +34,12 @@ class RingIo final : public ring::IoCompletion {
   }
 
   void IoDone(int result) override {
-    if ((result == -EINTR || result == -EAGAIN) && Issue()) return;  // again, as the backend would
+    // Interrupted: again, as the backend (ost/posix_backend.cc) retries
+    // EINTR. io_uring itself turns a regular file's EAGAIN into a blocking
+    // retry on its workers, so one here is retried, a few times only.
+    if ((result == -EINTR || (result == -EAGAIN && ++retries_ <= kEagainRetries)) && Issue()) {
+      return;
+    }
     if (result > 0) {
       done_ += static_cast<size_t>(result);
       // A read returns short only at the object's end; a write short of
@@ -45,16 +50,17 @@ class RingIo final : public ring::IoCompletion {
         result = -EIO;
       }
     } else if (result == 0 && write() && done_ < part_.info.length) {
-      result = -EIO;  // a write that moves nothing would never end
+      result = -ENOSPC;  // a write that moves nothing: no room, as the backend says
     }
     Status status;
     if (result < 0) {
-      status = Status::Error(-result, fmt::format("ost {}: {} of object {:#x} at {} over io_uring: {}",
-                                                  ost_.index(), write() ? "write" : "read",
-                                                  part_.info.object_id, part_.info.offset + done_,
-                                                  strerror(-result)));
+      status = Status::Error(
+          -result, fmt::format("ost {}: {} of object {:#x} at {} over io_uring: {}", ost_.index(),
+                               write() ? "write" : "read", part_.info.object_id,
+                               part_.info.offset + done_, strerror(-result)));
     }
     ost_.FinishStarted(&part_, *file_, std::move(status), done_);
+    ost_.LetGo(std::move(file_));
     delete this;
   }
 
@@ -82,11 +88,13 @@ class RingIo final : public ring::IoCompletion {
   }
 
   ost::Service& ost_;
-  ost::IoRequest& part_;  // the service's until FinishStarted
+  ost::IoRequest& part_;                   // the service's until FinishStarted
   std::shared_ptr<ost::ObjectFile> file_;  // held open while it runs
-  std::vector<iovec> left_;  // what is still to move, from first_ on
+  std::vector<iovec> left_;                // what is still to move, from first_ on
   size_t first_ = 0;
   size_t done_ = 0;  // bytes moved so far
+  static constexpr int kEagainRetries = 3;
+  int retries_ = 0;  // of EAGAIN so far
 };
 
 }  // namespace
@@ -123,7 +131,8 @@ void MultiPartOp::Launch(Filesystem& fs, std::vector<std::unique_ptr<ost::IoRequ
     const uint32_t ost = parts[0]->info.ost;
     fs.ost(ost).SubmitOrRun(std::move(parts[0]),
                             [this](ost::IoRequest& part) { OwnBuffers(part); });
-  } else if (lone && (parts[0]->info.op == nrs::Op::kRead || parts[0]->info.op == nrs::Op::kWrite)) {
+  } else if (lone &&
+             (parts[0]->info.op == nrs::Op::kRead || parts[0]->info.op == nrs::Op::kWrite)) {
     ost::Service& service = fs.ost(parts[0]->info.ost);
     service.SubmitOrStart(
         std::move(parts[0]), [this](ost::IoRequest& part) { OwnBuffers(part); },

@@ -1,7 +1,9 @@
 // A file operation cut into one OST request per touched stripe. FUSE threads
-// build and submit the parts and return at once; whichever OST service
-// thread finishes the last part runs Finish(), which sends the one FUSE
-// reply, and the op deletes itself.
+// build and submit the parts and return at once; whichever thread finishes
+// the last part (an OST service thread, a FUSE worker that served it
+// inline, the io_uring queue thread whose ring did it, or the monitor
+// failing it) runs Finish(), which sends the one FUSE reply, and the op
+// deletes itself.
 #pragma once
 
 #include <atomic>
@@ -25,8 +27,8 @@ class SpaceHold;
 // Marks the calling thread as a FUSE worker inside a read or write
 // callback for the scope's life: only there may a lone part be served on
 // the calling thread (MultiPartOp::Launch). Follow-up launches from
-// completions run on OST service threads or the monitor, whose own work a
-// call on another OST's disk must never hold up.
+// completions run on OST service threads, io_uring queue threads or the
+// monitor, whose own work a call on another OST's disk must never hold up.
 class FuseCallbackScope {
  public:
   FuseCallbackScope();
@@ -56,7 +58,8 @@ class MultiPartOp : public ost::IoObserver, public Interruptible {
   // submitter's own reference; with no parts, finishes on this thread. A
   // lone part may be served on this thread (ost::Service::SubmitOrRun) in a
   // FuseCallbackScope, and the op may then be finished and gone when Launch
-  // returns.
+  // returns; on an io_uring queue's thread a lone read or write is started
+  // on its ring instead (ost::Service::SubmitOrStart) and finished there.
   // The op must not be touched by the caller after Launch.
   void Launch(Filesystem& fs, std::vector<std::unique_ptr<ost::IoRequest>> parts);
 
@@ -117,8 +120,9 @@ class MultiPartOp : public ost::IoObserver, public Interruptible {
 
  protected:
   virtual ~MultiPartOp() = default;
-  // Sees each part once it is done, before Finish (on its service thread,
-  // parts of one op possibly at once): for results a part carries back.
+  // Sees each part once it is done, before Finish (on the thread that
+  // finished it, parts of one op possibly at once): for results a part
+  // carries back.
   virtual void OnPart(const ost::IoRequest& part, const Status& status) {}
   // Runs exactly once, after every part is done; `status` is the first
   // failure, if any. Sends the reply. The op is deleted when it returns.

@@ -347,7 +347,15 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
   // still has in the kernel holds the device open, and the kernel would
   // wait for an answer to its DESTROY that nobody is left to give.
   signal_sweep.reset();
-  if (ring != nullptr) ring->Stop();
+  if (ring != nullptr) {
+    ring->Stop();
+    const ring::RingCounters c = ring->counters();
+    logger->info(
+        "FUSE over io_uring served {} requests: {} reads and writes started on its "
+        "io_urings, {} replies committed on their queue's thread, {} handed to it, "
+        "{} malformed requests answered EIO",
+        c.served, c.io_started, c.replied_local, c.replied_handed, c.bad_requests);
+  }
   fs->set_session(nullptr);
   fuse_session_unmount(session);
   fuse_remove_signal_handlers(session);

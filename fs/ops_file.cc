@@ -418,6 +418,9 @@ class GrowthTurn {
       next = std::move(file_->growth_waiting.front());
       file_->growth_waiting.pop_front();
     }
+    // On whichever thread let go last, maybe a FUSE worker inside its own
+    // callback: the next op must not be served inline there.
+    const NotInFuseCallback outside;
     next();  // starts with the turn handed over: growth_busy stays set
   }
 

@@ -24,11 +24,11 @@ std::string FormatOstStatus(const std::vector<ost::Service*>& osts,
       stale = now - *space.at > ost_timeout;
     }
     out += fmt::format(
-        "ost{} state={} queued={} in_service={} raised={} cancelled={} started={} oldest_ms={} errors={} "
-        "io_errors={} read_only={} space_age_ms={}{} epoch={} eh={} path={}\n",
+        "ost{} state={} queued={} in_service={} raised={} cancelled={} started={} oldest_ms={} "
+        "errors={} io_errors={} read_only={} space_age_ms={}{} epoch={} eh={} path={}\n",
         service->index(), c.responsive ? "ok" : "unresponsive", c.queued, c.active, c.raised,
-        c.cancelled, c.started, Millis(c.oldest_in_service), c.errors, c.io_errors, service->read_only() ? "yes" : "no",
-        age, stale ? " space=stale" : "", service->epoch(),
+        c.cancelled, c.started, Millis(c.oldest_in_service), c.errors, c.io_errors,
+        service->read_only() ? "yes" : "no", age, stale ? " space=stale" : "", service->epoch(),
         nrs::StandingName(service->EpochStanding()), service->backend().Describe());
   }
   return out;

@@ -9,7 +9,7 @@
 
 namespace sfs::ost {
 
-// Also all of a read of a missing object.
+// Past a short read's end, and all of a read of a missing object (from 0).
 void ZeroFrom(std::vector<iovec>& iov, size_t from) {
   for (iovec& v : iov) {
     if (from >= v.iov_len) {

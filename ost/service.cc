@@ -114,10 +114,16 @@ struct Service::Impl {
   // One slot per service thread (see tls_busy), the sampler's, and the
   // inline one, claimed by a caller while it serves.
   std::vector<std::atomic<int64_t>> busy_since;
-  // Claims the inline slot and a share of the budget, marking the slot
-  // busy since now; false if either is taken.
-  bool ClaimInline();
+  // Claims the inline slot, marking it busy since now, and for a request
+  // the caller's thread will run (`on_caller_thread`) a share of the
+  // budget too; false if either is taken. A started request holds no
+  // thread (SubmitOrStart), so the budget, which bounds the threads hung
+  // OSTs can take, is not charged for it: the slot alone bounds it.
+  bool ClaimInline(bool on_caller_thread);
   void ReleaseInline();
+  // Whether the inline slot's holder took a share of the budget; written
+  // by the holder only (the slot's claim orders it).
+  std::atomic<bool> inline_charged{false};
   const std::shared_ptr<spdlog::logger> log;
 
   boost::asio::io_context io;
@@ -140,7 +146,7 @@ struct Service::Impl {
   std::atomic<uint64_t> io_errors{0};
   std::atomic<uint64_t> last_error{0};
   std::atomic<uint64_t> bytes{0};
-  std::atomic<uint64_t> started{0};  // reads SubmitOrStart had started elsewhere
+  std::atomic<uint64_t> started{0};        // reads and writes SubmitOrStart had started
   bool responsive = true;                  // GUARDED_BY(mu)
   // When a request last completed (steady ns; 0: never): while some do,
   // the OST makes progress and nothing queued is failed.
@@ -205,22 +211,29 @@ jobstats::JobOp JobOpOf(nrs::Op op) {
 // an observer then goes through the queue (no nesting on one stack).
 thread_local bool tls_serving_inline = false;
 
-bool Service::Impl::ClaimInline() {
+bool Service::Impl::ClaimInline(bool on_caller_thread) {
   if (!inline_budget || tls_serving_inline || draining.load()) return false;
   int64_t idle = 0;
   if (!busy_since[inline_slot].compare_exchange_strong(idle, SteadyNanos(nrs::Clock::now()))) {
     return false;
   }
+  if (!on_caller_thread) {
+    inline_charged.store(false);
+    return true;
+  }
   int left = inline_budget->load(std::memory_order_relaxed);
   while (left > 0 && !inline_budget->compare_exchange_weak(left, left - 1)) {
   }
-  if (left > 0) return true;
+  if (left > 0) {
+    inline_charged.store(true);
+    return true;
+  }
   busy_since[inline_slot].store(0);
   return false;
 }
 
 void Service::Impl::ReleaseInline() {
-  inline_budget->fetch_add(1);
+  if (inline_charged.exchange(false)) inline_budget->fetch_add(1);
   busy_since[inline_slot].store(0);
 }
 
@@ -591,14 +604,14 @@ void Service::Submit(std::unique_ptr<IoRequest> request) {
   boost::asio::post(impl_->io, [impl = impl_.get()] { impl->ServeOne(); });
 }
 
-Service::Admission Service::AdmitIfIdle(
-    std::unique_ptr<IoRequest>& request, const std::function<void(IoRequest&)>& before_queueing) {
+Service::Admission Service::AdmitIfIdle(std::unique_ptr<IoRequest>& request,
+                                        const std::function<void(IoRequest&)>& before_queueing) {
   Stamp(*request);
   IoRequest* const mine = request.get();
   std::lock_guard<std::mutex> lock(impl_->mu);
   // An idle OST only: a request arriving while another is in service
   // waits in the queue as before, so a disk that stops answering holds
-  // at most one caller's thread (or one started read), and what queues
+  // at most one caller's thread (or one started read or write), and what queues
   // behind it fails after ost_timeout (Tick).
   if (!impl_->responsive || impl_->nrs.Queued() != 0 || impl_->nrs.Active() != 0) {
     return Admission::kBusy;
@@ -636,7 +649,7 @@ void Service::NotAdmitted(Admission admission, std::unique_ptr<IoRequest> reques
 void Service::SubmitOrRun(std::unique_ptr<IoRequest> request,
                           const std::function<void(IoRequest&)>& before_queueing) {
   assert(!impl_->stopping.load() && "SubmitOrRun() during ~Service");
-  if (!impl_->ClaimInline()) {
+  if (!impl_->ClaimInline(/*on_caller_thread=*/true)) {
     before_queueing(*request);
     return Submit(std::move(request));
   }
@@ -663,9 +676,9 @@ void Service::SubmitOrStart(std::unique_ptr<IoRequest> request,
   }
   // A file opened read-only (its filesystem was) is reopened by a service
   // thread before a write (Execute).
-  const bool startable = file != nullptr && file->NativeFd() >= 0 &&
-                         (op == nrs::Op::kRead || !file->read_only());
-  if (!startable || !impl_->ClaimInline()) {
+  const bool startable =
+      file != nullptr && file->NativeFd() >= 0 && (op == nrs::Op::kRead || !file->read_only());
+  if (!startable || !impl_->ClaimInline(/*on_caller_thread=*/false)) {
     before_queueing(*request);
     return Submit(std::move(request));
   }
@@ -679,14 +692,15 @@ void Service::SubmitOrStart(std::unique_ptr<IoRequest> request,
     return;
   }
   // Not started after all: a service thread runs it, in the inline slot's
-  // place.
+  // place, so the caller's buffers must become the request's own first, as
+  // for any request that waits.
+  before_queueing(*mine);
   EndInline();
   boost::asio::post(impl_->io,
                     [impl = impl_.get(), mine] { impl->Run(std::unique_ptr<IoRequest>(mine)); });
 }
 
-void Service::FinishStarted(IoRequest* request, ObjectFile& file, Status status,
-                            size_t bytes) {
+void Service::FinishStarted(IoRequest* request, ObjectFile& file, Status status, size_t bytes) {
   Outcome outcome;
   if (request->info.op == nrs::Op::kWrite) {
     request->object_exists = true;  // it was open
@@ -705,6 +719,17 @@ void Service::FinishStarted(IoRequest* request, ObjectFile& file, Status status,
   }
   impl_->Complete(std::unique_ptr<IoRequest>(request), outcome);
   EndInline();  // as SubmitOrRun after its Run
+}
+
+void Service::LetGo(std::shared_ptr<ObjectFile> file) {
+  // use_count is a hint: another holder letting go at the same moment may
+  // still leave the close here, which only costs a wait this avoids
+  // almost always.
+  if (file.use_count() > 1) return;
+  boost::asio::post(impl_->io, [file = std::move(file)]() mutable {
+    BusyScope busy;  // a close may wait on the disk
+    file.reset();
+  });
 }
 
 void Service::EndInline() {

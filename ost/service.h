@@ -96,8 +96,10 @@ class ObjectHandle {
 
 class IoRequest;
 
-// Told when one request has finished. Called on a service thread, no lock
-// held; may send a FUSE reply. Must not block on I/O.
+// Told when one request has finished. Called with no lock held on the
+// thread that finished it: a service thread, the caller of SubmitOrRun, or
+// whichever thread calls FinishStarted or Tick. May send a FUSE reply.
+// Must not block on I/O.
 class IoObserver {
  public:
   virtual ~IoObserver() = default;
@@ -151,7 +153,9 @@ struct ServiceOptions {
   // How many requests may run on their callers' threads at once (see
   // SubmitOrRun), shared by the OSTs given the same counter: a caller's
   // thread stuck on a hung disk is one FUSE worker fewer, so the counter
-  // bounds how many a hung OST can take. Null: never on the caller's thread.
+  // bounds how many a hung OST can take (a request SubmitOrStart started
+  // holds no thread and takes no share). Null: never on the caller's
+  // thread, nor started by it.
   std::shared_ptr<std::atomic<int>> inline_budget;
   // The epoch hub this OST's scheduler joins, shared by the OSTs of one
   // filesystem; null: a LocalEpochHub of its own (nothing to coordinate).
@@ -173,7 +177,7 @@ struct ServiceCounters {
   uint64_t active = 0;      // now, in service
   uint64_t raised = 0;      // moved to the high-priority head by Raise, since start
   uint64_t cancelled = 0;   // taken back unserved by Cancel, since start
-  uint64_t started = 0;     // reads started by their caller (SubmitOrStart), since start
+  uint64_t started = 0;     // reads and writes started by their caller (SubmitOrStart)
   bool responsive = true;   // see Service::Tick
   // How long the oldest task now in service has been (0: none).
   std::chrono::nanoseconds oldest_in_service{0};
@@ -233,7 +237,8 @@ class Service final : public nrs::Target {
   // it without waiting (an asynchronous read or write of file.NativeFd()
   // at info.offset) and returns true; FinishStarted must then follow
   // exactly once, from any thread. The request is in service meanwhile,
-  // in the inline slot, so Tick sees one that never ends. Anything else
+  // in the inline slot, so Tick sees one that never ends; it holds no
+  // thread, so it takes no share of the inline budget. Anything else
   // (another op, an object not open, a busy OST, a throttle, `start`
   // declining) goes to the service threads as Submit, `before_queueing`
   // first.
@@ -246,6 +251,10 @@ class Service final : public nrs::Target {
   // failure. `file` is the one `start` had. Counted, stated and observed
   // as any request; the observer runs on the calling thread.
   void FinishStarted(IoRequest* request, ObjectFile& file, Status status, size_t bytes);
+  // Lets go of the file `start` had, after FinishStarted. If this may be
+  // its last reference (the object's cache let it go meanwhile), the drop,
+  // a close that may wait on the disk, is left to a service thread.
+  void LetGo(std::shared_ptr<ObjectFile> file);
 
   // Seed 000's nrs_priority: another request waits for `request`, so if it
   // is still queued on the regular head it moves to the high-priority head

@@ -157,6 +157,10 @@ void FreeEntry(Entry& entry) {
 
 namespace {
 
+// How long a queue thread waits, once a stop was asked for, for the reads
+// and writes it started to end.
+constexpr std::chrono::seconds kStopGrace{10};
+
 class QueueRunner {
  public:
   QueueRunner(FuseRing::State& state, FuseRing::Queue& queue) : state_(state), queue_(queue) {}
@@ -193,10 +197,31 @@ void QueueRunner::Run() {
   for (auto& entry : queue_.entries) PrepCommand(queue_, *entry, dev_fd, uapi::kCmdRegister);
   ArmEventRead(queue_);
   io_uring_cqe* batch[kCqeBatch];
-  // A read or write in flight still ends (its op finishes) when every
-  // entry died.
-  while (!stop_ && (queue_.dead < queue_.entries.size() || queue_.io_in_flight > 0)) {
-    const int submitted = io_uring_submit_and_wait(&queue_.ring, 1);
+  // A read or write in flight (StartIo) still ends, so its op finishes and
+  // its OST gets its inline slot back, when every entry died or a stop was
+  // asked for. After a stop it has kStopGrace: a disk that hangs must not
+  // hang the unmount too.
+  std::optional<std::chrono::steady_clock::time_point> stop_deadline;
+  while ((!stop_ && queue_.dead < queue_.entries.size()) || queue_.io_in_flight > 0) {
+    int submitted = 0;
+    if (stop_) {
+      const auto now = std::chrono::steady_clock::now();
+      if (!stop_deadline) stop_deadline = now + kStopGrace;
+      if (now >= *stop_deadline) {
+        Logger("ring")->error(
+            "FUSE ring queue {}: {} reads or writes on OSTs did not end within {} s of the "
+            "stop; left unfinished (their OSTs do not answer)",
+            queue_.qid, queue_.io_in_flight,
+            std::chrono::duration_cast<std::chrono::seconds>(kStopGrace).count());
+        break;
+      }
+      __kernel_timespec wait{0, 100'000'000};
+      io_uring_cqe* first = nullptr;
+      submitted = io_uring_submit_and_wait_timeout(&queue_.ring, &first, 1, &wait, nullptr);
+      if (submitted == -ETIME) continue;
+    } else {
+      submitted = io_uring_submit_and_wait(&queue_.ring, 1);
+    }
     if (submitted < 0 && submitted != -EINTR && submitted != -EAGAIN && submitted != -EBUSY) {
       Logger("ring")->error("FUSE ring queue {}: io_uring_enter failed: {}", queue_.qid,
                             strerror(-submitted));

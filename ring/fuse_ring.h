@@ -134,8 +134,12 @@ class FuseRing {
   // write the filesystem cannot do without waiting is done by one of the
   // kernel's io_uring workers); `done` is told on this thread, later.
   // False, and nothing started, anywhere else. `fd`, `iov` and the buffers
-  // stay valid until then. A request has at most one in flight: its
-  // entry's command waits meanwhile, so the submission queue has room.
+  // stay valid until then. A full submission queue is submitted first to
+  // make room (as for every command); how many are in flight at once is
+  // bounded by the caller (an OST starts one at a time: its inline slot,
+  // ost::Service::SubmitOrStart), and a completion queue that fills keeps
+  // the rest in the kernel (IORING_FEAT_NODROP).
+  // On Stop the queue thread waits a while for those still in flight.
   enum class Direction { kRead, kWrite };
   static bool StartIo(Direction direction, int fd, const iovec* iov, int count, uint64_t offset,
                       IoCompletion* done);

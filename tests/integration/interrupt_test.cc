@@ -141,7 +141,6 @@ bool Reap(Caller& caller, Clock::time_point deadline, Outcome* outcome) {
   return exited;
 }
 
-
 // One OST, so that the rate is all its own (under the "fs" scope each OST
 // starts with a token of its own) and each call is one request.
 MountedFs::Options OneOst() {

@@ -5,8 +5,11 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <deque>
 #include <limits>
+#include <mutex>
+#include <optional>
 #include <set>
 #include <thread>
 
@@ -273,7 +276,7 @@ TEST(ServicePolicyTest, SubmitOrRunQueuesWhatThePolicyHolds) {
 // A read or write of an object already open, on an idle OST, is handed to
 // the starter (which does it on the object's descriptor itself, later)
 // and stays in service until FinishStarted: counted once, the tail past
-// the object's end read as zeros, the inline budget given back.
+// the object's end read as zeros, the inline budget never charged.
 TEST(ServicePolicyTest, SubmitOrStartHandsAnIdleOstsReadToTheStarter) {
   TempDir dir;
   auto backend = NewPosixBackend(dir.path());
@@ -306,7 +309,7 @@ TEST(ServicePolicyTest, SubmitOrStartHandsAnIdleOstsReadToTheStarter) {
   EXPECT_EQ(during.started, 1u);
   EXPECT_EQ(during.active, 1u);
   EXPECT_GT(during.oldest_in_service.count(), 0);  // Tick would see a read that never ends
-  EXPECT_EQ(options.inline_budget->load(), 0);
+  EXPECT_EQ(options.inline_budget->load(), 1);     // it holds no thread
 
   const ssize_t n = preadv(file->NativeFd(), started->iov.data(),
                            static_cast<int>(started->iov.size()), 0);
@@ -361,6 +364,88 @@ TEST(ServicePolicyTest, SubmitOrStartHandsAnIdleOstsReadToTheStarter) {
   EXPECT_EQ(service.Counters().started, 3u);  // two reads and the write
 }
 
+// The inline budget bounds the callers' threads hung OSTs can hold; a
+// started request holds none, so it is started even when the budget is
+// spent, while SubmitOrRun then hands its request to a service thread.
+TEST(ServicePolicyTest, StartedIoTakesNoShareOfTheInlineBudget) {
+  TempDir dir;
+  auto backend = NewPosixBackend(dir.path());
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  ThreadRecorder rec;
+  ServiceOptions options = WithInlineBudget(0);  // every share taken elsewhere
+  Service service(options, std::move(backend).value());
+  auto object = service.Object(9);
+  std::string written = testing::Pattern(9, 4096);
+  service.Submit(MakeIo(Op::kWrite, object, 0, &written, &rec, 1));  // opens the object
+  ASSERT_TRUE(rec.WaitFor(1));
+
+  std::string run(4096, 'x');
+  service.SubmitOrRun(MakeIo(Op::kRead, object, 0, &run, &rec, 2), [](IoRequest&) {});
+  ASSERT_TRUE(rec.WaitFor(2));
+  EXPECT_NE(rec.Threads()[1], std::this_thread::get_id());  // no share: a service thread ran it
+
+  std::string got(4096, 'y');
+  IoRequest* started = nullptr;
+  std::shared_ptr<ObjectFile> file;
+  service.SubmitOrStart(
+      MakeIo(Op::kRead, object, 0, &got, &rec, 3), [](IoRequest&) {},
+      [&](IoRequest& request, std::shared_ptr<ObjectFile> f) {
+        started = &request;
+        file = std::move(f);
+        return true;
+      });
+  ASSERT_NE(started, nullptr);
+  EXPECT_EQ(options.inline_budget->load(), 0);
+  const ssize_t n =
+      preadv(file->NativeFd(), started->iov.data(), static_cast<int>(started->iov.size()), 0);
+  ASSERT_EQ(n, 4096);
+  service.FinishStarted(started, *file, Status::Ok(), static_cast<size_t>(n));
+  EXPECT_EQ(rec.Only(3).err, 0);
+  EXPECT_EQ(got, written);
+  EXPECT_EQ(options.inline_budget->load(), 0);  // nothing taken, nothing given back
+  EXPECT_EQ(service.Counters().started, 1u);
+}
+
+// After FinishStarted the starter lets go of the file: a reference others
+// still hold is just dropped; the last one (whose drop closes the file) is
+// dropped by a service thread, never by the caller, which must not wait on
+// a disk.
+TEST(ServicePolicyTest, LetGoLeavesTheLastDropToAServiceThread) {
+  TempDir dir;
+  auto backend = NewPosixBackend(dir.path());
+  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
+  ThreadRecorder rec;
+  Service service(WithInlineBudget(1), std::move(backend).value());
+  auto object = service.Object(10);
+  std::string written = testing::Pattern(10, 4096);
+  service.Submit(MakeIo(Op::kWrite, object, 0, &written, &rec, 1));  // opens the object
+  ASSERT_TRUE(rec.WaitFor(1));
+  auto opened = object->Get(/*create=*/false);
+  ASSERT_TRUE(opened.ok()) << opened.status().ToString();
+  const std::shared_ptr<ObjectFile> file = std::move(opened).value();
+
+  // A stand-in reference whose last drop says on which thread it ran.
+  std::mutex mu;
+  std::condition_variable dropped;
+  std::optional<std::thread::id> dropper;  // GUARDED_BY(mu)
+  std::shared_ptr<ObjectFile> tracked(file.get(), [&](ObjectFile*) {
+    std::lock_guard<std::mutex> lock(mu);
+    dropper = std::this_thread::get_id();
+    dropped.notify_all();
+  });
+  std::shared_ptr<ObjectFile> other = tracked;
+  service.LetGo(std::move(tracked));  // `other` holds it still
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_FALSE(dropper.has_value());
+  }
+  service.LetGo(std::move(other));  // the last one
+  std::unique_lock<std::mutex> lock(mu);
+  ASSERT_TRUE(
+      dropped.wait_for(lock, std::chrono::seconds(10), [&] { return dropper.has_value(); }));
+  EXPECT_NE(*dropper, std::this_thread::get_id());
+}
+
 // Whatever cannot be started without waiting goes to the service threads,
 // served once: an object not open yet (opening it may wait on the disk),
 // and a read the starter declines.
@@ -396,6 +481,7 @@ TEST(ServicePolicyTest, SubmitOrStartQueuesWhatItCannotStart) {
                         [&](IoRequest&) { handed_over++; }, starter);
   ASSERT_TRUE(rec.WaitFor(3));
   EXPECT_EQ(starts, 1);  // offered, declined, then read by a service thread
+  EXPECT_EQ(handed_over, 3);  // its buffers made its own before the hand-off
   EXPECT_EQ(rec.Only(3).err, 0);
   EXPECT_EQ(back, data);
   EXPECT_NE(rec.Threads()[2], std::this_thread::get_id());

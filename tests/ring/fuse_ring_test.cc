@@ -55,6 +55,14 @@ TEST(FuseRingTest, MadeAndStoppedWithoutAConnectionTakesNoReply) {
   EXPECT_FALSE(ring->serving());
   EXPECT_FALSE(FuseRing::OnQueueThread());
   EXPECT_TRUE(FuseRing::CurrentPayload().empty());
+  // Off a queue thread nothing is started: the caller must do it itself.
+  struct NeverDone final : IoCompletion {
+    void IoDone(int) override { ADD_FAILURE() << "nothing was started"; }
+  } never;
+  char byte = 0;
+  iovec one{&byte, 1};
+  EXPECT_FALSE(FuseRing::StartIo(FuseRing::Direction::kRead, 0, &one, 1, 0, &never));
+  EXPECT_FALSE(FuseRing::StartIo(FuseRing::Direction::kWrite, 1, &one, 1, 0, &never));
   fuse_out_header out{sizeof(fuse_out_header), 0, 42};
   iovec iov[1] = {{&out, sizeof(out)}};
   EXPECT_FALSE(ring->Reply(iov, 1).has_value());  // not started: /dev/fuse's
