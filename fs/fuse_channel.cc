@@ -141,7 +141,8 @@ uint32_t RingDepth(unsigned queues) {
 }
 
 Result<std::unique_ptr<ring::FuseRing>> MakeRing(MountOptions::Uring mode, uint32_t depth,
-                                                 uint32_t max_request, void* filesystem) {
+                                                 int queue_nice, uint32_t max_request,
+                                                 void* filesystem) {
   if (mode == MountOptions::Uring::kOff) return std::unique_ptr<ring::FuseRing>();
   const ring::Availability availability = ring::Probe();
   const unsigned queues = ring::PossibleCpus();
@@ -151,6 +152,7 @@ Result<std::unique_ptr<ring::FuseRing>> MakeRing(MountOptions::Uring mode, uint3
     ring::Options options;
     options.queues = queues;
     options.queue_depth = depth != 0 ? depth : RingDepth(queues);
+    options.queue_nice = queue_nice;
     // The kernel wants room for max(8 KiB, max_write, max_pages pages);
     // the INIT reply asks for max_request as both (fs/init_reply.h).
     options.payload_size = std::max<size_t>(8192, max_request);

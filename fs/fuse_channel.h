@@ -89,7 +89,8 @@ struct InitAmendment {
 // log line says why). An error only for io_uring=on when they cannot be
 // had. Call before fuse_session_mount.
 Result<std::unique_ptr<ring::FuseRing>> MakeRing(MountOptions::Uring mode, uint32_t depth,
-                                                 uint32_t max_request, void* filesystem);
+                                                 int queue_nice, uint32_t max_request,
+                                                 void* filesystem);
 
 // Entries per queue when the mount does not say (uring_depth): each holds
 // a request of its CPU until its reply, waiting ones (TBF) included, so

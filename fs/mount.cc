@@ -258,7 +258,8 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
 
   // Before the mount: io_uring=on fails here, with the reason, if the
   // kernel cannot give the mount its queues (fs/fuse_channel.h).
-  auto made_ring = MakeRing(options.io_uring, options.uring_depth, max_request, fs.get());
+  auto made_ring =
+      MakeRing(options.io_uring, options.uring_depth, options.uring_nice, max_request, fs.get());
   if (!made_ring.ok()) return fail(made_ring.status());
   std::unique_ptr<ring::FuseRing> ring = std::move(made_ring).value();  // stops before fs dies
 

@@ -84,7 +84,7 @@ Result<bool> ApplyOwn(std::string_view item, std::string_view key, std::string_v
                     key == "ost_threads" || key == "attr_timeout" || key == "ost_timeout" ||
                     key == "cache" || key == "max_read" || key == "metrics" || key == "mdt_nrs" ||
                     key == "extent_credits" || key == "max_request" || key == "io_uring" ||
-                    key == "uring_depth";
+                    key == "uring_depth" || key == "uring_nice";
   if (!ours) return false;
   if (!has_value || value.empty()) return Bad(item, "needs a value (" + std::string(key) + "=...)");
   uint64_t number = 0;
@@ -147,6 +147,12 @@ Result<bool> ApplyOwn(std::string_view item, std::string_view key, std::string_v
       return Bad(item, "uring_depth is a whole number from 8 to 1024");
     }
     options->uring_depth = static_cast<uint32_t>(number);
+  } else if (key == "uring_nice") {
+    const bool below_zero = value.front() == '-';
+    if (!ParseInteger(value.substr(below_zero ? 1 : 0), 0, below_zero ? 20 : 19, &number)) {
+      return Bad(item, "uring_nice is a nice value, a whole number from -20 to 19");
+    }
+    options->uring_nice = below_zero ? -static_cast<int>(number) : static_cast<int>(number);
   } else if (key == "cache") {
     if (value != "writearound" && value != "writethrough" && value != "writeback") {
       return Bad(item, "cache is writearound, writethrough or writeback");

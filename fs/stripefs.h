@@ -89,6 +89,10 @@ struct MountOptions {
   // CPU the daemon holds at once, waiting ones included; the kernel queues
   // the rest. 0: the daemon's choice (fs/mount.cc, RingDepth).
   uint32_t uring_depth = 0;
+  // The nice value of the io_uring queue threads (ring::Options::queue_nice:
+  // a queue thread is the only server of its CPU's requests; below 0
+  // needs CAP_SYS_NICE, without which they keep the daemon's).
+  int uring_nice = -20;
 };
 
 // Parses one "-o a,b=c" word into `options` (fs/mount_options.cc, which
@@ -108,6 +112,7 @@ struct MountOptions {
 //   extent_credits on|off
 //   io_uring      auto|on|off
 //   uring_depth   8..1024
+//   uring_nice    -20..19
 // A later item overrides an earlier one. EINVAL with a message naming the
 // item otherwise, and `options` is then left unchanged.
 Status ParseMountOption(const std::string& word, MountOptions* options);

@@ -137,6 +137,9 @@ struct Service::Impl {
   size_t parked = 0;                      // GUARDED_BY(mu): tokens waiting for the timer
   size_t service_threads = 1;             // set at start, then read only
   size_t inline_running = 0;              // GUARDED_BY(mu): SubmitOrRun runs in service
+  // GUARDED_BY(mu): the inline slot's request was started (SubmitOrStart):
+  // in service, but holding no thread.
+  bool inline_started = false;
   size_t deferred_tokens = 0;             // GUARDED_BY(mu): tokens waiting for one to end
   uint64_t cancelled = 0;                 // GUARDED_BY(mu): requests Service::Cancel took back
   std::optional<nrs::TimePoint> armed_for;  // GUARDED_BY(mu): the timer's expiry, if waiting
@@ -244,8 +247,11 @@ void Service::Impl::ServeOne() {
     // A request served on a caller's thread takes a service thread's place:
     // at most `service_threads` in service at once, as without it, so a
     // hung disk holds no more threads and what queues behind fails after
-    // ost_timeout. The token waits for the inline run to end.
-    if (inline_running > 0 && nrs.Active() >= service_threads) {
+    // ost_timeout. The token waits for the inline run to end. A started
+    // one holds no thread, so it takes no thread's place: with a write
+    // that waits in the kernel (an io_uring worker's), the service threads
+    // still serve what queued behind it.
+    if (inline_running > 0 && !inline_started && nrs.Active() >= service_threads) {
       deferred_tokens++;
       return;
     }
@@ -605,7 +611,8 @@ void Service::Submit(std::unique_ptr<IoRequest> request) {
 }
 
 Service::Admission Service::AdmitIfIdle(std::unique_ptr<IoRequest>& request,
-                                        const std::function<void(IoRequest&)>& before_queueing) {
+                                        const std::function<void(IoRequest&)>& before_queueing,
+                                        bool started) {
   Stamp(*request);
   IoRequest* const mine = request.get();
   std::lock_guard<std::mutex> lock(impl_->mu);
@@ -626,6 +633,7 @@ Service::Admission Service::AdmitIfIdle(std::unique_ptr<IoRequest>& request,
   impl_->AskEarlyIfDoneLocked(now);
   if (pick.request == mine) {
     impl_->inline_running++;
+    impl_->inline_started = started;
     request.reset(mine);
     return Admission::kDispatched;
   }
@@ -653,7 +661,7 @@ void Service::SubmitOrRun(std::unique_ptr<IoRequest> request,
     before_queueing(*request);
     return Submit(std::move(request));
   }
-  const Admission admission = AdmitIfIdle(request, before_queueing);
+  const Admission admission = AdmitIfIdle(request, before_queueing, /*started=*/false);
   if (admission != Admission::kDispatched) {
     return NotAdmitted(admission, std::move(request), before_queueing);
   }
@@ -682,7 +690,7 @@ void Service::SubmitOrStart(std::unique_ptr<IoRequest> request,
     before_queueing(*request);
     return Submit(std::move(request));
   }
-  const Admission admission = AdmitIfIdle(request, before_queueing);
+  const Admission admission = AdmitIfIdle(request, before_queueing, /*started=*/true);
   if (admission != Admission::kDispatched) {
     return NotAdmitted(admission, std::move(request), before_queueing);
   }
@@ -737,6 +745,7 @@ void Service::EndInline() {
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     impl_->inline_running--;
+    impl_->inline_started = false;
     wake = std::exchange(impl_->deferred_tokens, 0);
   }
   impl_->ReleaseInline();

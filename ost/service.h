@@ -238,7 +238,9 @@ class Service final : public nrs::Target {
   // at info.offset) and returns true; FinishStarted must then follow
   // exactly once, from any thread. The request is in service meanwhile,
   // in the inline slot, so Tick sees one that never ends; it holds no
-  // thread, so it takes no share of the inline budget. Anything else
+  // thread, so it takes no share of the inline budget and no service
+  // thread's place (as a request run on a caller's thread does: the
+  // service threads serve what queues behind it meanwhile). Anything else
   // (another op, an object not open, a busy OST, a throttle, `start`
   // declining) goes to the service threads as Submit, `before_queueing`
   // first.
@@ -345,12 +347,13 @@ class Service final : public nrs::Target {
   void EndInline();
   // REQUIRES: the inline slot claimed. If the OST is idle and responsive,
   // enqueues `request` and asks its policy: kDispatched, it is in service
-  // and `request` the caller's to serve; kQueued, the policy holds it
+  // and `request` the caller's to serve (to be `started`, holding no
+  // thread, or run on the caller's); kQueued, the policy holds it
   // (`request` released, `before_queueing` ran, a token is due); kBusy,
   // `request` untouched.
   enum class Admission { kDispatched, kQueued, kBusy };
   Admission AdmitIfIdle(std::unique_ptr<IoRequest>& request,
-                        const std::function<void(IoRequest&)>& before_queueing);
+                        const std::function<void(IoRequest&)>& before_queueing, bool started);
   // Gives the inline slot back and sees to a request AdmitIfIdle did not
   // dispatch: submitted (kBusy) or its token posted (kQueued).
   void NotAdmitted(Admission admission, std::unique_ptr<IoRequest> request,

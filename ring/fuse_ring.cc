@@ -1,12 +1,13 @@
 #include "ring/fuse_ring.h"
 
-#include <linux/fuse.h>
 #include <liburing.h>
+#include <linux/fuse.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -185,6 +186,12 @@ void QueueRunner::Run() {
     CPU_ZERO(&cpus);
     CPU_SET(queue_.qid, &cpus);
     sched_setaffinity(0, sizeof(cpus), &cpus);
+  }
+  // This thread only (a Linux thread is a process to setpriority).
+  if (setpriority(PRIO_PROCESS, static_cast<id_t>(gettid()), state_.options.queue_nice) != 0 &&
+      queue_.qid == 0) {
+    Logger("ring")->info("FUSE ring: queue threads keep the daemon's priority, not nice {} ({})",
+                         state_.options.queue_nice, strerror(errno));
   }
   {
     std::unique_lock<std::mutex> lock(state_.start_mu);

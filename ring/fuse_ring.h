@@ -71,6 +71,14 @@ struct Options {
   // valid until then.
   void (*serve)(void* context, char* request, size_t size) = nullptr;
   void* context = nullptr;
+  // The queue threads' nice value. A queue thread is the only server of
+  // its CPU's requests (the kernel files each request on its caller's
+  // CPU's queue), so while it waits for that CPU behind the callers
+  // themselves, every caller there waits too, and callers on the other
+  // CPUs run ahead: readers that should move together drift apart
+  // (docs/design.md, "ORR over the ring"). Lowering it needs
+  // CAP_SYS_NICE; without it the threads keep the daemon's (logged once).
+  int queue_nice = -20;
 };
 
 // Told when a read or write a queue thread started (FuseRing::StartIo) is

@@ -98,6 +98,26 @@ TEST(MountOptionsTest, IoUringIsAutoOnOrOffAndItsDepthBounded) {
   }
 }
 
+TEST(MountOptionsTest, UringNiceIsANiceValue) {
+  MountOptions options;
+  EXPECT_EQ(options.uring_nice, -20);  // queue threads first on their CPU
+  ASSERT_TRUE(ParseMountOption("uring_nice=0", &options).ok());
+  EXPECT_EQ(options.uring_nice, 0);
+  ASSERT_TRUE(ParseMountOption("uring_nice=19", &options).ok());
+  EXPECT_EQ(options.uring_nice, 19);
+  ASSERT_TRUE(ParseMountOption("uring_nice=-7", &options).ok());
+  EXPECT_EQ(options.uring_nice, -7);
+  EXPECT_TRUE(options.fuse_options.empty());
+  for (const char* bad : {"uring_nice=-21", "uring_nice=20", "uring_nice=", "uring_nice",
+                          "uring_nice=-", "uring_nice=--1", "uring_nice=+1", "uring_nice=1x"}) {
+    MountOptions unchanged;
+    Status s = ParseMountOption(bad, &unchanged);
+    EXPECT_EQ(s.err(), EINVAL) << bad;
+    EXPECT_NE(s.message().find("uring_nice"), std::string::npos) << bad << ": " << s.message();
+    EXPECT_EQ(unchanged.uring_nice, -20) << bad;
+  }
+}
+
 TEST(MountOptionsTest, MdtNrsIsOnOrOff) {
   MountOptions options;
   EXPECT_TRUE(options.mdt_nrs);

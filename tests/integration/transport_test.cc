@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <sstream>
 #include <string>
+#include <vector>
 
 #include "file_util.h"
 #include "mounted_fs.h"
@@ -27,21 +29,33 @@ std::string UringParam() {
   return value;
 }
 
-size_t RingThreads(pid_t pid) {
-  size_t n = 0;
+// The nice value of each of the daemon's io_uring queue threads.
+std::vector<int> RingThreadNice(pid_t pid) {
+  std::vector<int> nice;
   const std::string dir = "/proc/" + std::to_string(pid) + "/task";
   DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return 0;
+  if (d == nullptr) return nice;
   while (dirent* e = readdir(d)) {
     if (e->d_name[0] == '.') continue;
     std::ifstream comm(dir + "/" + e->d_name + "/comm");
     std::string name;
     comm >> name;
-    n += name.rfind("fuse-ring-", 0) == 0;
+    if (name.rfind("fuse-ring-", 0) != 0) continue;
+    std::string stat;
+    std::getline(std::ifstream(dir + "/" + e->d_name + "/stat"), stat);
+    // After the command's closing parenthesis: state is field 3, nice 19.
+    std::istringstream rest(stat.substr(stat.rfind(')') + 2));
+    std::string field;
+    for (int i = 3; i < 19 && rest >> field;) ++i;
+    int value = 0;
+    rest >> value;
+    nice.push_back(value);
   }
   closedir(d);
-  return n;
+  return nice;
 }
+
+size_t RingThreads(pid_t pid) { return RingThreadNice(pid).size(); }
 
 MountedFs::Options WithTransport(const std::string& mode) {
   MountedFs::Options options;
@@ -80,9 +94,32 @@ TEST(TransportTest, OnMountsOnlyWhereTheKernelOffersIt) {
     ASSERT_TRUE(WriteFile(fs.Path("g"), "over the ring"));
     EXPECT_EQ(ReadFile(fs.Path("g")), "over the ring");
     EXPECT_TRUE(fs.Unmount());
+    // What the queues did, said once at the end.
+    EXPECT_TRUE(Contains(fs.Log(), "FUSE over io_uring served ")) << fs.Log();
   } else {
     EXPECT_FALSE(fs.mounted());
     EXPECT_TRUE(Contains(fs.Log() + fs.Stderr(), "io_uring=on, but")) << fs.Log() << fs.Stderr();
+  }
+}
+
+// A queue thread is the only server of its CPU's requests, so it runs
+// ahead of the callers there (nice -20 unless uring_nice says otherwise;
+// docs/design.md, "ORR over the ring").
+TEST(TransportTest, QueueThreadsRunAtUringNice) {
+  const std::string param = UringParam();
+  if (param != "Y" && param != "1") GTEST_SKIP() << "FUSE over io_uring is off here";
+  if (geteuid() != 0) GTEST_SKIP() << "a nice value below 0 needs CAP_SYS_NICE";
+  for (const auto& [option, want] : {std::pair<std::string, int>{"", -20}, {"uring_nice=5", 5}}) {
+    MountedFs::Options options = WithTransport("on");
+    if (!option.empty()) options.mount_options.push_back(option);
+    MountedFs fs(options);
+    ASSERT_TRUE(fs.mounted()) << fs.Log();
+    ASSERT_TRUE(WriteFile(fs.Path("n"), "served"));  // the queues serve by now
+    EXPECT_EQ(ReadFile(fs.Path("n")), "served");
+    const std::vector<int> nice = RingThreadNice(fs.daemon_pid());
+    ASSERT_GE(nice.size(), 1u);
+    for (int n : nice) EXPECT_EQ(n, want) << option;
+    EXPECT_TRUE(fs.Unmount());
   }
 }
 

@@ -364,20 +364,57 @@ TEST(ServicePolicyTest, SubmitOrStartHandsAnIdleOstsReadToTheStarter) {
   EXPECT_EQ(service.Counters().started, 3u);  // two reads and the write
 }
 
+// One OST on a POSIX backend in a directory of its own.
+struct PosixOst {
+  explicit PosixOst(const ServiceOptions& service_options)
+      : options(service_options),
+        service(options, std::move(NewPosixBackend(dir.path())).value()) {}
+  // Writes 4 KiB of object `id`'s pattern through a service thread, which
+  // leaves the object open (SubmitOrStart starts only those), and returns it.
+  std::string WriteToOpen(std::shared_ptr<ObjectHandle> object, ThreadRecorder& rec) {
+    std::string written = testing::Pattern(object->object_id(), 4096);
+    const size_t before = rec.Results().size();
+    service.Submit(MakeIo(Op::kWrite, std::move(object), 0, &written, &rec, 1000 + before));
+    EXPECT_TRUE(rec.WaitFor(before + 1));
+    return written;
+  }
+  TempDir dir;
+  ServiceOptions options;
+  Service service;
+};
+
+// Keeps what SubmitOrStart hands its starter, to finish it later as an
+// io_uring completion would.
+struct HeldStart {
+  Service::IoStarter Starter() {
+    return [this](IoRequest& r, std::shared_ptr<ObjectFile> f) {
+      request = &r;
+      file = std::move(f);
+      return true;
+    };
+  }
+  // Reads what the held read asks for from the object's file itself and
+  // tells the service.
+  void FinishRead(Service& service) {
+    const ssize_t n =
+        preadv(file->NativeFd(), request->iov.data(), static_cast<int>(request->iov.size()),
+               static_cast<off_t>(request->info.offset));
+    ASSERT_GE(n, 0);
+    service.FinishStarted(request, *file, Status::Ok(), static_cast<size_t>(n));
+  }
+  IoRequest* request = nullptr;
+  std::shared_ptr<ObjectFile> file;
+};
+
 // The inline budget bounds the callers' threads hung OSTs can hold; a
 // started request holds none, so it is started even when the budget is
 // spent, while SubmitOrRun then hands its request to a service thread.
 TEST(ServicePolicyTest, StartedIoTakesNoShareOfTheInlineBudget) {
-  TempDir dir;
-  auto backend = NewPosixBackend(dir.path());
-  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
   ThreadRecorder rec;
-  ServiceOptions options = WithInlineBudget(0);  // every share taken elsewhere
-  Service service(options, std::move(backend).value());
+  PosixOst ost(WithInlineBudget(0));  // every share taken elsewhere
+  Service& service = ost.service;
   auto object = service.Object(9);
-  std::string written = testing::Pattern(9, 4096);
-  service.Submit(MakeIo(Op::kWrite, object, 0, &written, &rec, 1));  // opens the object
-  ASSERT_TRUE(rec.WaitFor(1));
+  const std::string written = ost.WriteToOpen(object, rec);
 
   std::string run(4096, 'x');
   service.SubmitOrRun(MakeIo(Op::kRead, object, 0, &run, &rec, 2), [](IoRequest&) {});
@@ -385,25 +422,48 @@ TEST(ServicePolicyTest, StartedIoTakesNoShareOfTheInlineBudget) {
   EXPECT_NE(rec.Threads()[1], std::this_thread::get_id());  // no share: a service thread ran it
 
   std::string got(4096, 'y');
-  IoRequest* started = nullptr;
-  std::shared_ptr<ObjectFile> file;
+  HeldStart held;
   service.SubmitOrStart(
-      MakeIo(Op::kRead, object, 0, &got, &rec, 3), [](IoRequest&) {},
-      [&](IoRequest& request, std::shared_ptr<ObjectFile> f) {
-        started = &request;
-        file = std::move(f);
-        return true;
-      });
-  ASSERT_NE(started, nullptr);
-  EXPECT_EQ(options.inline_budget->load(), 0);
-  const ssize_t n =
-      preadv(file->NativeFd(), started->iov.data(), static_cast<int>(started->iov.size()), 0);
-  ASSERT_EQ(n, 4096);
-  service.FinishStarted(started, *file, Status::Ok(), static_cast<size_t>(n));
+      MakeIo(Op::kRead, object, 0, &got, &rec, 3), [](IoRequest&) {}, held.Starter());
+  ASSERT_NE(held.request, nullptr);
+  EXPECT_EQ(ost.options.inline_budget->load(), 0);
+  held.FinishRead(service);
   EXPECT_EQ(rec.Only(3).err, 0);
   EXPECT_EQ(got, written);
-  EXPECT_EQ(options.inline_budget->load(), 0);  // nothing taken, nothing given back
+  EXPECT_EQ(ost.options.inline_budget->load(), 0);  // nothing taken, nothing given back
   EXPECT_EQ(service.Counters().started, 1u);
+}
+
+// A started request is in service but holds no thread, so it takes no
+// service thread's place: what queues behind it on a one-thread OST is
+// served while it is still in flight (a request run on a caller's thread
+// would hold that thread's place until it ends).
+TEST(ServicePolicyTest, AStartedRequestTakesNoServiceThreadsPlace) {
+  ThreadRecorder rec;
+  ServiceOptions options{0, 1};  // one service thread
+  options.inline_budget = std::make_shared<std::atomic<int>>(1);
+  PosixOst ost(options);
+  Service& service = ost.service;
+  auto object = service.Object(11);
+  const std::string written = ost.WriteToOpen(object, rec);
+
+  std::string got(4096, 'x');
+  HeldStart held;
+  service.SubmitOrStart(
+      MakeIo(Op::kRead, object, 0, &got, &rec, 2), [](IoRequest&) {}, held.Starter());
+  ASSERT_NE(held.request, nullptr);
+  std::string behind(4096, 'y');
+  service.Submit(MakeIo(Op::kRead, object, 0, &behind, &rec, 3));
+  ASSERT_TRUE(rec.WaitFor(2));  // the third, while the started one is still in flight
+  EXPECT_EQ(rec.Only(3).err, 0);
+  EXPECT_EQ(behind, written);
+  EXPECT_EQ(rec.Results().size(), 2u);  // the started one is not done yet
+  EXPECT_EQ(service.Counters().active, 1u);
+
+  held.FinishRead(service);
+  EXPECT_EQ(rec.Only(2).err, 0);
+  EXPECT_EQ(got, written);
+  EXPECT_EQ(service.Counters().active, 0u);
 }
 
 // After FinishStarted the starter lets go of the file: a reference others
@@ -411,15 +471,11 @@ TEST(ServicePolicyTest, StartedIoTakesNoShareOfTheInlineBudget) {
 // dropped by a service thread, never by the caller, which must not wait on
 // a disk.
 TEST(ServicePolicyTest, LetGoLeavesTheLastDropToAServiceThread) {
-  TempDir dir;
-  auto backend = NewPosixBackend(dir.path());
-  ASSERT_TRUE(backend.ok()) << backend.status().ToString();
   ThreadRecorder rec;
-  Service service(WithInlineBudget(1), std::move(backend).value());
+  PosixOst ost(WithInlineBudget(1));
+  Service& service = ost.service;
   auto object = service.Object(10);
-  std::string written = testing::Pattern(10, 4096);
-  service.Submit(MakeIo(Op::kWrite, object, 0, &written, &rec, 1));  // opens the object
-  ASSERT_TRUE(rec.WaitFor(1));
+  ost.WriteToOpen(object, rec);
   auto opened = object->Get(/*create=*/false);
   ASSERT_TRUE(opened.ok()) << opened.status().ToString();
   const std::shared_ptr<ObjectFile> file = std::move(opened).value();

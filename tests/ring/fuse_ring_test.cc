@@ -3,12 +3,17 @@
 // whole, and before Start no reply is taken for it.
 #include "ring/fuse_ring.h"
 
+#include <dirent.h>
 #include <gtest/gtest.h>
 #include <linux/fuse.h>
+#include <unistd.h>
 
-#include <dirent.h>
-
+#include <chrono>
+#include <fstream>
+#include <sstream>
 #include <string>
+#include <thread>
+#include <vector>
 
 namespace sfs::ring {
 namespace {
@@ -69,6 +74,59 @@ TEST(FuseRingTest, MadeAndStoppedWithoutAConnectionTakesNoReply) {
   ring->Stop();
   EXPECT_EQ(ThreadCount(), threads_before);
   ring->Stop();  // twice is once
+}
+
+// The nice values of this process's threads named `name_prefix`
+// (/proc/self/task/*/stat: the 19th field).
+std::vector<int> NiceOfThreads(const std::string& name_prefix) {
+  std::vector<int> nice;
+  DIR* dir = opendir("/proc/self/task");
+  if (dir == nullptr) return nice;
+  while (dirent* e = readdir(dir)) {
+    if (e->d_name[0] == '.') continue;
+    const std::string task = std::string("/proc/self/task/") + e->d_name;
+    std::string comm;
+    std::getline(std::ifstream(task + "/comm"), comm);
+    if (comm.rfind(name_prefix, 0) != 0) continue;
+    std::string stat;
+    std::getline(std::ifstream(task + "/stat"), stat);
+    // After the command's closing parenthesis: state is field 3, nice 19.
+    std::istringstream rest(stat.substr(stat.rfind(')') + 2));
+    std::string field;
+    for (int i = 3; i < 19 && rest >> field;) ++i;
+    int value = 0;
+    if (rest >> value) nice.push_back(value);
+  }
+  closedir(dir);
+  return nice;
+}
+
+// Queue threads run at the nice value the options say (a queue thread is
+// the only server of its CPU's requests): root may lower it.
+TEST(FuseRingTest, QueueThreadsTakeTheirNiceValue) {
+  if (geteuid() != 0) GTEST_SKIP() << "lowering a nice value needs CAP_SYS_NICE";
+  Options options;
+  options.queues = 2;
+  options.queue_depth = 8;
+  options.payload_size = 8192;
+  options.queue_nice = -7;
+  options.serve = [](void*, char*, size_t) { ADD_FAILURE() << "nothing to serve"; };
+  auto made = FuseRing::Create(options);
+  if (!made.ok() && (made.err() == ENOSYS || made.err() == EPERM)) {
+    GTEST_SKIP() << "io_uring is not available here: " << made.status().ToString();
+  }
+  ASSERT_TRUE(made.ok()) << made.status().ToString();
+  std::unique_ptr<FuseRing> ring = std::move(made).value();
+  // The threads set it as they begin, before waiting for Start.
+  std::vector<int> nice;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  do {
+    nice = NiceOfThreads("fuse-ring-");
+    if (nice == std::vector<int>{-7, -7}) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  } while (std::chrono::steady_clock::now() < deadline);
+  EXPECT_EQ(nice, (std::vector<int>{-7, -7}));
+  ring->Stop();
 }
 
 TEST(FuseRingTest, PossibleCpusCountsTheKernelsQueues) {
