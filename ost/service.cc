@@ -121,9 +121,13 @@ struct Service::Impl {
   // OSTs can take, is not charged for it: the slot alone bounds it.
   bool ClaimInline(bool on_caller_thread);
   void ReleaseInline();
-  // Whether the inline slot's holder took a share of the budget; written
-  // by the holder only (the slot's claim orders it).
-  std::atomic<bool> inline_charged{false};
+  // Whether the inline slot's holder is a started request (no thread, no
+  // share of the budget) rather than one run on its caller's thread; set
+  // by the holder's claim, cleared as it gives the slot back (the slot's
+  // claim orders them). ServeOne reads it under `mu` while inline_running
+  // says the slot is held: AdmitIfIdle counted that under `mu` after the
+  // claim.
+  std::atomic<bool> inline_started{false};
   const std::shared_ptr<spdlog::logger> log;
 
   boost::asio::io_context io;
@@ -137,9 +141,6 @@ struct Service::Impl {
   size_t parked = 0;                      // GUARDED_BY(mu): tokens waiting for the timer
   size_t service_threads = 1;             // set at start, then read only
   size_t inline_running = 0;              // GUARDED_BY(mu): SubmitOrRun runs in service
-  // GUARDED_BY(mu): the inline slot's request was started (SubmitOrStart):
-  // in service, but holding no thread.
-  bool inline_started = false;
   size_t deferred_tokens = 0;             // GUARDED_BY(mu): tokens waiting for one to end
   uint64_t cancelled = 0;                 // GUARDED_BY(mu): requests Service::Cancel took back
   std::optional<nrs::TimePoint> armed_for;  // GUARDED_BY(mu): the timer's expiry, if waiting
@@ -221,22 +222,19 @@ bool Service::Impl::ClaimInline(bool on_caller_thread) {
     return false;
   }
   if (!on_caller_thread) {
-    inline_charged.store(false);
+    inline_started.store(true);
     return true;
   }
   int left = inline_budget->load(std::memory_order_relaxed);
   while (left > 0 && !inline_budget->compare_exchange_weak(left, left - 1)) {
   }
-  if (left > 0) {
-    inline_charged.store(true);
-    return true;
-  }
+  if (left > 0) return true;
   busy_since[inline_slot].store(0);
   return false;
 }
 
 void Service::Impl::ReleaseInline() {
-  if (inline_charged.exchange(false)) inline_budget->fetch_add(1);
+  if (!inline_started.exchange(false)) inline_budget->fetch_add(1);
   busy_since[inline_slot].store(0);
 }
 
@@ -251,7 +249,7 @@ void Service::Impl::ServeOne() {
     // one holds no thread, so it takes no thread's place: with a write
     // that waits in the kernel (an io_uring worker's), the service threads
     // still serve what queued behind it.
-    if (inline_running > 0 && !inline_started && nrs.Active() >= service_threads) {
+    if (inline_running > 0 && !inline_started.load() && nrs.Active() >= service_threads) {
       deferred_tokens++;
       return;
     }
@@ -611,8 +609,7 @@ void Service::Submit(std::unique_ptr<IoRequest> request) {
 }
 
 Service::Admission Service::AdmitIfIdle(std::unique_ptr<IoRequest>& request,
-                                        const std::function<void(IoRequest&)>& before_queueing,
-                                        bool started) {
+                                        const std::function<void(IoRequest&)>& before_queueing) {
   Stamp(*request);
   IoRequest* const mine = request.get();
   std::lock_guard<std::mutex> lock(impl_->mu);
@@ -633,7 +630,6 @@ Service::Admission Service::AdmitIfIdle(std::unique_ptr<IoRequest>& request,
   impl_->AskEarlyIfDoneLocked(now);
   if (pick.request == mine) {
     impl_->inline_running++;
-    impl_->inline_started = started;
     request.reset(mine);
     return Admission::kDispatched;
   }
@@ -661,7 +657,7 @@ void Service::SubmitOrRun(std::unique_ptr<IoRequest> request,
     before_queueing(*request);
     return Submit(std::move(request));
   }
-  const Admission admission = AdmitIfIdle(request, before_queueing, /*started=*/false);
+  const Admission admission = AdmitIfIdle(request, before_queueing);
   if (admission != Admission::kDispatched) {
     return NotAdmitted(admission, std::move(request), before_queueing);
   }
@@ -690,7 +686,7 @@ void Service::SubmitOrStart(std::unique_ptr<IoRequest> request,
     before_queueing(*request);
     return Submit(std::move(request));
   }
-  const Admission admission = AdmitIfIdle(request, before_queueing, /*started=*/true);
+  const Admission admission = AdmitIfIdle(request, before_queueing);
   if (admission != Admission::kDispatched) {
     return NotAdmitted(admission, std::move(request), before_queueing);
   }
@@ -745,7 +741,6 @@ void Service::EndInline() {
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     impl_->inline_running--;
-    impl_->inline_started = false;
     wake = std::exchange(impl_->deferred_tokens, 0);
   }
   impl_->ReleaseInline();

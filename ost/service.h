@@ -347,13 +347,12 @@ class Service final : public nrs::Target {
   void EndInline();
   // REQUIRES: the inline slot claimed. If the OST is idle and responsive,
   // enqueues `request` and asks its policy: kDispatched, it is in service
-  // and `request` the caller's to serve (to be `started`, holding no
-  // thread, or run on the caller's); kQueued, the policy holds it
+  // and `request` the caller's to serve; kQueued, the policy holds it
   // (`request` released, `before_queueing` ran, a token is due); kBusy,
   // `request` untouched.
   enum class Admission { kDispatched, kQueued, kBusy };
   Admission AdmitIfIdle(std::unique_ptr<IoRequest>& request,
-                        const std::function<void(IoRequest&)>& before_queueing, bool started);
+                        const std::function<void(IoRequest&)>& before_queueing);
   // Gives the inline slot back and sees to a request AdmitIfIdle did not
   // dispatch: submitted (kBusy) or its token posted (kQueued).
   void NotAdmitted(Admission admission, std::unique_ptr<IoRequest> request,

@@ -76,9 +76,10 @@ struct Options {
   // CPU's queue), so while it waits for that CPU behind the callers
   // themselves, every caller there waits too, and callers on the other
   // CPUs run ahead: readers that should move together drift apart
-  // (docs/design.md, "ORR over the ring"). Lowering it needs
-  // CAP_SYS_NICE; without it the threads keep the daemon's (logged once).
-  int queue_nice = -20;
+  // (docs/design.md, "ORR over the ring"), so the mount lowers it
+  // (MountOptions::uring_nice). Lowering it needs CAP_SYS_NICE; without it
+  // the threads keep the daemon's (logged once). 0: the daemon's.
+  int queue_nice = 0;
 };
 
 // Told when a read or write a queue thread started (FuseRing::StartIo) is

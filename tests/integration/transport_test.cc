@@ -4,17 +4,16 @@
 // same binary runs with the parameter off (integration.*, unless the admin
 // turned it on) and on (integration_uring.*, whose fixture sets it): each
 // case checks what that state must give.
-#include <dirent.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "file_util.h"
 #include "mounted_fs.h"
+#include "tests/thread_nice.h"
 
 namespace sfs::test {
 namespace {
@@ -29,33 +28,7 @@ std::string UringParam() {
   return value;
 }
 
-// The nice value of each of the daemon's io_uring queue threads.
-std::vector<int> RingThreadNice(pid_t pid) {
-  std::vector<int> nice;
-  const std::string dir = "/proc/" + std::to_string(pid) + "/task";
-  DIR* d = opendir(dir.c_str());
-  if (d == nullptr) return nice;
-  while (dirent* e = readdir(d)) {
-    if (e->d_name[0] == '.') continue;
-    std::ifstream comm(dir + "/" + e->d_name + "/comm");
-    std::string name;
-    comm >> name;
-    if (name.rfind("fuse-ring-", 0) != 0) continue;
-    std::string stat;
-    std::getline(std::ifstream(dir + "/" + e->d_name + "/stat"), stat);
-    // After the command's closing parenthesis: state is field 3, nice 19.
-    std::istringstream rest(stat.substr(stat.rfind(')') + 2));
-    std::string field;
-    for (int i = 3; i < 19 && rest >> field;) ++i;
-    int value = 0;
-    rest >> value;
-    nice.push_back(value);
-  }
-  closedir(d);
-  return nice;
-}
-
-size_t RingThreads(pid_t pid) { return RingThreadNice(pid).size(); }
+size_t RingThreads(pid_t pid) { return NiceOfThreads(pid, "fuse-ring-").size(); }
 
 MountedFs::Options WithTransport(const std::string& mode) {
   MountedFs::Options options;
@@ -116,7 +89,7 @@ TEST(TransportTest, QueueThreadsRunAtUringNice) {
     ASSERT_TRUE(fs.mounted()) << fs.Log();
     ASSERT_TRUE(WriteFile(fs.Path("n"), "served"));  // the queues serve by now
     EXPECT_EQ(ReadFile(fs.Path("n")), "served");
-    const std::vector<int> nice = RingThreadNice(fs.daemon_pid());
+    const std::vector<int> nice = NiceOfThreads(fs.daemon_pid(), "fuse-ring-");
     ASSERT_GE(nice.size(), 1u);
     for (int n : nice) EXPECT_EQ(n, want) << option;
     EXPECT_TRUE(fs.Unmount());

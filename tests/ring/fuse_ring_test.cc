@@ -9,11 +9,11 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <fstream>
-#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "tests/thread_nice.h"
 
 namespace sfs::ring {
 namespace {
@@ -76,31 +76,6 @@ TEST(FuseRingTest, MadeAndStoppedWithoutAConnectionTakesNoReply) {
   ring->Stop();  // twice is once
 }
 
-// The nice values of this process's threads named `name_prefix`
-// (/proc/self/task/*/stat: the 19th field).
-std::vector<int> NiceOfThreads(const std::string& name_prefix) {
-  std::vector<int> nice;
-  DIR* dir = opendir("/proc/self/task");
-  if (dir == nullptr) return nice;
-  while (dirent* e = readdir(dir)) {
-    if (e->d_name[0] == '.') continue;
-    const std::string task = std::string("/proc/self/task/") + e->d_name;
-    std::string comm;
-    std::getline(std::ifstream(task + "/comm"), comm);
-    if (comm.rfind(name_prefix, 0) != 0) continue;
-    std::string stat;
-    std::getline(std::ifstream(task + "/stat"), stat);
-    // After the command's closing parenthesis: state is field 3, nice 19.
-    std::istringstream rest(stat.substr(stat.rfind(')') + 2));
-    std::string field;
-    for (int i = 3; i < 19 && rest >> field;) ++i;
-    int value = 0;
-    if (rest >> value) nice.push_back(value);
-  }
-  closedir(dir);
-  return nice;
-}
-
 // Queue threads run at the nice value the options say (a queue thread is
 // the only server of its CPU's requests): root may lower it.
 TEST(FuseRingTest, QueueThreadsTakeTheirNiceValue) {
@@ -121,7 +96,7 @@ TEST(FuseRingTest, QueueThreadsTakeTheirNiceValue) {
   std::vector<int> nice;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   do {
-    nice = NiceOfThreads("fuse-ring-");
+    nice = test::NiceOfThreads(getpid(), "fuse-ring-");
     if (nice == std::vector<int>{-7, -7}) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   } while (std::chrono::steady_clock::now() < deadline);
