@@ -170,10 +170,19 @@ TEST(HungOstTest, StopWithACallStuckInServiceExitsAndLosesNothingStored) {
   fs.Freeze();
   std::thread stuck([&] { (void)ReadFile(victim); });  // in service until the end
   std::this_thread::sleep_for(std::chrono::milliseconds(500));
-  const int status = fs.Terminate();  // SIGTERM, as a service manager stops it
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
-  EXPECT_TRUE(Contains(fs.Log(), "leaving calls stuck on unresponsive OSTs")) << fs.Log();
+  // SIGTERM, as a service manager stops it: the daemon gives up on the stuck
+  // call and ends (the line is its last before _exit). The process may only
+  // finish dying once the disk answers: if freezefs had already taken one of
+  // the daemon's requests (a space sample, say) when it was stopped, the
+  // kernel makes that sender wait it out even through SIGKILL (fuse's
+  // request_wait_answer); so the test lets go before it reaps the daemon.
+  ASSERT_EQ(kill(fs.daemon_pid(), SIGTERM), 0);
+  EXPECT_TRUE(WaitFor(
+      [&] { return Contains(fs.Log(), "leaving calls stuck on unresponsive OSTs"); }, 30000))
+      << fs.Log();
   fs.Thaw();
+  const int status = fs.Terminate();  // reaps it
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << status;
   stuck.join();  // the kernel fails it once the daemon is gone
 
   ASSERT_TRUE(fs.Mount());

@@ -225,7 +225,11 @@ bool MountedFs::Unmount() {
 void MountedFs::Kill() {
   if (daemon_ > 0) {
     kill(daemon_, SIGKILL);
-    waitpid(daemon_, nullptr, 0);
+    // Bounded: a daemon with a thread inside a request a stopped FUSE
+    // server (freezefs) holds cannot die until it answers.
+    if (!WaitExit(daemon_, 30000)) {
+      fprintf(stderr, "daemon %d did not die within 30 s of SIGKILL; left unreaped\n", daemon_);
+    }
     daemon_ = -1;
   }
   Shell("fusermount3 -uz " + mnt_);
