@@ -182,6 +182,21 @@ void Checker::CheckStrayRecords() {
                  return erased;
                });
   }
+  // Deleting an inode whose record says it never had extended attributes
+  // does not look for them, so such records would outlive it.
+  for (uint64_t ino : xattr_owners_) {
+    const auto found = inodes_.find(ino);
+    if (found == inodes_.end() || found->second.may_have_xattrs) continue;
+    meta::Inode& inode = found->second;
+    Repairable(fmt::format("inode {}: has extended attributes its record says it never had", ino),
+               "mark the record as having them", [&] {
+                 meta::Inode fixed = inode;
+                 fixed.may_have_xattrs = true;
+                 Status stored = store_.RepairInode(fixed);
+                 if (stored.ok()) inode = fixed;
+                 return stored;
+               });
+  }
 }
 
 uint64_t Checker::LostAndFound() {

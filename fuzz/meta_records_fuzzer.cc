@@ -38,12 +38,16 @@ void Inode(std::string_view value) {
   }
   Check(inode->ino == 42, "the inode number does not come from the key");
   const std::string encoded = meta::EncodeInode(*inode);
-  // A version 2 record (from before project ids) encodes as version 3:
-  // the same fields with a project of 0 after the allocation.
+  // A version 2 record (from before project ids) encodes as version 4:
+  // the same fields with a project of 0 after the allocation; a version 2
+  // or 3 record (from before the flags byte) gains one saying it may have
+  // extended attributes.
   std::string expected(value);
-  if (!value.empty() && value[0] == 2) {
+  if (!value.empty() && (value[0] == 2 || value[0] == 3)) {
+    if (value[0] == 2) expected.insert(meta::kInodeRecordV2FixedSize, 4, '\0');
+    expected.insert(meta::kInodeRecordV3FixedSize, 1,
+                    static_cast<char>(meta::kInodeFlagMayHaveXattrs));
     expected[0] = static_cast<char>(meta::kInodeRecordVersion);
-    expected.insert(meta::kInodeRecordV2FixedSize, 4, '\0');
   }
   Check(encoded == expected, "EncodeInode(DecodeInode(record)) differs", expected, encoded);
   Check(ValidType(inode->mode), "an inode record without a valid file type", value);

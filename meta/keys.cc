@@ -141,6 +141,7 @@ std::string EncodeInode(const Inode& inode) {
   PutTime(&out, inode.ctime);
   PutLE(&out, inode.allocated, 8);
   PutLE(&out, inode.projid, 4);
+  out.push_back(static_cast<char>(inode.may_have_xattrs ? kInodeFlagMayHaveXattrs : 0));
   out += inode.symlink;
   return out;
 }
@@ -148,10 +149,13 @@ std::string EncodeInode(const Inode& inode) {
 Result<Inode> DecodeInode(uint64_t ino, std::string_view value) {
   if (value.empty()) return Status::Error(EIO, "meta: empty inode record for " + std::to_string(ino));
   const uint8_t version = static_cast<uint8_t>(value[0]);
-  if (version != kInodeRecordVersion && version != 2) {
+  if (version < 2 || version > kInodeRecordVersion) {
     return Status::Error(EIO, "meta: unknown inode record version for " + std::to_string(ino));
   }
-  if (value.size() < (version == 2 ? kInodeRecordV2FixedSize : kInodeRecordFixedSize)) {
+  const size_t fixed_size = version == 2   ? kInodeRecordV2FixedSize
+                            : version == 3 ? kInodeRecordV3FixedSize
+                                           : kInodeRecordFixedSize;
+  if (value.size() < fixed_size) {
     return Status::Error(EIO, "meta: short inode record for " + std::to_string(ino));
   }
   Inode inode;
@@ -176,6 +180,14 @@ Result<Inode> DecodeInode(uint64_t ino, std::string_view value) {
   inode.ctime = GetTime(value, &pos);
   inode.allocated = GetLE(value, &pos, 8);
   if (version >= 3) inode.projid = static_cast<uint32_t>(GetLE(value, &pos, 4));
+  if (version >= 4) {
+    const auto flags = static_cast<uint8_t>(GetLE(value, &pos, 1));
+    if ((flags & ~kInodeFlagMayHaveXattrs) != 0) {
+      return Status::Error(EIO, "meta: inode record for " + std::to_string(ino) +
+                                    " has unknown flags " + std::to_string(flags));
+    }
+    inode.may_have_xattrs = (flags & kInodeFlagMayHaveXattrs) != 0;
+  }
   // EncodeInode never writes such a time (the kernel refuses them at
   // utimensat), and stat would hand it on to every caller.
   for (const Timestamp* t : {&inode.atime, &inode.mtime, &inode.ctime}) {

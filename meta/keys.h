@@ -84,9 +84,13 @@ inline constexpr std::string_view kNextObjKey = "C/next_obj";
 inline constexpr std::string_view kSyncKey = "C/sync";
 inline constexpr std::string_view kUsageCountedKey = "C/usage";
 
-inline constexpr uint8_t kInodeRecordVersion = 3;
+// Version 2: before project ids; 3: before the flags byte; 4: today's.
+inline constexpr uint8_t kInodeRecordVersion = 4;
 inline constexpr size_t kInodeRecordV2FixedSize = 1 + 4 * 4 + 8 * 3 + 3 * 12 + 8;
-inline constexpr size_t kInodeRecordFixedSize = kInodeRecordV2FixedSize + 4;
+inline constexpr size_t kInodeRecordV3FixedSize = kInodeRecordV2FixedSize + 4;
+inline constexpr size_t kInodeRecordFixedSize = kInodeRecordV3FixedSize + 1;
+// Bits of a version 4 record's flags byte; any other bit set is damage.
+inline constexpr uint8_t kInodeFlagMayHaveXattrs = 1;
 inline constexpr size_t kUsageValueSize = 1 + 4 * 8;
 inline constexpr size_t kDirentValueSize = 12;
 

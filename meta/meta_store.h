@@ -63,6 +63,10 @@ struct Inode {
   // The project it counts for (quota) and, for a directory, what it hands
   // to everything created in it; 0 = none.
   uint32_t projid = 0;
+  // False only when no extended attribute was ever set on it (stored since
+  // record version 4): deleting it then skips the scan for them, a
+  // RocksDB iterator per unlink. True for records written before.
+  bool may_have_xattrs = true;
   std::string symlink;  // symlinks only: the target
 };
 

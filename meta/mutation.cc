@@ -71,13 +71,18 @@ void Mutation::DeleteDirent(uint64_t parent, std::string_view name) {
 
 Status Mutation::DeleteInode(uint64_t ino, bool has_orphan_mark) {
   if (!inodes_.count(ino) && !deleted_.count(ino)) (void)Load(ino);
+  // Scanned for unless the record says none were ever set (an unreadable
+  // or missing record: scanned for, so none is left behind).
+  const auto loaded = inodes_.find(ino);
   std::vector<std::string> xattr_keys;
-  Status s = ScanPrefix(db_, rocksdb::ReadOptions(), XattrPrefix(ino),
-                        [&](std::string_view key, std::string_view) {
-                          xattr_keys.emplace_back(key);
-                          return true;
-                        });
-  SFS_RETURN_IF_ERROR(s);
+  if (loaded == inodes_.end() || loaded->second.may_have_xattrs) {
+    Status s = ScanPrefix(db_, rocksdb::ReadOptions(), XattrPrefix(ino),
+                          [&](std::string_view key, std::string_view) {
+                            xattr_keys.emplace_back(key);
+                            return true;
+                          });
+    SFS_RETURN_IF_ERROR(s);
+  }
   for (const auto& key : xattr_keys) batch_.Delete(key);
   batch_.Delete(InodeKey(ino));
   batch_.Delete(LayoutKey(ino));

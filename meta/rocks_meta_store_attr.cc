@@ -103,8 +103,10 @@ Result<std::string> RocksMetaStore::GetXattr(uint64_t ino, const std::string& na
 
 Result<std::vector<std::string>> RocksMetaStore::ListXattr(uint64_t ino) {
   ScopedSnapshot snap(db_.get());
-  SFS_RETURN_IF_ERROR(ReadInode(db_.get(), snap.options(), ino));
+  auto inode = ReadInode(db_.get(), snap.options(), ino);
+  SFS_RETURN_IF_ERROR(inode);
   std::vector<std::string> names;
+  if (!inode->may_have_xattrs) return names;
   const std::string prefix = XattrPrefix(ino);
   Status s =
       ScanPrefix(db_.get(), snap.options(), prefix, [&](std::string_view key, std::string_view) {
@@ -135,6 +137,7 @@ Status RocksMetaStore::SetXattr(uint64_t ino, const std::string& name, const std
   }
   if (!old.ok() && (flags & XATTR_REPLACE)) return NoXattr(ino, name);
   m.batch()->Put(XattrKey(ino, name), value);
+  (*inode)->may_have_xattrs = true;
   (*inode)->ctime = m.now();
   return m.Commit("meta: setxattr '" + name + "'");
 }

@@ -66,6 +66,7 @@ Result<Inode> RocksMetaStore::Create(uint64_t parent, const std::string& name,
   inode.nlink = is_dir ? 2 : 1;
   inode.parent = is_dir ? parent : 0;
   inode.projid = (*dir)->projid;  // inherited, as under ext4's PROJINHERIT
+  inode.may_have_xattrs = !node.xattrs.empty();
   inode.atime = inode.mtime = inode.ctime = m.now();
   if (S_ISLNK(node.mode)) {
     inode.symlink = node.symlink;

@@ -157,6 +157,27 @@ TEST_F(FsckTest, LinkCountsAndDotDotAreRecounted) {
   EXPECT_EQ(Nlink(d->ino), 3u);
 }
 
+// Damage no crash can make (the flag and the xattr land in one batch):
+// a record that says "never had any" beside xattrs, so deleting the file
+// would leave them behind. fsck marks the record.
+TEST_F(FsckTest, XattrsOfARecordThatSaysNoneAreCounted) {
+  auto f = File(meta::kRootIno, "f");
+  ASSERT_TRUE(f.ok());
+  ASSERT_TRUE(store_->SetXattr(f->ino, "user.a", "1", 0).ok());
+  meta::Inode wrong = *store_->GetInode(f->ino);
+  wrong.may_have_xattrs = false;
+  ASSERT_TRUE(store_->RepairInode(wrong).ok());
+  EXPECT_EQ(Run(/*repair=*/false).found(), 1u) << Lines();
+  EXPECT_NE(Lines().find("has extended attributes its record says it never had"),
+            std::string::npos)
+      << Lines();
+  ExpectRepaired(1);
+  EXPECT_TRUE(store_->GetInode(f->ino)->may_have_xattrs);
+  auto names = store_->ListXattr(f->ino);
+  ASSERT_TRUE(names.ok());
+  EXPECT_EQ(*names, std::vector<std::string>{"user.a"});
+}
+
 TEST_F(FsckTest, AnInodeWithoutANameGoesToLostAndFound) {
   auto f = File(meta::kRootIno, "f");
   auto d = Dir(meta::kRootIno, "d");

@@ -172,6 +172,43 @@ TEST_F(AttrTest, XattrsBelongToOneInode) {
   EXPECT_TRUE(empty->empty());
 }
 
+// The inode record says whether an extended attribute was ever set, so
+// that deleting one that never had any skips the scan for them; whichever
+// way a file got them, none outlives it.
+TEST_F(AttrTest, DeletedInodesLeaveNoXattrsWhateverTheirRecordSays) {
+  auto plain = File(kRootIno, "plain");
+  auto set = File(kRootIno, "set");
+  NewNode with;
+  with.mode = S_IFREG | 0644;
+  with.xattrs = {{"user.inherited", "1"}};
+  auto made = store_->Create(kRootIno, "made", with);
+  SFS_ASSERT_OK(plain);
+  SFS_ASSERT_OK(set);
+  SFS_ASSERT_OK(made);
+  EXPECT_FALSE(plain->may_have_xattrs);
+  EXPECT_TRUE(made->may_have_xattrs);
+  SFS_ASSERT_OK(store_->SetXattr(set->ino, "user.a", "1", 0));
+  SFS_ASSERT_OK(store_->SetXattr(set->ino, "user.b", "2", 0));
+  SFS_ASSERT_OK(store_->RemoveXattr(set->ino, "user.b"));
+  auto after = store_->GetInode(set->ino);
+  SFS_ASSERT_OK(after);
+  EXPECT_TRUE(after->may_have_xattrs);  // removing one does not clear it
+  auto none = store_->ListXattr(plain->ino);
+  SFS_ASSERT_OK(none);
+  EXPECT_TRUE(none->empty());
+
+  auto purge = [](uint64_t, const std::string&) { return true; };
+  for (const char* name : {"plain", "set", "made"}) {
+    auto removed = store_->Unlink(kRootIno, name, purge);
+    SFS_ASSERT_OK(removed);
+    EXPECT_TRUE(removed->purged) << name;
+  }
+  std::vector<uint64_t> owners;
+  SFS_ASSERT_OK(store_->ScanRecords(MetaStore::Record::kXattr,
+                                    [&](uint64_t ino, std::string_view) { owners.push_back(ino); }));
+  EXPECT_TRUE(owners.empty()) << owners.size() << " xattr records left";
+}
+
 TEST_F(AttrTest, XattrFlags) {
   auto f = File(kRootIno, "f");
   SFS_ASSERT_OK(f);

@@ -68,10 +68,11 @@ TEST(KeysTest, InodeRoundTrip) {
   in.ctime = {1700000001, 2};
   in.allocated = uint64_t{3} << 40;
   in.projid = 0xfffffff0;
+  in.may_have_xattrs = false;
   in.symlink = "../target\0with nul"s;
   std::string record = EncodeInode(in);
   EXPECT_EQ(record.size(), kInodeRecordFixedSize + in.symlink.size());
-  EXPECT_EQ(record[0], '\x03');
+  EXPECT_EQ(record[0], '\x04');
   auto out = DecodeInode(77, record);
   ASSERT_TRUE(out.ok());
   EXPECT_EQ(out->ino, 77u);
@@ -88,7 +89,37 @@ TEST(KeysTest, InodeRoundTrip) {
   EXPECT_EQ(out->ctime.nsec, 2);
   EXPECT_EQ(out->allocated, in.allocated);
   EXPECT_EQ(out->projid, in.projid);
+  EXPECT_FALSE(out->may_have_xattrs);
   EXPECT_EQ(out->symlink, in.symlink);
+  in.may_have_xattrs = true;
+  auto with = DecodeInode(77, EncodeInode(in));
+  ASSERT_TRUE(with.ok());
+  EXPECT_TRUE(with->may_have_xattrs);
+}
+
+// A store made before the flags byte holds version 3 records: they decode
+// as possibly having extended attributes (so deleting one looks for them).
+// A flag bit this version does not know is damage.
+TEST(KeysTest, Version3RecordsMayHaveXattrsAndUnknownFlagsAreDamage) {
+  Inode in;
+  in.mode = S_IFLNK | 0777;
+  in.projid = 99;
+  in.may_have_xattrs = false;
+  in.symlink = "target";
+  const std::string v4 = EncodeInode(in);
+  std::string v3 = v4.substr(0, kInodeRecordV3FixedSize) + in.symlink;
+  v3[0] = 3;
+  auto out = DecodeInode(5, v3);
+  ASSERT_TRUE(out.ok()) << out.status().ToString();
+  EXPECT_EQ(out->projid, 99u);
+  EXPECT_TRUE(out->may_have_xattrs);
+  EXPECT_EQ(out->symlink, "target");
+  std::string unknown = v4;
+  unknown[kInodeRecordV3FixedSize] = 2;
+  EXPECT_EQ(DecodeInode(5, unknown).err(), EIO);
+  unknown = v4;
+  unknown[0] = 5;
+  EXPECT_EQ(DecodeInode(5, unknown).err(), EIO);
 }
 
 // A store made before project ids holds version 2 records: they decode,
