@@ -161,6 +161,34 @@ TEST(FsckTest, DamageMadeWithOrdinaryToolsIsFoundAndWhatCanBeIsRepaired) {
   close(fd);
 }
 
+// An inode record says whether it ever had an extended attribute, and
+// deleting one that never had any does not look for them (docs/design.md,
+// "Project ids"): whichever way a file got them (setfattr, a second name,
+// one set and removed again), rm leaves none behind, which fsck would
+// report as records of an inode that does not exist.
+TEST(FsckTest, RemovedFilesLeaveNoExtendedAttributesBehind) {
+  MountedFs fs;
+  ASSERT_TRUE(fs.mounted());
+  CommandResult made = Shell(
+      "cd " + fs.mnt() +
+      " && echo a > plain && echo b > tagged && echo c > cleared && echo d > kept && mkdir dir"
+      " && setfattr -n user.tag -v 1 tagged && ln tagged tagged2"
+      " && setfattr -n user.tag -v 2 cleared && setfattr -x user.tag cleared"
+      " && setfattr -n user.tag -v 3 kept && setfattr -n user.tag -v 4 dir"
+      " && rm plain tagged cleared 2>&1");
+  ASSERT_EQ(made.exit_code, 0) << made.output;
+  EXPECT_EQ(Xattr(fs.Path("tagged2"), "user.tag"), "1");  // the second name has it still
+  EXPECT_EQ(Xattr(fs.Path("kept"), "user.tag"), "3");
+  CommandResult removed = Shell("cd " + fs.mnt() + " && rm tagged2 && rmdir dir 2>&1");
+  ASSERT_EQ(removed.exit_code, 0) << removed.output;
+  ASSERT_TRUE(fs.Unmount());
+  CommandResult checked = Fsck(fs);
+  EXPECT_EQ(checked.exit_code, 0) << checked.output;
+  EXPECT_EQ(CountLines(checked.output, "fsck: ", true), 0u) << checked.output;
+  ASSERT_TRUE(fs.Mount());
+  EXPECT_EQ(Xattr(fs.Path("kept"), "user.tag"), "3");
+}
+
 TEST(FsckTest, RefusesAMountedFilesystemAndBadArguments) {
   MountedFs fs;
   ASSERT_TRUE(fs.mounted());
