@@ -171,7 +171,7 @@ Status RocksMetaStore::PersistMark(std::string_view key, uint64_t mark) {
 
 Result<uint64_t> RocksMetaStore::AllocateObjectIds(uint32_t count) {
   if (count == 0) return Status::Error(EINVAL, "meta: allocate zero object ids");
-  std::lock_guard<std::mutex> lock(ids_mu_);
+  std::lock_guard<std::mutex> lock(objects_mu_);
   return objects_.Take(object_owner_, count);
 }
 

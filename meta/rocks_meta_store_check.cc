@@ -104,7 +104,7 @@ Result<MetaStore::IdMarks> RocksMetaStore::StoredIdMarks() {
 // The sub-owners' ranges restart empty at the raised marks, as after a
 // mount: nothing below them is handed out again.
 Status RocksMetaStore::RaiseIdMarks(const IdMarks& marks) {
-  std::lock_guard<std::mutex> lock(ids_mu_);
+  std::scoped_lock lock(inos_mu_, objects_mu_);
   auto stored = StoredIdMarks();
   SFS_RETURN_IF_ERROR(stored);
   SFS_RETURN_IF_ERROR(inos_.Raise(std::max(stored->next_ino, marks.next_ino)));

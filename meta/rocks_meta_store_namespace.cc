@@ -51,7 +51,7 @@ Result<Inode> RocksMetaStore::Create(uint64_t parent, const std::string& name,
   // Allocated only once the create is known to succeed, so failed creates do
   // not burn numbers; a refill is its own synced write ahead of the batch.
   auto ino = [&] {
-    std::lock_guard<std::mutex> ids_lock(ids_mu_);
+    std::lock_guard<std::mutex> ids_lock(inos_mu_);
     return inos_.Take(ino_owner_, 1);
   }();
   SFS_RETURN_IF_ERROR(ino);
