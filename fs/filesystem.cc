@@ -23,6 +23,7 @@
 #include "fs/settings_keys.h"
 #include "fs/version.h"
 #include "jobstats/report.h"
+#include "ost/local_service.h"
 #include "ost/label.h"
 
 namespace sfs::fs {
@@ -260,7 +261,7 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
     options.inline_budget = fs->inline_budget_;
     options.epochs = fs->epochs_;
     SFS_RETURN_IF_ERROR(
-        fs->osts_.Add(std::make_unique<ost::Service>(options, std::move(backend).value())));
+        fs->osts_.Add(std::make_unique<ost::LocalService>(options, std::move(backend).value())));
   }
 
   auto settings = std::make_shared<Settings>();

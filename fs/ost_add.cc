@@ -20,6 +20,7 @@
 #include "fs/ost_attach.h"
 #include "fs/ost_dirs.h"
 #include "fs/settings_keys.h"
+#include "ost/local_service.h"
 #include "ost/label.h"
 
 namespace sfs::fs {
@@ -141,7 +142,7 @@ Status Filesystem::AddOst(const std::string& requested) {
   options.timeout = config_.ost_timeout;
   options.inline_budget = inline_budget_;
   options.epochs = epochs_;
-  auto service = std::make_unique<ost::Service>(options, std::move(backend).value());
+  auto service = std::make_unique<ost::LocalService>(options, std::move(backend).value());
   ost::Service* added = service.get();
   added->RequestSpaceSample();
   {

@@ -49,6 +49,11 @@
 // the epoch callback's gate, then Service::mu_; Service::mu_ and the space
 // sample's lock are leaves otherwise; observers, the health listener and
 // the epoch hub are called with no lock held.
+//
+// ost::Service is that OST as its callers see it, an interface: LocalService
+// (ost/local_service.h) is the one on this machine, the one this header
+// describes; a remote one (client/remote_ost.h) forwards each request to the
+// LocalService of an OSS, where its NRS runs.
 #pragma once
 
 #include <sys/uio.h>
@@ -118,16 +123,16 @@ class IoRequest : public nrs::Request {
   // holes and the part past the object's end as zeros. The pipe has room
   // for info.length bytes; the observer owns it.
   int pipe = -1;
-  uint64_t truncate_size = 0;   // kTruncate
-  bool keep_size = false;       // kAllocate
-  bool data_only = false;       // kSync: fdatasync
-  int whence = 0;               // kSeek: SEEK_DATA or SEEK_HOLE from info.offset
+  uint64_t truncate_size = 0;  // kTruncate
+  bool keep_size = false;      // kAllocate
+  bool data_only = false;      // kSync: fdatasync
+  int whence = 0;              // kSeek: SEEK_DATA or SEEK_HOLE from info.offset
   // The file recorded that this object was created: if it is missing it was
   // lost (EIO, never zeros), and nothing creates it again.
   bool must_exist = false;
   IoObserver* observer = nullptr;  // borrowed; outlives the request
-  uint64_t tag = 0;  // free for the observer (e.g. stripe index)
-  uint64_t ino = 0;  // the file, for log lines
+  uint64_t tag = 0;                // free for the observer (e.g. stripe index)
+  uint64_t ino = 0;                // the file, for log lines
   // Where a change reports the object's allocated bytes once it is done
   // (st_blocks x 512); borrowed, may be null.
   std::atomic<uint64_t>* allocation = nullptr;
@@ -172,52 +177,54 @@ struct ServiceCounters {
   // Failures the caller sees as EIO: the OST itself is failing, as opposed
   // to ENOSPC, EDQUOT or EFBIG, which say something about space or a file.
   uint64_t io_errors = 0;
-  uint64_t bytes = 0;       // moved by reads and writes since start
-  uint64_t queued = 0;      // now, both heads
-  uint64_t active = 0;      // now, in service
-  uint64_t raised = 0;      // moved to the high-priority head by Raise, since start
-  uint64_t cancelled = 0;   // taken back unserved by Cancel, since start
-  uint64_t started = 0;     // reads and writes started by their caller (SubmitOrStart)
-  bool responsive = true;   // see Service::Tick
+  uint64_t bytes = 0;      // moved by reads and writes since start
+  uint64_t queued = 0;     // now, both heads
+  uint64_t active = 0;     // now, in service
+  uint64_t raised = 0;     // moved to the high-priority head by Raise, since start
+  uint64_t cancelled = 0;  // taken back unserved by Cancel, since start
+  uint64_t started = 0;    // reads and writes started by their caller (SubmitOrStart)
+  bool responsive = true;  // see Service::Tick
   // How long the oldest task now in service has been (0: none).
   std::chrono::nanoseconds oldest_in_service{0};
 };
 
 // The latest background sample of an OST's space (Service::Tick).
 struct SpaceSample {
-  std::optional<SpaceInfo> space;   // none until a sample succeeded
-  Status error;                     // of the latest attempt
+  std::optional<SpaceInfo> space;    // none until a sample succeeded
+  Status error;                      // of the latest attempt
   std::optional<nrs::TimePoint> at;  // when the latest successful sample was taken
   // When its statvfs returned: a change begun later is surely not in it
   // (free-space grants credit frees by this, resource/free_space.h).
   std::optional<nrs::TimePoint> until;
 };
 
-class Service final : public nrs::Target {
+class Service : public nrs::Target {
  public:
-  // Starts `options.threads` service threads.
-  Service(const ServiceOptions& options, std::unique_ptr<Backend> backend);
-  // Serves every request already submitted (at once: see Drain), then
-  // joins the threads.
-  ~Service();
+  Service() = default;
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;
+  // A local service serves every request already submitted (at once: see
+  // Drain), then joins its threads; a remote one fails what is still in
+  // flight with EIO once its server has had `timeout` to answer.
+  virtual ~Service() = default;
 
-  uint32_t index() const { return index_; }
-  Backend& backend() { return *backend_; }
+  virtual uint32_t index() const = 0;
+  // The object store behind the OST: the directory's on this machine, or
+  // one that reaches the OSS's (settling writes, fsck, Describe).
+  virtual Backend& backend() = 0;
 
-  std::shared_ptr<ObjectHandle> Object(uint64_t object_id);
+  virtual std::shared_ptr<ObjectHandle> Object(uint64_t object_id) = 0;
   // Closes the object's file if it is cached (after its file was closed, so
   // an idle OST holds no descriptor and its filesystem can be remounted
   // read-only). On a service thread: a close may wait on the disk.
-  void CloseObject(uint64_t object_id);
+  virtual void CloseObject(uint64_t object_id) = 0;
   // A new share of the daemon's descriptors (ServiceOptions::open_objects),
   // when the filesystem gains an OST; see ObjectCache::SetCapacity.
-  void SetOpenObjects(size_t open_objects) { objects_.SetCapacity(open_objects); }
+  virtual void SetOpenObjects(size_t open_objects) = 0;
 
   // Hands the request to the scheduler and returns at once. `arrival` in
   // request->info is set here if it was left at its default.
-  void Submit(std::unique_ptr<IoRequest> request);
+  virtual void Submit(std::unique_ptr<IoRequest> request) = 0;
   // Like Submit, but when the OST can take the request now (responsive,
   // idle: nothing queued or in service, a share of the inline budget free,
   // and its policy dispatches it at once) it is served on the calling thread: no hand-off
@@ -226,8 +233,8 @@ class Service final : public nrs::Target {
   // must wait instead, `before_queueing` runs first, while no other thread
   // can see it yet: the caller makes the buffers it borrowed its own. It
   // may run under the OST's lock, so it must only copy memory.
-  void SubmitOrRun(std::unique_ptr<IoRequest> request,
-                   const std::function<void(IoRequest&)>& before_queueing);
+  virtual void SubmitOrRun(std::unique_ptr<IoRequest> request,
+                           const std::function<void(IoRequest&)>& before_queueing) = 0;
 
   // For a thread that must never wait on a disk (an io_uring queue's,
   // ring/fuse_ring.h) but can start a read or write and hear of it later:
@@ -245,18 +252,18 @@ class Service final : public nrs::Target {
   // declining) goes to the service threads as Submit, `before_queueing`
   // first.
   using IoStarter = std::function<bool(IoRequest&, std::shared_ptr<ObjectFile>)>;
-  void SubmitOrStart(std::unique_ptr<IoRequest> request,
-                     const std::function<void(IoRequest&)>& before_queueing,
-                     const IoStarter& start);
+  virtual void SubmitOrStart(std::unique_ptr<IoRequest> request,
+                             const std::function<void(IoRequest&)>& before_queueing,
+                             const IoStarter& start) = 0;
   // The started request is done: `bytes` read (short only at the object's
   // end; the rest reads as zeros) or written (all of them), or the
   // failure. `file` is the one `start` had. Counted, stated and observed
   // as any request; the observer runs on the calling thread.
-  void FinishStarted(IoRequest* request, ObjectFile& file, Status status, size_t bytes);
+  virtual void FinishStarted(IoRequest* request, ObjectFile& file, Status status, size_t bytes) = 0;
   // Lets go of the file `start` had, after FinishStarted. If this may be
   // its last reference (the object's cache let it go meanwhile), the drop,
   // a close that may wait on the disk, is left to a service thread.
-  void LetGo(std::shared_ptr<ObjectFile> file);
+  virtual void LetGo(std::shared_ptr<ObjectFile> file) = 0;
 
   // Seed 000's nrs_priority: another request waits for `request`, so if it
   // is still queued on the regular head it moves to the high-priority head
@@ -264,7 +271,7 @@ class Service final : public nrs::Target {
   // throttled request's token may be parked). Nothing if it is served or
   // in service already. REQUIRES: `request` was submitted here and its
   // observer has not been told it is done (so it is alive).
-  void Raise(IoRequest& request);
+  virtual void Raise(IoRequest& request) = 0;
   // Its caller gave up (an interrupted FUSE request, fs/interrupts.h): if
   // `request` is still queued, on either head, it leaves unserved and the
   // caller owns it again (Submit took it released): true, and its
@@ -272,97 +279,70 @@ class Service final : public nrs::Target {
   // service, or done): it goes on, and its observer is told as usual. Its
   // serve token stays posted or parked and then finds nothing, as a token
   // whose request another token took. REQUIRES: as for Raise.
-  bool Cancel(IoRequest& request);
+  virtual bool Cancel(IoRequest& request) = 0;
 
   // nrs::Target: switch the primary policy of one head while I/O runs (see
   // nrs::Scheduler). Requests parked on a throttling policy are looked at
   // again at once.
-  void StartPolicy(nrs::Head head, std::unique_ptr<nrs::Policy> policy) override;
-  void StopPolicy(nrs::Head head) override;
+  virtual void StartPolicy(nrs::Head head, std::unique_ptr<nrs::Policy> policy) = 0;
+  virtual void StopPolicy(nrs::Head head) = 0;
   void StartPolicy(std::unique_ptr<nrs::Policy> policy) {
     StartPolicy(nrs::Head::kRegular, std::move(policy));
   }
   void StopPolicy() { StopPolicy(nrs::Head::kRegular); }
   // New tunables for the policies of one head (validated by the caller).
-  void Retune(nrs::Head head, const nrs::Tunables& tunables) override;
-  void SetHighPriority(nrs::OpSet ops, uint32_t ratio) override;
+  virtual void Retune(nrs::Head head, const nrs::Tunables& tunables) = 0;
+  virtual void SetHighPriority(nrs::OpSet ops, uint32_t ratio) = 0;
   // Epochs from the next one on last this long (nrs_epoch_ms).
-  void SetEpochLength(std::chrono::nanoseconds length) override;
+  virtual void SetEpochLength(std::chrono::nanoseconds length) = 0;
   // The epoch this OST's scheduler runs (0: none yet, or evicted), and
   // where it stands with its hub.
-  nrs::Epoch epoch() const;
-  nrs::Standing EpochStanding() const;
+  virtual nrs::Epoch epoch() const = 0;
+  virtual nrs::Standing EpochStanding() const = 0;
   // Shutdown: from now on requests are served as fast as the threads go,
   // ignoring every throttle (TBF, delay), so a stop never waits on a rate.
-  void Drain();
+  virtual void Drain() = 0;
 
-  std::string PrimaryName(nrs::Head head) const;
-  std::vector<nrs::PolicyStatus> PolicyStatus(nrs::Head head,
-                                              const std::vector<std::string>& registered,
-                                              bool with_classes = true) const override;
+  virtual std::string PrimaryName(nrs::Head head) const = 0;
+  virtual std::vector<nrs::PolicyStatus> PolicyStatus(nrs::Head head,
+                                                      const std::vector<std::string>& registered,
+                                                      bool with_classes = true) const = 0;
   std::vector<nrs::PolicyStatus> PolicyStatus(const std::vector<std::string>& registered) const {
     return PolicyStatus(nrs::Head::kRegular, registered);
   }
-  nrs::HeadStats HeadStats(nrs::Head head) const override;
-  ServiceCounters Counters() const;
+  virtual nrs::HeadStats HeadStats(nrs::Head head) const = 0;
+  virtual ServiceCounters Counters() const = 0;
 
   // See the header comment. Called every so often by the monitor with the
   // current time; never waits on the OST. Failed requests' observers run on
   // the calling thread.
-  void Tick(nrs::TimePoint now);
+  virtual void Tick(nrs::TimePoint now) = 0;
   // Told (on Tick's thread, no lock held) when the OST turns unresponsive
   // (false) or answers again (true). Set before the first Tick.
-  void SetHealthListener(std::function<void(uint32_t index, bool responsive)> listener);
+  virtual void SetHealthListener(std::function<void(uint32_t index, bool responsive)> listener) = 0;
   // Told (on the serving thread, no lock held) when a truncate, punch or
   // destroy freed `bytes` of the OST's disk (the object's allocation
   // before it, less after), in a change begun at `from`; not when two
   // frees of one object overlapped (each would count the other's). Set
   // before the first request.
-  void SetSpaceFreedListener(
-      std::function<void(uint32_t index, uint64_t bytes, nrs::TimePoint from)> listener);
-  bool responsive() const;
+  virtual void SetSpaceFreedListener(
+      std::function<void(uint32_t index, uint64_t bytes, nrs::TimePoint from)> listener) = 0;
+  virtual bool responsive() const = 0;
   // The latest background space sample; never waits on the OST.
-  SpaceSample LastSpace() const;
+  virtual SpaceSample LastSpace() const = 0;
   // Asks the sampler thread for a space sample (one more after the one
   // under way, if any).
-  void RequestSpaceSample();
+  virtual void RequestSpaceSample() = 0;
   // Destroys queued or in service now: space about to be freed. Free-space
   // grants wait for them before refusing (an unlink replies before its
   // objects are gone), as a Lustre client waits for its destroys in flight.
-  uint64_t DestroysInFlight() const;
+  virtual uint64_t DestroysInFlight() const = 0;
   // Whether the OST's filesystem was last seen read-only: a change failed
   // with EROFS and none has succeeded since.
-  bool read_only() const;
+  virtual bool read_only() const = 0;
   // What this OST served per job id (requests that succeeded; latency from
   // arrival to completion, queueing included).
-  jobstats::JobStats& job_stats();
-
- private:
-  // Sets what Submit and SubmitOrRun fill in: arrival (if unset), the
-  // object handle (if unset) and the OST index.
-  void Stamp(IoRequest& request);
-  // Counts a destroy in DestroysInFlight as it is queued (once).
-  void CountDestroy(const IoRequest& request);
-  // A request that held the inline slot is done with it.
-  void EndInline();
-  // REQUIRES: the inline slot claimed. If the OST is idle and responsive,
-  // enqueues `request` and asks its policy: kDispatched, it is in service
-  // and `request` the caller's to serve; kQueued, the policy holds it
-  // (`request` released, `before_queueing` ran, a token is due); kBusy,
-  // `request` untouched.
-  enum class Admission { kDispatched, kQueued, kBusy };
-  Admission AdmitIfIdle(std::unique_ptr<IoRequest>& request,
-                        const std::function<void(IoRequest&)>& before_queueing);
-  // Gives the inline slot back and sees to a request AdmitIfIdle did not
-  // dispatch: submitted (kBusy) or its token posted (kQueued).
-  void NotAdmitted(Admission admission, std::unique_ptr<IoRequest> request,
-                   const std::function<void(IoRequest&)>& before_queueing);
-
-  struct Impl;
-  const uint32_t index_;
-  std::unique_ptr<Backend> backend_;
-  ObjectCache objects_;  // borrows backend_
-  std::unique_ptr<Impl> impl_;
+  virtual jobstats::JobStats& job_stats() = 0;
 };
 
 }  // namespace sfs::ost

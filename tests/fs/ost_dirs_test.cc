@@ -12,6 +12,7 @@
 #include <string>
 
 #include "fs/ost_table.h"
+#include "ost/local_service.h"
 #include "ost/backend.h"
 
 namespace sfs::fs {
@@ -105,7 +106,7 @@ std::unique_ptr<ost::Service> MemService(uint32_t index) {
   ost::ServiceOptions options;
   options.index = index;
   options.threads = 1;
-  return std::make_unique<ost::Service>(options, ost::NewMemBackend());
+  return std::make_unique<ost::LocalService>(options, ost::NewMemBackend());
 }
 
 TEST(OstTableTest, GrowsUpToItsCapacityAndKeepsWhatItPublished) {

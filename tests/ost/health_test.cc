@@ -10,7 +10,7 @@
 
 #include "ost/late_backend.h"
 #include "ost/monitor.h"
-#include "ost/service.h"
+#include "ost/local_service.h"
 #include "tests/ost/recorder.h"
 
 namespace sfs::ost {
@@ -56,7 +56,7 @@ ServiceOptions OneThread() {
 
 TEST(HealthTest, HungOstTurnsUnresponsiveFailsQueuedRequestsAndComesBack) {
   std::shared_ptr<FaultInjector> faults;
-  Service service(OneThread(), NewFaultBackend(NewMemBackend(), &faults));
+  LocalService service(OneThread(), NewFaultBackend(NewMemBackend(), &faults));
   Events events;
   events.Listen(service);
   Recorder rec;
@@ -102,7 +102,7 @@ TEST(HealthTest, HungOstTurnsUnresponsiveFailsQueuedRequestsAndComesBack) {
 
 TEST(HealthTest, AtShutdownEverythingQueuedOnAnUnresponsiveOstFailsAtOnce) {
   std::shared_ptr<FaultInjector> faults;
-  Service service(OneThread(), NewFaultBackend(NewMemBackend(), &faults));
+  LocalService service(OneThread(), NewFaultBackend(NewMemBackend(), &faults));
   Recorder rec;
   std::string buf(4096, 'b');
   faults->Hang(true);
@@ -123,7 +123,7 @@ TEST(HealthTest, AtShutdownEverythingQueuedOnAnUnresponsiveOstFailsAtOnce) {
 
 TEST(HealthTest, SpaceSamplesNeverWaitOnAHungOst) {
   std::shared_ptr<FaultInjector> faults;
-  Service service(OneThread(), NewFaultBackend(NewMemBackend(1 << 20), &faults));
+  LocalService service(OneThread(), NewFaultBackend(NewMemBackend(1 << 20), &faults));
   EXPECT_FALSE(service.LastSpace().space.has_value());
   service.Tick(nrs::Clock::now());
   ASSERT_TRUE(WaitUntil([&] { return service.LastSpace().space.has_value(); }));
@@ -149,7 +149,7 @@ TEST(HealthTest, MonitorNoticesAndSeesTheOstComeBack) {
   std::shared_ptr<FaultInjector> faults;
   ServiceOptions options = OneThread();
   options.timeout = 30ms;
-  Service service(options, NewFaultBackend(NewMemBackend(), &faults));
+  LocalService service(options, NewFaultBackend(NewMemBackend(), &faults));
   {
     Monitor monitor({&service}, Monitor::IntervalFor(options.timeout));
     faults->Hang(true);  // the next space sample hangs
@@ -189,7 +189,7 @@ TEST(LateBackendTest, CallsGiveUpAfterTheTimeoutAndTheServiceIsUnresponsive) {
   ServiceOptions options;
   options.threads = 1;
   options.timeout = 50ms;
-  Service service(options, NewLateBackend("/late", options.timeout, &control));
+  LocalService service(options, NewLateBackend("/late", options.timeout, &control));
   Events events;
   events.Listen(service);
   service.Tick(nrs::Clock::now());

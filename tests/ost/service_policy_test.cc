@@ -16,7 +16,7 @@
 #include "nrs/epoch_data.h"
 #include "nrs/epoch_hub.h"
 #include "nrs/policy.h"
-#include "ost/service.h"
+#include "ost/local_service.h"
 #include "tests/ost/recorder.h"
 #include "tests/ost/test_util.h"
 
@@ -36,7 +36,7 @@ const nrs::PolicyStatus* Find(const std::vector<nrs::PolicyStatus>& all, bool pr
 }
 
 TEST(ServicePolicyTest, SwitchingPoliciesUnderLoadDeliversEachRequestOnce) {
-  Service service(ServiceOptions{0, 3}, NewMemBackend());
+  LocalService service(ServiceOptions{0, 3}, NewMemBackend());
   constexpr int kThreads = 4, kPerThread = 500;
   constexpr size_t kLen = 64;
   std::vector<std::string> bufs(kThreads * kPerThread, std::string(kLen, 'p'));
@@ -87,7 +87,7 @@ TEST(ServicePolicyTest, SwitchingPoliciesUnderLoadDeliversEachRequestOnce) {
 }
 
 TEST(ServicePolicyTest, StatusCountsCompletedRequests) {
-  Service service(ServiceOptions{0, 2}, NewMemBackend());
+  LocalService service(ServiceOptions{0, 2}, NewMemBackend());
   Recorder rec;
   constexpr int kFirst = 50, kSecond = 30;
   constexpr size_t kLen = 100;
@@ -178,7 +178,7 @@ TEST(ServicePolicyTest, ThrottledRequestsWaitOnTimersAndAllComplete) {
   constexpr int kCount = 20;
   std::vector<std::string> bufs(kCount, std::string(10, 'g'));
   {
-    Service service(ServiceOptions{0, 2}, NewMemBackend());
+    LocalService service(ServiceOptions{0, 2}, NewMemBackend());
     service.StartPolicy(std::make_unique<GatePolicy>(open_at, &waits));
     auto object = service.Object(1);
     for (int i = 0; i < kCount; ++i) {
@@ -224,7 +224,7 @@ ServiceOptions WithInlineBudget(int budget) {
 TEST(ServicePolicyTest, SubmitOrRunServesAnIdleOstOnTheCallersThread) {
   ThreadRecorder rec;
   ServiceOptions options = WithInlineBudget(1);
-  Service service(options, NewMemBackend());
+  LocalService service(options, NewMemBackend());
   auto object = service.Object(1);
   std::string data(100, 'i');
   int handed_over = 0;
@@ -253,7 +253,7 @@ TEST(ServicePolicyTest, SubmitOrRunQueuesWhatThePolicyHolds) {
   std::string data(10, 'h');
   int handed_over = 0;
   {
-    Service service(WithInlineBudget(2), NewMemBackend());
+    LocalService service(WithInlineBudget(2), NewMemBackend());
     service.StartPolicy(std::make_unique<GatePolicy>(open_at, &waits));
     auto object = service.Object(1);
     service.SubmitOrRun(MakeIo(Op::kWrite, object, 0, &data, &rec, 1),
@@ -264,7 +264,7 @@ TEST(ServicePolicyTest, SubmitOrRunQueuesWhatThePolicyHolds) {
   EXPECT_GE(rec.Earliest(), open_at);
   {
     ThreadRecorder queued;
-    Service service(ServiceOptions{0, 2}, NewMemBackend());  // no budget
+    LocalService service(ServiceOptions{0, 2}, NewMemBackend());  // no budget
     service.SubmitOrRun(MakeIo(Op::kWrite, service.Object(2), 0, &data, &queued, 2),
                         [&](IoRequest&) { handed_over++; });
     ASSERT_TRUE(queued.WaitFor(1));
@@ -283,7 +283,7 @@ TEST(ServicePolicyTest, SubmitOrStartHandsAnIdleOstsReadToTheStarter) {
   ASSERT_TRUE(backend.ok()) << backend.status().ToString();
   ThreadRecorder rec;
   ServiceOptions options = WithInlineBudget(1);
-  Service service(options, std::move(backend).value());
+  LocalService service(options, std::move(backend).value());
   auto object = service.Object(5);
   std::string written = testing::Pattern(5, 6000);
   service.Submit(MakeIo(Op::kWrite, object, 0, &written, &rec, 1));  // opens the object
@@ -380,7 +380,7 @@ struct PosixOst {
   }
   TempDir dir;
   ServiceOptions options;
-  Service service;
+  LocalService service;
 };
 
 // Keeps what SubmitOrStart hands its starter, to finish it later as an
@@ -511,7 +511,7 @@ TEST(ServicePolicyTest, SubmitOrStartQueuesWhatItCannotStart) {
   ASSERT_TRUE(backend.ok()) << backend.status().ToString();
   ThreadRecorder rec;
   ServiceOptions options = WithInlineBudget(1);
-  Service service(options, std::move(backend).value());
+  LocalService service(options, std::move(backend).value());
   int starts = 0, handed_over = 0;
   auto starter = [&](IoRequest&, std::shared_ptr<ObjectFile>) {
     starts++;
@@ -554,7 +554,7 @@ TEST(ServicePolicyTest, DestructorWaitsForParkedTokens) {
   constexpr int kCount = 5;
   std::vector<std::string> bufs(kCount, std::string(10, 'd'));
   {
-    Service service(ServiceOptions{0, 1}, NewMemBackend());
+    LocalService service(ServiceOptions{0, 1}, NewMemBackend());
     service.StartPolicy(
         std::make_unique<GatePolicy>(nrs::Clock::now() + std::chrono::milliseconds(50), &waits));
     auto object = service.Object(1);
@@ -571,7 +571,7 @@ TEST(ServicePolicyTest, StoppingServesThrottledRequestsAtOnce) {
   constexpr int kCount = 5;
   std::vector<std::string> bufs(kCount, std::string(10, 'z'));
   {
-    Service service(ServiceOptions{0, 1}, NewMemBackend());
+    LocalService service(ServiceOptions{0, 1}, NewMemBackend());
     // Held for an hour: only Drain (in ~Service) can release them in time.
     service.StartPolicy(
         std::make_unique<GatePolicy>(nrs::Clock::now() + std::chrono::hours(1), &waits));
@@ -594,7 +594,7 @@ TEST(ServicePolicyTest, CancelTakesBackQueuedRequestsWhichNeverRun) {
   std::vector<std::string> bufs(kCount, std::string(10, 'c'));
   std::vector<std::unique_ptr<IoRequest>> taken;
   {
-    Service service(ServiceOptions{0, 2}, NewMemBackend());
+    LocalService service(ServiceOptions{0, 2}, NewMemBackend());
     // Held for an hour: all four are queued when cancelled, and only Drain
     // (in ~Service) releases the rest.
     service.StartPolicy(
@@ -660,7 +660,7 @@ TEST(ServicePolicyTest, OneTimerWakeupPerReleaseNotOnePerWaitingRequest) {
   std::atomic<int> untils{0};
   constexpr int kCount = 200;
   std::vector<std::string> bufs(kCount, std::string(10, 'p'));
-  Service service(ServiceOptions{0, 2}, NewMemBackend());
+  LocalService service(ServiceOptions{0, 2}, NewMemBackend());
   service.StartPolicy(std::make_unique<PacedPolicy>(std::chrono::microseconds(500), &untils));
   auto object = service.Object(1);
   for (int i = 0; i < kCount; ++i) {
@@ -679,7 +679,7 @@ TEST(ServicePolicyTest, HighPriorityHeadServesSyncBeforeQueuedWrites) {
   Recorder rec;
   std::atomic<int> waits{0};
   std::vector<std::string> bufs(11, std::string(10, 'h'));
-  Service service(ServiceOptions{0, 1}, NewMemBackend());
+  LocalService service(ServiceOptions{0, 1}, NewMemBackend());
   // Regular writes are held for 100 ms; a sync on the high-priority head is not.
   service.StartPolicy(nrs::Head::kRegular,
                       std::make_unique<GatePolicy>(
@@ -711,7 +711,7 @@ TEST(ServicePolicyTest, TheEpochPolicyEndsEpochsEarlyWhenItsGroupIsServed) {
     options.threads = 1;
     options.epochs = hub;
     options.epoch_length = std::chrono::seconds(10);
-    osts.push_back(std::make_unique<Service>(options, NewMemBackend()));
+    osts.push_back(std::make_unique<LocalService>(options, NewMemBackend()));
     osts.back()->StartPolicy(std::move(nrs::NewEpochPolicy("jobid", tunables)).value());
   }
   constexpr int kRounds = 20;

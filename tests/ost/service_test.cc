@@ -1,6 +1,6 @@
 // The data path of ost::Service over real backends: concurrency, holes,
 // error mapping, object ops and draining on destruction.
-#include "ost/service.h"
+#include "ost/local_service.h"
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -33,7 +33,7 @@ bool Exists(const std::string& path) {
 
 TEST(ServiceTest, ConcurrentWritesReadBackExactly) {
   TempDir dir;
-  Service service(ServiceOptions{3, 3}, PosixOrDie(dir.path()));
+  LocalService service(ServiceOptions{3, 3}, PosixOrDie(dir.path()));
   constexpr int kThreads = 4, kPerThread = 50, kObjectsPerThread = 5;
   constexpr size_t kLen = 8192;
 
@@ -84,7 +84,7 @@ TEST(ServiceTest, ConcurrentWritesReadBackExactly) {
 
 TEST(ServiceTest, ReadsOfHolesAreZeros) {
   TempDir dir;
-  Service service(ServiceOptions{0, 2}, PosixOrDie(dir.path()));
+  LocalService service(ServiceOptions{0, 2}, PosixOrDie(dir.path()));
   Recorder rec;
   std::string missing(5000, 'x');
   service.Submit(MakeIo(Op::kRead, service.Object(1), 0, &missing, &rec, 1, 1024));
@@ -108,8 +108,8 @@ TEST(ServiceTest, ReadsOfHolesAreZeros) {
 TEST(ServiceTest, FaultsReachTheCallerAsEnospcOrEioWhileOthersServe) {
   TempDir bad_dir, good_dir;
   std::shared_ptr<FaultInjector> faults;
-  Service bad(ServiceOptions{1, 2}, NewFaultBackend(PosixOrDie(bad_dir.path()), &faults));
-  Service good(ServiceOptions{2, 2}, PosixOrDie(good_dir.path()));
+  LocalService bad(ServiceOptions{1, 2}, NewFaultBackend(PosixOrDie(bad_dir.path()), &faults));
+  LocalService good(ServiceOptions{2, 2}, PosixOrDie(good_dir.path()));
   Recorder bad_rec, good_rec;
   std::string buf = Pattern(9, 4096);
 
@@ -150,7 +150,7 @@ TEST(ServiceTest, FaultsReachTheCallerAsEnospcOrEioWhileOthersServe) {
 
 TEST(ServiceTest, ObjectOpsAndDestroy) {
   TempDir dir;
-  Service service(ServiceOptions{0, 2}, PosixOrDie(dir.path()));
+  LocalService service(ServiceOptions{0, 2}, PosixOrDie(dir.path()));
   Recorder rec;
   uint64_t tag = 0;
   auto run = [&](std::unique_ptr<IoRequest> r) {
@@ -203,7 +203,7 @@ TEST(ServiceTest, ObjectOpsAndDestroy) {
 // log line names the inode, stripe, OST and object.
 TEST(ServiceTest, LostObjectIsEioForEveryOpAndNeverRecreated) {
   TempDir dir;
-  Service service(ServiceOptions{3, 2}, PosixOrDie(dir.path()));
+  LocalService service(ServiceOptions{3, 2}, PosixOrDie(dir.path()));
   Recorder rec;
   uint64_t tag = 0;
   std::string buf = Pattern(2, 4096);
@@ -232,7 +232,7 @@ TEST(ServiceTest, LostObjectIsEioForEveryOpAndNeverRecreated) {
 TEST(ServiceTest, RequestWithoutHandleUsesObjectId) {
   auto backend = NewMemBackend();
   Backend* raw = backend.get();
-  Service service(ServiceOptions{}, std::move(backend));
+  LocalService service(ServiceOptions{}, std::move(backend));
   Recorder rec;
   std::string buf = "abc";
   auto r = MakeIo(Op::kWrite, service.Object(42), 0, &buf, &rec, 0);
@@ -248,7 +248,7 @@ TEST(ServiceTest, DestructorServesEverythingSubmitted) {
   constexpr int kCount = 300;
   std::vector<std::string> bufs(kCount, std::string(512, 'z'));
   {
-    Service service(ServiceOptions{0, 2}, NewMemBackend());
+    LocalService service(ServiceOptions{0, 2}, NewMemBackend());
     auto object = service.Object(1);
     for (int i = 0; i < kCount; ++i) {
       service.Submit(MakeIo(Op::kWrite, object, i * 512, &bufs[i], &rec, i));

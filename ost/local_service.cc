@@ -1,6 +1,6 @@
 // The per-OST service: Asio owns the threads and the timer, nrs::Nrs owns
 // the order, and one "serve" token is posted per submitted request.
-#include "ost/service.h"
+#include "ost/local_service.h"
 
 #include <pthread.h>
 
@@ -46,7 +46,7 @@ class BusyScope {
 
 }  // namespace
 
-struct Service::Impl {
+struct LocalService::Impl {
   Impl(uint32_t index, Backend* backend, ObjectCache* objects, std::chrono::nanoseconds timeout,
        int threads, std::shared_ptr<std::atomic<int>> inline_budget,
        std::shared_ptr<nrs::EpochHub> epochs, std::chrono::nanoseconds epoch_length)
@@ -104,8 +104,8 @@ struct Service::Impl {
   // disk never takes a service thread from the requests.
   void SampleLoop();
 
-  Backend* const backend;  // borrowed from Service::backend_, which outlives Impl
-  ObjectCache* const objects;  // borrowed from Service::objects_, likewise
+  Backend* const backend;  // borrowed from LocalService::backend_, which outlives Impl
+  ObjectCache* const objects;  // borrowed from LocalService::objects_, likewise
   const std::chrono::nanoseconds timeout;
   const std::shared_ptr<std::atomic<int>> inline_budget;  // see ServiceOptions
   // The busy slot of the one request that may be served on a caller's
@@ -142,7 +142,7 @@ struct Service::Impl {
   size_t service_threads = 1;             // set at start, then read only
   size_t inline_running = 0;              // GUARDED_BY(mu): SubmitOrRun runs in service
   size_t deferred_tokens = 0;             // GUARDED_BY(mu): tokens waiting for one to end
-  uint64_t cancelled = 0;                 // GUARDED_BY(mu): requests Service::Cancel took back
+  uint64_t cancelled = 0;                 // GUARDED_BY(mu): requests LocalService::Cancel took back
   std::optional<nrs::TimePoint> armed_for;  // GUARDED_BY(mu): the timer's expiry, if waiting
   boost::asio::steady_timer timer;        // GUARDED_BY(mu): every call on it
 
@@ -156,7 +156,7 @@ struct Service::Impl {
   // the OST makes progress and nothing queued is failed.
   std::atomic<int64_t> last_completion{0};
   std::function<void(uint32_t, bool)> on_health;  // set before the first Tick
-  // Set before the first request (Service::SetSpaceFreedListener).
+  // Set before the first request (LocalService::SetSpaceFreedListener).
   std::function<void(uint32_t, uint64_t, nrs::TimePoint)> on_freed;
   FreeTracker frees;  // truncates, punches and destroys in progress
   std::atomic<uint64_t> destroys{0};  // stamped and not finished (DestroysInFlight)
@@ -168,7 +168,7 @@ struct Service::Impl {
   bool sampler_stop = false;    // GUARDED_BY(space_mu)
   std::thread sampler;
 
-  // Per job id, what this OST served (Service::job_stats); its own lock, a leaf.
+  // Per job id, what this OST served (LocalService::job_stats); its own lock, a leaf.
   jobstats::JobStats job_stats;
 
   // Epochs. The hub may call back from any thread, even after ~Service
@@ -187,7 +187,7 @@ struct Service::Impl {
   };
   const std::shared_ptr<EpochGate> epoch_gate;
 
-  std::atomic<bool> read_only{false};  // see Service::read_only()
+  std::atomic<bool> read_only{false};  // see LocalService::read_only()
   std::atomic<bool> stopping{false};  // only to catch Submit after ~Service began
   std::atomic<bool> draining{false};  // Drain(): dequeue ignoring throttles
 };
@@ -215,7 +215,7 @@ jobstats::JobOp JobOpOf(nrs::Op op) {
 // an observer then goes through the queue (no nesting on one stack).
 thread_local bool tls_serving_inline = false;
 
-bool Service::Impl::ClaimInline(bool on_caller_thread) {
+bool LocalService::Impl::ClaimInline(bool on_caller_thread) {
   if (!inline_budget || tls_serving_inline || draining.load()) return false;
   int64_t idle = 0;
   if (!busy_since[inline_slot].compare_exchange_strong(idle, SteadyNanos(nrs::Clock::now()))) {
@@ -233,12 +233,12 @@ bool Service::Impl::ClaimInline(bool on_caller_thread) {
   return false;
 }
 
-void Service::Impl::ReleaseInline() {
+void LocalService::Impl::ReleaseInline() {
   if (!inline_started.exchange(false)) inline_budget->fetch_add(1);
   busy_since[inline_slot].store(0);
 }
 
-void Service::Impl::ServeOne() {
+void LocalService::Impl::ServeOne() {
   nrs::Pick pick;
   {
     std::lock_guard<std::mutex> lock(mu);
@@ -272,7 +272,7 @@ void Service::Impl::ServeOne() {
   Run(std::unique_ptr<IoRequest>(static_cast<IoRequest*>(pick.request)));
 }
 
-void Service::Impl::ArmLocked(nrs::TimePoint when, bool force) {
+void LocalService::Impl::ArmLocked(nrs::TimePoint when, bool force) {
   if (!force && armed_for.has_value() && *armed_for <= when) return;
   armed_for = when;
   // Re-arming cancels the previous wait; its handler sees operation_aborted.
@@ -282,7 +282,7 @@ void Service::Impl::ArmLocked(nrs::TimePoint when, bool force) {
   });
 }
 
-void Service::Impl::WakeParked() {
+void LocalService::Impl::WakeParked() {
   std::vector<std::unique_ptr<IoRequest>> ready;
   {
     std::lock_guard<std::mutex> lock(mu);
@@ -313,7 +313,7 @@ void Service::Impl::WakeParked() {
   }
 }
 
-void Service::Impl::Run(std::unique_ptr<IoRequest> request) {
+void LocalService::Impl::Run(std::unique_ptr<IoRequest> request) {
   Outcome outcome;
   {
     BusyScope busy;
@@ -322,7 +322,7 @@ void Service::Impl::Run(std::unique_ptr<IoRequest> request) {
   Complete(std::move(request), outcome);
 }
 
-void Service::Impl::Complete(std::unique_ptr<IoRequest> request, const Outcome& outcome) {
+void LocalService::Impl::Complete(std::unique_ptr<IoRequest> request, const Outcome& outcome) {
   // Before the observer hears of it: the op's reply may let its caller's
   // next write ask for the room.
   if (outcome.freed > 0 && on_freed) on_freed(index, outcome.freed, outcome.freed_from);
@@ -363,7 +363,7 @@ void Service::Impl::Complete(std::unique_ptr<IoRequest> request, const Outcome& 
   // but never the request itself.
 }
 
-void Service::Impl::Finish(IoRequest& request, const Outcome& outcome, Status* for_caller) {
+void LocalService::Impl::Finish(IoRequest& request, const Outcome& outcome, Status* for_caller) {
   if (outcome.status.ok()) {
     *for_caller = Status::Ok();
     return;
@@ -381,7 +381,7 @@ void Service::Impl::Finish(IoRequest& request, const Outcome& outcome, Status* f
                                     request.object->object_id()));
 }
 
-std::chrono::nanoseconds Service::Impl::OldestBusy(nrs::TimePoint now) const {
+std::chrono::nanoseconds LocalService::Impl::OldestBusy(nrs::TimePoint now) const {
   int64_t oldest = 0;
   for (const auto& slot : busy_since) {
     const int64_t since = slot.load();
@@ -391,7 +391,7 @@ std::chrono::nanoseconds Service::Impl::OldestBusy(nrs::TimePoint now) const {
   return std::max(std::chrono::nanoseconds(SteadyNanos(now) - oldest), std::chrono::nanoseconds(1));
 }
 
-void Service::Impl::AskEarlyIfDoneLocked(nrs::TimePoint now) {
+void LocalService::Impl::AskEarlyIfDoneLocked(nrs::TimePoint now) {
   if (epoch_asked || early_ask_armed || epochs_stopped || !responsive) return;
   if (!nrs.EpochDone(now)) return;
   early_ask_armed = true;
@@ -403,7 +403,7 @@ void Service::Impl::AskEarlyIfDoneLocked(nrs::TimePoint now) {
   }
 }
 
-void Service::Impl::ArmEpochTimerLocked(nrs::TimePoint when) {
+void LocalService::Impl::ArmEpochTimerLocked(nrs::TimePoint when) {
   // Re-arming cancels the previous wait; its handler sees operation_aborted.
   epoch_timer.expires_at(when);
   epoch_timer.async_wait([this](const boost::system::error_code& ec) {
@@ -411,7 +411,7 @@ void Service::Impl::ArmEpochTimerLocked(nrs::TimePoint when) {
   });
 }
 
-void Service::Impl::OnEpochTimer() {
+void LocalService::Impl::OnEpochTimer() {
   {
     std::lock_guard<std::mutex> lock(mu);
     if (epoch_asked || epochs_stopped) return;
@@ -428,7 +428,7 @@ void Service::Impl::OnEpochTimer() {
   AskNextEpoch();
 }
 
-void Service::Impl::AskNextEpoch() {
+void LocalService::Impl::AskNextEpoch() {
   nrs::EpochData data;
   nrs::Epoch current = 0;
   {
@@ -447,7 +447,7 @@ void Service::Impl::AskNextEpoch() {
                     });
 }
 
-void Service::Impl::StartEpoch(nrs::Epoch next,
+void LocalService::Impl::StartEpoch(nrs::Epoch next,
                                const std::shared_ptr<const nrs::EpochData>& reduced) {
   bool rejoin = false;
   {
@@ -483,7 +483,7 @@ void Service::Impl::StartEpoch(nrs::Epoch next,
   }
 }
 
-void Service::Impl::SampleLoop() {
+void LocalService::Impl::SampleLoop() {
   for (;;) {
     {
       std::unique_lock<std::mutex> lock(space_mu);
@@ -511,7 +511,7 @@ void Service::Impl::SampleLoop() {
   }
 }
 
-Service::Service(const ServiceOptions& options, std::unique_ptr<Backend> backend)
+LocalService::LocalService(const ServiceOptions& options, std::unique_ptr<Backend> backend)
     : index_(options.index),
       backend_(std::move(backend)),
       objects_(backend_.get(), options.open_objects),
@@ -538,7 +538,7 @@ Service::Service(const ServiceOptions& options, std::unique_ptr<Backend> backend
   boost::asio::post(impl_->io, [impl = impl_.get()] { impl->AskNextEpoch(); });
 }
 
-Service::~Service() {
+LocalService::~LocalService() {
   // REQUIRES: no Submit() once destruction has begun. Dropping the guard
   // lets run() return once every token (posted or parked on the timer) has
   // served; draining first means no request waits for a throttle.
@@ -572,30 +572,30 @@ Service::~Service() {
   impl_->sampler.join();
 }
 
-std::shared_ptr<ObjectHandle> Service::Object(uint64_t object_id) {
+std::shared_ptr<ObjectHandle> LocalService::Object(uint64_t object_id) {
   return std::make_shared<ObjectHandle>(&objects_, object_id);
 }
 
-void Service::CloseObject(uint64_t object_id) {
+void LocalService::CloseObject(uint64_t object_id) {
   boost::asio::post(impl_->io, [this, object_id] {
     BusyScope busy;  // a close may wait on the disk
     objects_.Forget(object_id);
   });
 }
 
-void Service::Stamp(IoRequest& request) {
+void LocalService::Stamp(IoRequest& request) {
   if (request.info.arrival == nrs::TimePoint{}) request.info.arrival = nrs::Clock::now();
   if (request.object == nullptr) request.object = Object(request.info.object_id);
   request.info.ost = index_;
 }
 
-void Service::CountDestroy(const IoRequest& request) {
+void LocalService::CountDestroy(const IoRequest& request) {
   // When it is queued, not when stamped: SubmitOrRun stamps a request and
   // may then hand it to Submit, which stamps it again.
   if (request.info.op == nrs::Op::kDestroy) impl_->destroys.fetch_add(1, std::memory_order_relaxed);
 }
 
-void Service::Submit(std::unique_ptr<IoRequest> request) {
+void LocalService::Submit(std::unique_ptr<IoRequest> request) {
   assert(!impl_->stopping.load() && "Submit() during ~Service");
   Stamp(*request);
   CountDestroy(*request);
@@ -608,7 +608,7 @@ void Service::Submit(std::unique_ptr<IoRequest> request) {
   boost::asio::post(impl_->io, [impl = impl_.get()] { impl->ServeOne(); });
 }
 
-Service::Admission Service::AdmitIfIdle(std::unique_ptr<IoRequest>& request,
+LocalService::Admission LocalService::AdmitIfIdle(std::unique_ptr<IoRequest>& request,
                                         const std::function<void(IoRequest&)>& before_queueing) {
   Stamp(*request);
   IoRequest* const mine = request.get();
@@ -640,7 +640,7 @@ Service::Admission Service::AdmitIfIdle(std::unique_ptr<IoRequest>& request,
   return Admission::kQueued;
 }
 
-void Service::NotAdmitted(Admission admission, std::unique_ptr<IoRequest> request,
+void LocalService::NotAdmitted(Admission admission, std::unique_ptr<IoRequest> request,
                           const std::function<void(IoRequest&)>& before_queueing) {
   impl_->ReleaseInline();
   if (admission == Admission::kBusy) {  // not even enqueued: busy or unresponsive OST
@@ -650,7 +650,7 @@ void Service::NotAdmitted(Admission admission, std::unique_ptr<IoRequest> reques
   boost::asio::post(impl_->io, [impl = impl_.get()] { impl->ServeOne(); });
 }
 
-void Service::SubmitOrRun(std::unique_ptr<IoRequest> request,
+void LocalService::SubmitOrRun(std::unique_ptr<IoRequest> request,
                           const std::function<void(IoRequest&)>& before_queueing) {
   assert(!impl_->stopping.load() && "SubmitOrRun() during ~Service");
   if (!impl_->ClaimInline(/*on_caller_thread=*/true)) {
@@ -667,7 +667,7 @@ void Service::SubmitOrRun(std::unique_ptr<IoRequest> request,
   EndInline();
 }
 
-void Service::SubmitOrStart(std::unique_ptr<IoRequest> request,
+void LocalService::SubmitOrStart(std::unique_ptr<IoRequest> request,
                             const std::function<void(IoRequest&)>& before_queueing,
                             const IoStarter& start) {
   assert(!impl_->stopping.load() && "SubmitOrStart() during ~Service");
@@ -704,7 +704,7 @@ void Service::SubmitOrStart(std::unique_ptr<IoRequest> request,
                     [impl = impl_.get(), mine] { impl->Run(std::unique_ptr<IoRequest>(mine)); });
 }
 
-void Service::FinishStarted(IoRequest* request, ObjectFile& file, Status status, size_t bytes) {
+void LocalService::FinishStarted(IoRequest* request, ObjectFile& file, Status status, size_t bytes) {
   Outcome outcome;
   if (request->info.op == nrs::Op::kWrite) {
     request->object_exists = true;  // it was open
@@ -725,7 +725,7 @@ void Service::FinishStarted(IoRequest* request, ObjectFile& file, Status status,
   EndInline();  // as SubmitOrRun after its Run
 }
 
-void Service::LetGo(std::shared_ptr<ObjectFile> file) {
+void LocalService::LetGo(std::shared_ptr<ObjectFile> file) {
   // use_count is a hint: another holder letting go at the same moment may
   // still leave the close here, which only costs a wait this avoids
   // almost always.
@@ -736,7 +736,7 @@ void Service::LetGo(std::shared_ptr<ObjectFile> file) {
   });
 }
 
-void Service::EndInline() {
+void LocalService::EndInline() {
   size_t wake = 0;
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
@@ -749,7 +749,7 @@ void Service::EndInline() {
   }
 }
 
-void Service::StartPolicy(nrs::Head head, std::unique_ptr<nrs::Policy> policy) {
+void LocalService::StartPolicy(nrs::Head head, std::unique_ptr<nrs::Policy> policy) {
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     impl_->nrs.head(head).StartPrimary(std::move(policy));
@@ -757,7 +757,7 @@ void Service::StartPolicy(nrs::Head head, std::unique_ptr<nrs::Policy> policy) {
   boost::asio::post(impl_->io, [impl = impl_.get()] { impl->WakeParked(); });
 }
 
-void Service::Raise(IoRequest& request) {
+void LocalService::Raise(IoRequest& request) {
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     if (!impl_->nrs.Raise(&request, nrs::Clock::now())) return;
@@ -765,7 +765,7 @@ void Service::Raise(IoRequest& request) {
   boost::asio::post(impl_->io, [impl = impl_.get()] { impl->WakeParked(); });
 }
 
-bool Service::Cancel(IoRequest& request) {
+bool LocalService::Cancel(IoRequest& request) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   if (!impl_->nrs.Remove(&request, nrs::Clock::now())) return false;
   impl_->cancelled++;
@@ -774,7 +774,7 @@ bool Service::Cancel(IoRequest& request) {
   return true;
 }
 
-void Service::StopPolicy(nrs::Head head) {
+void LocalService::StopPolicy(nrs::Head head) {
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     impl_->nrs.head(head).StopPrimary();
@@ -782,7 +782,7 @@ void Service::StopPolicy(nrs::Head head) {
   boost::asio::post(impl_->io, [impl = impl_.get()] { impl->WakeParked(); });
 }
 
-void Service::Retune(nrs::Head head, const nrs::Tunables& tunables) {
+void LocalService::Retune(nrs::Head head, const nrs::Tunables& tunables) {
   {
     std::lock_guard<std::mutex> lock(impl_->mu);
     impl_->nrs.head(head).Retune(tunables, nrs::Clock::now());
@@ -791,50 +791,50 @@ void Service::Retune(nrs::Head head, const nrs::Tunables& tunables) {
   boost::asio::post(impl_->io, [impl = impl_.get()] { impl->WakeParked(); });
 }
 
-void Service::Drain() {
+void LocalService::Drain() {
   impl_->draining.store(true);
   boost::asio::post(impl_->io, [impl = impl_.get()] { impl->WakeParked(); });
 }
 
-void Service::SetEpochLength(std::chrono::nanoseconds length) {
+void LocalService::SetEpochLength(std::chrono::nanoseconds length) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->epoch_length = length;
 }
 
-nrs::Epoch Service::epoch() const {
+nrs::Epoch LocalService::epoch() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->epoch;
 }
 
-nrs::Standing Service::EpochStanding() const { return impl_->epochs->StandingOf(index_); }
+nrs::Standing LocalService::EpochStanding() const { return impl_->epochs->StandingOf(index_); }
 
-void Service::SetHighPriority(nrs::OpSet ops, uint32_t ratio) {
+void LocalService::SetHighPriority(nrs::OpSet ops, uint32_t ratio) {
   std::lock_guard<std::mutex> lock(impl_->mu);
   impl_->nrs.SetHighPriority(ops, ratio);
 }
 
-std::string Service::PrimaryName(nrs::Head head) const {
+std::string LocalService::PrimaryName(nrs::Head head) const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->nrs.head(head).PrimaryName();
 }
 
-std::vector<nrs::PolicyStatus> Service::PolicyStatus(nrs::Head head,
+std::vector<nrs::PolicyStatus> LocalService::PolicyStatus(nrs::Head head,
                                                      const std::vector<std::string>& registered,
                                                      bool with_classes) const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->nrs.head(head).Status(registered, with_classes);
 }
 
-nrs::HeadStats Service::HeadStats(nrs::Head head) const {
+nrs::HeadStats LocalService::HeadStats(nrs::Head head) const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->nrs.head(head).head_stats();
 }
 
-bool Service::read_only() const { return impl_->read_only.load(std::memory_order_relaxed); }
+bool LocalService::read_only() const { return impl_->read_only.load(std::memory_order_relaxed); }
 
-jobstats::JobStats& Service::job_stats() { return impl_->job_stats; }
+jobstats::JobStats& LocalService::job_stats() { return impl_->job_stats; }
 
-void Service::Tick(nrs::TimePoint now) {
+void LocalService::Tick(nrs::TimePoint now) {
   const std::chrono::nanoseconds oldest = impl_->OldestBusy(now);
   const bool absent = !backend_->Available();  // has not answered since the mount
   const bool stuck = absent || oldest > impl_->timeout;
@@ -908,30 +908,30 @@ void Service::Tick(nrs::TimePoint now) {
   RequestSpaceSample();
 }
 
-uint64_t Service::DestroysInFlight() const {
+uint64_t LocalService::DestroysInFlight() const {
   return impl_->destroys.load(std::memory_order_relaxed);
 }
 
-void Service::SetHealthListener(std::function<void(uint32_t index, bool responsive)> listener) {
+void LocalService::SetHealthListener(std::function<void(uint32_t index, bool responsive)> listener) {
   impl_->on_health = std::move(listener);
 }
 
-void Service::SetSpaceFreedListener(
+void LocalService::SetSpaceFreedListener(
     std::function<void(uint32_t index, uint64_t bytes, nrs::TimePoint from)> listener) {
   impl_->on_freed = std::move(listener);
 }
 
-bool Service::responsive() const {
+bool LocalService::responsive() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->responsive;
 }
 
-SpaceSample Service::LastSpace() const {
+SpaceSample LocalService::LastSpace() const {
   std::lock_guard<std::mutex> lock(impl_->space_mu);
   return impl_->space;
 }
 
-void Service::RequestSpaceSample() {
+void LocalService::RequestSpaceSample() {
   if (impl_->draining.load()) return;  // shutdown: no new call into the disk
   {
     // One at a time: requests while a sample runs (or hangs) pile nothing up.
@@ -941,7 +941,7 @@ void Service::RequestSpaceSample() {
   impl_->sample_wanted.notify_one();
 }
 
-ServiceCounters Service::Counters() const {
+ServiceCounters LocalService::Counters() const {
   ServiceCounters counters;
   counters.oldest_in_service = impl_->OldestBusy(nrs::Clock::now());
   counters.errors = impl_->errors.load(std::memory_order_relaxed);
