@@ -16,6 +16,7 @@
 #include "fs/fd_budget.h"
 #include "fs/fuse_api.h"
 #include "fs/io.h"
+#include "client/remote_ost.h"
 #include "fs/ost_attach.h"
 #include "fs/ost_df.h"
 #include "fs/ost_status.h"
@@ -245,13 +246,28 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
   Logger("fs")->info("{} file descriptors: up to {} open objects per OST, {} metadata table files",
                      fds.limit, fds.objects_per_ost, fds.rocksdb_files);
   // However long an OST takes, the mount waits at most ost_timeout for it.
-  OpenedOsts opened = OpenOsts(identities, config.ost_timeout);
+  // OSTs on OSSs are reached over the network (client/remote_ost.h); the
+  // local ones are opened here, each on a thread of its own.
+  std::vector<OstIdentity> local_identities;
+  for (const OstIdentity& id : identities) {
+    if (!client::IsOssPath(id.path)) local_identities.push_back(id);
+  }
+  OpenedOsts opened = OpenOsts(local_identities, config.ost_timeout);
+  size_t next_local = 0;
   fs->late_osts_ = std::move(opened.late);
   fs->inline_budget_ = std::make_shared<std::atomic<int>>(config.inline_ios);
   fs->epochs_ = std::make_shared<nrs::SharedEpochHub>(nrs::CombineEpochData,
                                                       NrsControl::kDefaultEhTimeout);
   for (uint32_t index = 0; index < identities.size(); ++index) {
-    auto& backend = opened.backends[index];
+    const OstIdentity& id = identities[index];
+    if (client::IsOssPath(id.path)) {
+      auto remote =
+          client::ConnectRemoteOst(index, id.path, id.fs_uuid, id.ost_uuid, config.key_file);
+      if (!remote.ok()) return remote.status();
+      SFS_RETURN_IF_ERROR(fs->osts_.Add(std::move(remote).value()));
+      continue;
+    }
+    auto& backend = opened.backends[next_local++];
     if (!backend.ok()) return backend.status();
     ost::ServiceOptions options;
     options.index = index;

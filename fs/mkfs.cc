@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "client/remote_ost.h"
 #include "common/log.h"
 #include "common/private_dir.h"
 #include "fs/ost_dirs.h"
@@ -15,40 +16,9 @@
 #include "layout/layout.h"
 #include "meta/meta_store.h"
 #include "ost/label.h"
+#include "rpc/auth.h"
 
 namespace sfs::fs {
-namespace {
-
-namespace stdfs = std::filesystem;
-
-// An OST directory may be reused with --force only if what it holds is a
-// previous stripefs OST (label and objects); anything else is left alone.
-Status CheckOst(const std::string& dir, bool force) {
-  if (IsEmptyDir(dir)) return Status::Ok();
-  auto label = ost::ReadLabel(dir);
-  const std::string what = label.ok() ? "an OST of filesystem " + label->fs_uuid : "other data";
-  if (!force) {
-    return Status::Error(EEXIST, "OST directory " + dir + " already holds " + what +
-                                     " (use --force to reuse a stripefs OST)");
-  }
-  for (const auto& entry : stdfs::directory_iterator(dir)) {
-    const std::string name = entry.path().filename().string();
-    if (name != ost::kLabelFile && name != "objects") {
-      return Status::Error(EEXIST, "OST directory " + dir + " holds " + name +
-                                       ", which stripefs did not write; refusing even with --force");
-    }
-  }
-  return Status::Ok();
-}
-
-// REQUIRES: CheckOst(dir, true) passed.
-void ClearOst(const std::string& dir) {
-  std::error_code ec;
-  stdfs::remove_all(stdfs::path(dir) / "objects", ec);
-  stdfs::remove(stdfs::path(dir) / ost::kLabelFile, ec);
-}
-
-}  // namespace
 
 Status Mkfs(const MkfsOptions& options) {
   if (options.meta_dir.empty()) return Status::Error(EINVAL, "--meta is required");
@@ -70,11 +40,33 @@ Status Mkfs(const MkfsOptions& options) {
   auto meta_dir = ResolvePath(options.meta_dir);
   if (!meta_dir.ok()) return meta_dir.status();
   std::vector<std::string> osts;
+  // OSTs an OSS serves (oss://ADDRESS:PORT/DIR), by index; labelled through
+  // their OSS with the filesystem's key.
+  std::map<uint32_t, client::OssAddress> remote;
+  std::optional<rpc::Key> key;
   for (const std::string& dir : options.ost_dirs) {
+    if (client::IsOssPath(dir)) {
+      auto oss = client::ParseOssPath(dir);
+      if (!oss.ok()) return oss.status();
+      for (const std::string& other : osts) {
+        if (other == dir) return Status::Error(EINVAL, "OST " + dir + " is given twice");
+      }
+      if (!key) {
+        if (options.key_file.empty()) {
+          return Status::Error(EINVAL, "OST " + dir + " is on an OSS: give --key FILE");
+        }
+        auto read = rpc::ReadKeyFile(options.key_file);
+        if (!read.ok()) return read.status();
+        key = std::move(read).value();
+      }
+      remote[static_cast<uint32_t>(osts.size())] = *oss;
+      osts.push_back(dir);
+      continue;
+    }
     auto path = ResolvePath(dir);
     if (!path.ok()) return path.status();
     for (const std::string& other : osts) {
-      if (PathsOverlap(other, *path)) {
+      if (!client::IsOssPath(other) && PathsOverlap(other, *path)) {
         return Status::Error(EINVAL, "OST path " + dir + " is given twice or nested in " + other);
       }
     }
@@ -86,6 +78,7 @@ Status Mkfs(const MkfsOptions& options) {
   meta_dir = PrepareDir(*meta_dir);
   if (!meta_dir.ok()) return meta_dir.status();
   for (std::string& dir : osts) {
+    if (client::IsOssPath(dir)) continue;
     auto path = PrepareDir(dir);
     if (!path.ok()) return path.status();
     dir = *path;
@@ -98,9 +91,18 @@ Status Mkfs(const MkfsOptions& options) {
     return Status::Error(EEXIST, "metadata directory " + *meta_dir +
                                      " is not empty (use --force to replace a filesystem)");
   }
-  for (const std::string& dir : osts) SFS_RETURN_IF_ERROR(CheckOst(dir, options.force));
+  for (uint32_t index = 0; index < osts.size(); ++index) {
+    if (auto oss = remote.find(index); oss != remote.end()) {
+      SFS_RETURN_IF_ERROR(client::LabelRemoteOst(oss->second, *key, "", index, "", options.force,
+                                                 /*check_only=*/true));
+    } else {
+      SFS_RETURN_IF_ERROR(ost::CheckReusable(osts[index], options.force));
+    }
+  }
   if (meta_in_use) SFS_RETURN_IF_ERROR(meta::MetaStore::Destroy(*meta_dir));
-  for (const std::string& dir : osts) ClearOst(dir);
+  for (const std::string& dir : osts) {
+    if (!client::IsOssPath(dir)) ost::ClearOstDir(dir);
+  }
 
   const std::string fs_uuid = ost::NewUuid();
   std::map<std::string, std::string> settings{
@@ -119,7 +121,14 @@ Status Mkfs(const MkfsOptions& options) {
   }
   // Labels first: a store that names OSTs must never exist without them.
   for (uint32_t index = 0; index < osts.size(); ++index) {
-    SFS_RETURN_IF_ERROR(ost::WriteLabel(osts[index], labels[index]));
+    const ost::Label& label = labels[index];
+    if (auto oss = remote.find(index); oss != remote.end()) {
+      SFS_RETURN_IF_ERROR(client::LabelRemoteOst(oss->second, *key, label.fs_uuid, label.index,
+                                                 label.ost_uuid, options.force,
+                                                 /*check_only=*/false));
+    } else {
+      SFS_RETURN_IF_ERROR(ost::WriteLabel(osts[index], label));
+    }
   }
   auto store = meta::MetaStore::Format(*meta_dir, settings);
   if (!store.ok()) return store.status();

@@ -220,6 +220,7 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
                                                : kMaxRead;
   const uint32_t max_request = options.max_request != 0 ? options.max_request : kMaxTransfer;
   config.meta_dir = options.meta_dir;
+  config.key_file = options.key_file;
   config.mountpoint = mountpoint;
   config.admin_uid = options.admin_uid;
   config.ost_threads = options.ost_threads;
@@ -397,6 +398,9 @@ int RunMount(const MountOptions& options) {
   absolute.meta_dir = stdfs::absolute(options.meta_dir, ec).lexically_normal().string();
   if (!absolute.log_file.empty()) {
     absolute.log_file = stdfs::absolute(options.log_file, ec).lexically_normal().string();
+  }
+  if (!absolute.key_file.empty()) {
+    absolute.key_file = stdfs::absolute(options.key_file, ec).lexically_normal().string();
   }
   if (options.foreground) return Serve(absolute, *mountpoint, -1);
 

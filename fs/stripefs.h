@@ -16,6 +16,9 @@ struct MkfsOptions {
   uint32_t stripe_count = 1;          // default layout of new files
   uint64_t stripe_size = 1 << 20;
   bool force = false;  // reuse directories that hold a previous filesystem
+  // An OST may be "oss://ADDRESS:PORT/DIR" (a directory an OSS serves,
+  // labelled through it); then the shared key is needed.
+  std::string key_file;
 };
 
 // Creates the metadata store and labels every OST directory (creating the
@@ -42,6 +45,9 @@ struct MountOptions {
   // Seconds a request may be in service at an OST before that OST is marked
   // unresponsive (see ost_status). Finite, above 0, at most 3600.
   double ost_timeout = 30.0;
+  // The filesystem's shared key (rpc/auth.h), needed when OSTs are on OSSs
+  // (oss://...); read at mount.
+  std::string key_file;
   // cache=writearound (the default): as writethrough, but a handle opened
   // for writing bypasses the kernel's page cache (FUSE direct_io), so its
   // bytes are copied twice instead of three times; O_RDONLY handles read
@@ -104,6 +110,7 @@ struct MountOptions {
 //   ost_threads   1..64
 //   attr_timeout  seconds, finite, 0..86400
 //   ost_timeout   seconds, finite, above 0, at most 3600
+//   key           FILE: the shared key of a filesystem with OSTs on OSSs
 //   cache         writearound|writethrough|writeback
 //   max_read      4096..1048576 (bytes; also passed to FUSE)
 //   max_request   1M..16M (bytes or K/M binary units), a multiple of 4K

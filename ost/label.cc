@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <charconv>
+#include <filesystem>
 #include <random>
 #include <string_view>
 
@@ -163,6 +164,34 @@ std::string NewUuid() {
       "{:02x}{:02x}{:02x}{:02x}{:02x}{:02x}",
       b[0], b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
       b[15]);
+}
+
+Status CheckReusable(const std::string& dir, bool force) {
+  namespace stdfs = std::filesystem;
+  std::error_code ec;
+  if (stdfs::is_empty(dir, ec) && !ec) return Status::Ok();
+  auto label = ReadLabel(dir);
+  const std::string what = label.ok() ? "an OST of filesystem " + label->fs_uuid : "other data";
+  if (!force) {
+    return Status::Error(EEXIST, "OST directory " + dir + " already holds " + what +
+                                     " (use --force to reuse a stripefs OST)");
+  }
+  for (const auto& entry : stdfs::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name != kLabelFile && name != "objects") {
+      return Status::Error(EEXIST, "OST directory " + dir + " holds " + name +
+                                       ", which stripefs did not write; refusing even with --force");
+    }
+  }
+  if (ec) return Status::Error(ec.value(), "OST directory " + dir + ": " + ec.message());
+  return Status::Ok();
+}
+
+void ClearOstDir(const std::string& dir) {
+  namespace stdfs = std::filesystem;
+  std::error_code ec;
+  stdfs::remove_all(stdfs::path(dir) / "objects", ec);
+  stdfs::remove(stdfs::path(dir) / kLabelFile, ec);
 }
 
 }  // namespace sfs::ost

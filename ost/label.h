@@ -33,6 +33,14 @@ Status WriteLabel(const std::string& dir, const Label& label);
 // ENOENT if there is no label, EINVAL if it is malformed.
 Result<Label> ReadLabel(const std::string& dir);
 
+// Whether mkfs may make `dir` an OST of a new filesystem: empty, or (with
+// `force`) holding nothing but a previous stripefs OST (label and objects);
+// anything else is EEXIST with the reason, and is left alone.
+Status CheckReusable(const std::string& dir, bool force);
+// Removes a previous OST's label and objects. REQUIRES: CheckReusable(dir,
+// true) passed.
+void ClearOstDir(const std::string& dir);
+
 // A random RFC 4122 version 4 UUID string.
 std::string NewUuid();
 

@@ -192,8 +192,6 @@ struct LocalService::Impl {
   std::atomic<bool> draining{false};  // Drain(): dequeue ignoring throttles
 };
 
-namespace {
-
 jobstats::JobOp JobOpOf(nrs::Op op) {
   switch (op) {
     case nrs::Op::kRead: return jobstats::JobOp::kRead;
@@ -208,8 +206,6 @@ jobstats::JobOp JobOpOf(nrs::Op op) {
   }
   return jobstats::JobOp::kCount;  // not counted
 }
-
-}  // namespace
 
 // Set while a caller's thread serves a request inline: one it submits from
 // an observer then goes through the queue (no nesting on one stack).

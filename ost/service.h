@@ -198,6 +198,9 @@ struct SpaceSample {
   std::optional<nrs::TimePoint> until;
 };
 
+// How job stats count a request of `op` (kCount: not at all).
+jobstats::JobOp JobOpOf(nrs::Op op);
+
 class Service : public nrs::Target {
  public:
   Service() = default;

@@ -9,6 +9,8 @@
 //   stripefs df [-h | -i] [--json] MOUNTPOINT
 //   stripefs jobstats MOUNTPOINT [--top N] [--sort bytes|ops] [--json]
 //   stripefs fsck META_DIR [--repair]
+//   stripefs oss --listen ADDRESS:PORT --key FILE [-f] DIR [DIR ...]
+//   stripefs key new FILE
 #include <unistd.h>
 
 #include <charconv>
@@ -24,6 +26,7 @@
 #include "tools/stripefs/df.h"
 #include "tools/stripefs/jobstats_cmd.h"
 #include "tools/stripefs/layout_cmds.h"
+#include "tools/stripefs/oss_cmd.h"
 #include "tools/stripefs/params.h"
 #include "tools/stripefs/quota_cmds.h"
 
@@ -40,11 +43,13 @@ constexpr const char* kHelp =
     "\n"
     "usage:\n"
     "  stripefs mkfs --meta DIR --ost DIR [--ost DIR ...] [--stripe-count N]\n"
-    "                [--stripe-size SIZE] [--force]\n"
+    "                [--stripe-size SIZE] [--key FILE] [--force]\n"
     "      Formats a filesystem: its metadata directory and OST directories.\n"
+    "      An OST may be oss://ADDRESS:PORT/DIR, a directory a stripefs oss\n"
+    "      serves, labelled through it; that needs the shared key (--key).\n"
     "  stripefs mount META_DIR MOUNTPOINT [-f] [-o option[,option...]]\n"
     "      Mounts it (in the background unless -f). Options: log_level=LEVEL\n"
-    "      log_file=PATH admin_uid=UID ost_threads=N attr_timeout=SECONDS\n"
+    "      log_file=PATH key=FILE admin_uid=UID ost_threads=N attr_timeout=SECONDS\n"
     "      ost_timeout=SECONDS max_read=BYTES cache=writearound|writethrough|writeback\n"
     "      metrics=ADDRESS:PORT mdt_nrs=on|off extent_credits=on|off max_request=SIZE\n"
     "      io_uring=auto|on|off uring_depth=N uring_nice=N, and any FUSE mount\n"
@@ -96,6 +101,14 @@ constexpr const char* kHelp =
     "      objects that belong to no file, missing or too long objects, id marks.\n"
     "      One line per problem; --repair fixes what it can. Exit 0 clean,\n"
     "      1 all repaired, 4 problems left, 8 could not run, 16 usage error.\n"
+    "  stripefs oss --listen ADDRESS:PORT --key FILE [--ost-threads N]\n"
+    "               [--ost-timeout SECONDS] [--log-level LEVEL] [--log-file PATH]\n"
+    "               [-f] DIR [DIR ...]\n"
+    "      Serves OST directories of this machine to mounts on others (an object\n"
+    "      storage server; in the background unless -f; SIGTERM stops it). Every\n"
+    "      call must prove the filesystem's key; the key file must be private.\n"
+    "  stripefs key new FILE\n"
+    "      Writes a new random shared key (mode 600) for mkfs, mount and oss.\n"
     "  stripefs --version | --help\n";
 
 void Usage() { fputs(kHelp, stderr); }
@@ -117,6 +130,8 @@ int Mkfs(const std::vector<std::string>& args) {
       options.meta_dir = *v;
     } else if (arg == "--ost") {
       options.ost_dirs.push_back(*v);
+    } else if (arg == "--key") {
+      options.key_file = *v;
     } else if (arg == "--stripe-count" || arg == "-c") {
       // Whole and unwrapped: stoul took "4294967297" as 1 and "2x" as 2.
       const auto [end, ec] =
@@ -221,6 +236,8 @@ int main(int argc, char** argv) {
   if (command == "ost") return sfs::cli::Ost(args);
   if (command == "jobstats") return sfs::cli::JobStats(args);
   if (command == "fsck") return Fsck(args);
+  if (command == "oss") return sfs::cli::Oss(args);
+  if (command == "key") return sfs::cli::Key(args);
   if (command == "--help" || command == "-h" || command == "help") {
     fputs(kHelp, stdout);
     return 0;

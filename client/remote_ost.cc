@@ -1,0 +1,647 @@
+#include "client/remote_ost.h"
+
+#include <grpcpp/grpcpp.h>
+#include <unistd.h>
+
+#include <condition_variable>
+#include <cstring>
+#include <mutex>
+#include <optional>
+#include <unordered_set>
+
+#include "common/log.h"
+#include "rpc/wire.h"
+
+namespace sfs::client {
+namespace {
+
+using Clock = nrs::Clock;
+
+// As the OSS's: the largest request (64 MiB) and the message around it.
+constexpr int kMaxMessageBytes = (64 << 20) + (1 << 20);
+// How often Tick asks the OSS for its OST's status.
+constexpr std::chrono::milliseconds kStatusInterval{200};
+// How long mount-time checks (and a stop's wait for calls) may take.
+constexpr std::chrono::seconds kConnectPatience{5};
+
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) {
+  grpc::ChannelArguments args;
+  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  args.SetMaxSendMessageSize(kMaxMessageBytes);
+  // An OSS back after a restart is found within a second.
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+}
+
+// Opens a session with Hello, waiting at most `patience`.
+Result<std::shared_ptr<rpc::ClientSession>> Hello(rpc::Oss::Stub& stub, const rpc::Key& key,
+                                                  const std::string& peer,
+                                                  std::chrono::nanoseconds patience) {
+  auto session = std::make_shared<rpc::ClientSession>(key);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + patience);
+  rpc::HelloRequest request;
+  request.set_client_nonce(session->client_nonce());
+  rpc::HelloReply reply;
+  SFS_RETURN_IF_ERROR(rpc::FromGrpc(stub.Hello(&context, request, &reply), peer));
+  SFS_RETURN_IF_ERROR(session->Open(reply.session(), reply.server_nonce()));
+  return session;
+}
+
+void Scatter(const std::string& data, std::vector<iovec>& iov) {
+  size_t at = 0;
+  for (const iovec& part : iov) {
+    const size_t n = std::min(part.iov_len, data.size() - std::min(at, data.size()));
+    if (n > 0) std::memcpy(part.iov_base, data.data() + at, n);
+    if (n < part.iov_len) std::memset(static_cast<char*>(part.iov_base) + n, 0, part.iov_len - n);
+    at += part.iov_len;
+  }
+}
+
+Status ToPipe(int pipe, const std::string& data, uint64_t length) {
+  // REQUIRES (ost::IoRequest::pipe): the pipe has room for `length` bytes.
+  size_t at = 0;
+  while (at < data.size()) {
+    const ssize_t n = write(pipe, data.data() + at, data.size() - at);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return ErrnoStatus(errno, "write to pipe");
+    at += static_cast<size_t>(n);
+  }
+  static const std::string zeros(64 << 10, '\0');
+  for (uint64_t left = length - std::min<uint64_t>(length, data.size()); left > 0;) {
+    const ssize_t n = write(pipe, zeros.data(), std::min<uint64_t>(left, zeros.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return ErrnoStatus(errno, "write to pipe");
+    left -= static_cast<uint64_t>(n);
+  }
+  return Status::Ok();
+}
+
+// What the mount keeps of an OST's backend when the OSS has it: a name for
+// log lines and whether it answers. Objects are reached only through
+// requests (the OSS's NRS sees every one).
+class RemoteBackend final : public ost::Backend {
+ public:
+  RemoteBackend(std::string name, const std::atomic<bool>* connected)
+      : name_(std::move(name)), connected_(connected) {}
+  Result<std::unique_ptr<ost::ObjectFile>> Open(uint64_t, bool) override { return Unsupported(); }
+  Status Remove(uint64_t) override { return Unsupported(); }
+  Result<ost::SpaceInfo> Space() override { return Unsupported(); }
+  bool Available() const override { return connected_->load(std::memory_order_relaxed); }
+  std::string Describe() const override { return name_; }
+
+ private:
+  Status Unsupported() const {
+    return Status::Error(ENOTSUP, name_ + ": objects of a remote OST are reached by requests only");
+  }
+  const std::string name_;
+  const std::atomic<bool>* const connected_;  // the RemoteOst's
+};
+
+class RemoteOst final : public ost::Service {
+ public:
+  explicit RemoteOst(RemoteOstOptions options)
+      : options_(std::move(options)),
+        name_(kOssScheme + options_.oss.address + options_.oss.dir),
+        channel_(MakeChannel(options_.oss.address)),
+        stub_(rpc::Oss::NewStub(channel_)),
+        backend_(name_, &connected_) {
+    ref_.set_dir(options_.oss.dir);
+    ref_.set_fs_uuid(options_.fs_uuid);
+    ref_.set_ost_uuid(options_.ost_uuid);
+    ref_.set_index(options_.index);
+    objects_cache_unused_ = nullptr;
+  }
+
+  ~RemoteOst() override {
+    std::unique_lock lock(mu_);
+    if (!idle_.wait_for(lock, kConnectPatience, [&] { return in_flight_.empty(); })) {
+      Logger("client")->warn("{}: {} requests still unanswered at stop; cancelling them", name_,
+                             in_flight_.size());
+      for (Call* call : in_flight_) call->context->TryCancel();
+      idle_.wait(lock, [&] { return in_flight_.empty(); });
+    }
+    calls_done_.wait(lock, [&] { return !status_in_flight_ && !hello_in_flight_; });
+  }
+
+  // Checks, with a few seconds' patience, that the OSS takes the key and
+  // serves this OST under its label. An OSS that does not answer is not
+  // an error here: the OST starts unresponsive and comes in when it does.
+  Status Connect() {
+    auto session = Hello(*stub_, options_.key, name_, kConnectPatience);
+    if (!session.ok()) {
+      Logger("client")->warn("{}: not answering at mount ({}); unresponsive until it does",
+                             name_, session.status().message());
+      return Status::Ok();
+    }
+    {
+      std::lock_guard lock(mu_);
+      session_ = *session;
+    }
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kConnectPatience);
+    rpc::StatusCall call;
+    *call.mutable_ost() = ref_;
+    rpc::SignCall(**session, context, rpc::kStatusMethod, rpc::OstRefFields(call.ost()));
+    rpc::StatusReply reply;
+    Status sent = rpc::FromGrpc(stub_->Status(&context, call, &reply), name_);
+    if (sent.err() == EACCES) {
+      return Status::Error(EACCES, name_ + " refused this filesystem's key: " + sent.message());
+    }
+    if (!sent.ok()) return Status::Ok();  // unresponsive for now, as above
+    if (reply.err() != 0) return Status::Error(reply.err(), name_ + ": " + reply.message());
+    TakeStatus(reply, Clock::now());
+    return Status::Ok();
+  }
+
+  uint32_t index() const override { return options_.index; }
+  ost::Backend& backend() override { return backend_; }
+
+  std::shared_ptr<ost::ObjectHandle> Object(uint64_t object_id) override {
+    // The handle names the object; nothing opens it on this side.
+    return std::make_shared<ost::ObjectHandle>(objects_cache_unused_, object_id);
+  }
+  void CloseObject(uint64_t) override {}  // the OSS's object cache is its own
+  void SetOpenObjects(size_t) override {}
+
+  void Submit(std::unique_ptr<ost::IoRequest> request) override {
+    ost::IoRequest& r = *request;
+    if (r.info.arrival == nrs::TimePoint{}) r.info.arrival = Clock::now();
+    r.info.ost = options_.index;
+    auto call = std::make_unique<Call>();
+    call->request = std::move(request);
+    rpc::IoCall& io = call->call;
+    *io.mutable_ost() = ref_;
+    io.set_op(static_cast<uint32_t>(r.info.op));
+    io.set_object_id(r.object ? r.object->object_id() : r.info.object_id);
+    io.set_offset(r.info.offset);
+    io.set_length(r.info.length);
+    io.set_truncate_size(r.truncate_size);
+    io.set_keep_size(r.keep_size);
+    io.set_data_only(r.data_only);
+    io.set_whence(r.whence);
+    io.set_must_exist(r.must_exist);
+    io.mutable_caller()->set_uid(r.info.uid);
+    io.mutable_caller()->set_gid(r.info.gid);
+    io.mutable_caller()->set_pid(r.info.pid);
+    if (r.info.jobid) io.mutable_caller()->set_jobid(*r.info.jobid);
+    if (r.info.op == nrs::Op::kWrite) {
+      std::string* data = io.mutable_data();
+      data->reserve(r.info.length);
+      for (const iovec& part : r.iov) data->append(static_cast<const char*>(part.iov_base), part.iov_len);
+    }
+    if (r.info.op == nrs::Op::kDestroy) destroys_.fetch_add(1, std::memory_order_relaxed);
+    call->fields = rpc::IoCallFields(io);
+    Send(call.release());
+  }
+
+  void SubmitOrRun(std::unique_ptr<ost::IoRequest> request,
+                   const std::function<void(ost::IoRequest&)>& before_queueing) override {
+    // The reply comes on another thread: the caller's buffers must be its
+    // own first.
+    if (before_queueing) before_queueing(*request);
+    Submit(std::move(request));
+  }
+  void SubmitOrStart(std::unique_ptr<ost::IoRequest> request,
+                     const std::function<void(ost::IoRequest&)>& before_queueing,
+                     const IoStarter&) override {
+    SubmitOrRun(std::move(request), before_queueing);
+  }
+  void FinishStarted(ost::IoRequest*, ost::ObjectFile&, Status, size_t) override {
+    // SubmitOrStart never starts one here.
+  }
+  void LetGo(std::shared_ptr<ost::ObjectFile>) override {}
+
+  // Requests are in the OSS's queues, out of this side's reach: a raise or
+  // cancel would be a call of its own (docs/design.md: not yet).
+  void Raise(ost::IoRequest&) override {}
+  bool Cancel(ost::IoRequest&) override { return false; }
+
+  // The settings plane does not reach OSSs yet (docs/design.md): their
+  // OSTs run the policies their OSS starts with.
+  void StartPolicy(nrs::Head, std::unique_ptr<nrs::Policy> policy) override {
+    NotPublished("nrs policy " + std::string(policy ? policy->Name() : "stop"));
+  }
+  void StopPolicy(nrs::Head) override { NotPublished("nrs policy stop"); }
+  void Retune(nrs::Head, const nrs::Tunables&) override { NotPublished("nrs tunables"); }
+  void SetHighPriority(nrs::OpSet, uint32_t) override { NotPublished("nrs high priority"); }
+  void SetEpochLength(std::chrono::nanoseconds) override { NotPublished("nrs epoch length"); }
+  nrs::Epoch epoch() const override { return 0; }
+  nrs::Standing EpochStanding() const override { return nrs::Standing::kAbsent; }
+  void Drain() override {}
+
+  std::string PrimaryName(nrs::Head) const override { return "(on " + options_.oss.address + ")"; }
+  std::vector<nrs::PolicyStatus> PolicyStatus(nrs::Head, const std::vector<std::string>&,
+                                              bool) const override {
+    return {};
+  }
+  nrs::HeadStats HeadStats(nrs::Head) const override { return {}; }
+  ost::ServiceCounters Counters() const override {
+    std::lock_guard lock(mu_);
+    ost::ServiceCounters counters = counters_;
+    counters.responsive = ResponsiveLocked();
+    counters.errors += transport_errors_;
+    counters.io_errors += transport_errors_;
+    return counters;
+  }
+
+  void Tick(nrs::TimePoint now) override {
+    bool changed = false, responsive = false;
+    std::function<void(uint32_t, bool)> listener;
+    {
+      std::lock_guard lock(mu_);
+      responsive = ResponsiveLocked();
+      if (responsive != reported_responsive_) {
+        changed = true;
+        reported_responsive_ = responsive;
+        listener = health_listener_;
+      }
+      if (!status_in_flight_ && now - last_status_sent_ >= kStatusInterval) {
+        status_in_flight_ = true;
+        last_status_sent_ = now;
+        SendStatusLocked();
+      }
+    }
+    if (changed) {
+      Logger("client")->warn("{} is {}", name_, responsive ? "answering again" : "not answering");
+      if (listener) listener(options_.index, responsive);
+    }
+  }
+  void SetHealthListener(std::function<void(uint32_t, bool)> listener) override {
+    std::lock_guard lock(mu_);
+    health_listener_ = std::move(listener);
+  }
+  void SetSpaceFreedListener(
+      std::function<void(uint32_t, uint64_t, nrs::TimePoint)> listener) override {
+    freed_listener_ = std::move(listener);
+  }
+  bool responsive() const override {
+    std::lock_guard lock(mu_);
+    return ResponsiveLocked();
+  }
+  ost::SpaceSample LastSpace() const override {
+    std::lock_guard lock(mu_);
+    return space_;
+  }
+  void RequestSpaceSample() override {}  // the OSS samples; Tick fetches
+  uint64_t DestroysInFlight() const override {
+    std::lock_guard lock(mu_);
+    return destroys_.load(std::memory_order_relaxed) + server_destroys_;
+  }
+  bool read_only() const override {
+    std::lock_guard lock(mu_);
+    return read_only_;
+  }
+  jobstats::JobStats& job_stats() override { return job_stats_; }
+
+ private:
+  struct Call {
+    std::unique_ptr<ost::IoRequest> request;
+    rpc::IoCall call;
+    std::string fields;  // what the signature covers
+    rpc::IoReply reply;
+    std::unique_ptr<grpc::ClientContext> context;
+    std::shared_ptr<rpc::ClientSession> session;  // the one it was signed in
+    bool resent = false;
+  };
+
+  bool ResponsiveLocked() const { return connected_.load() && server_responsive_; }
+
+  void NotPublished(const std::string& what) {
+    if (!warned_settings_.exchange(true)) {
+      Logger("client")->warn("{}: {} not applied: settings do not reach OSSs yet; its OSS's "
+                             "defaults stay",
+                             name_, what);
+    }
+  }
+
+  // Signs and sends `call` in the current session, or queues it for the
+  // session a Hello under way will open.
+  void Send(Call* call) {
+    std::shared_ptr<rpc::ClientSession> session;
+    {
+      std::lock_guard lock(mu_);
+      in_flight_.insert(call);
+      if (!session_) {
+        waiting_.push_back(call);
+        StartHelloLocked();
+        return;
+      }
+      session = session_;
+    }
+    Issue(call, std::move(session));
+  }
+
+  void Issue(Call* call, std::shared_ptr<rpc::ClientSession> session) {
+    call->context = std::make_unique<grpc::ClientContext>();
+    call->session = session;
+    rpc::SignCall(*session, *call->context, rpc::kIoMethod, call->fields);
+    call->reply.Clear();
+    stub_->async()->Io(call->context.get(), &call->call, &call->reply,
+                       [this, call](grpc::Status status) { OnReply(call, std::move(status)); });
+  }
+
+  // REQUIRES: mu_ held.
+  void StartHelloLocked() {
+    if (hello_in_flight_) return;
+    hello_in_flight_ = true;
+    auto state = std::make_shared<HelloState>(options_.key);
+    state->context.set_deadline(std::chrono::system_clock::now() + kConnectPatience);
+    state->request.set_client_nonce(state->session->client_nonce());
+    stub_->async()->Hello(&state->context, &state->request, &state->reply,
+                          [this, state](grpc::Status status) { OnHello(*state, status); });
+  }
+
+  struct HelloState {
+    explicit HelloState(const rpc::Key& key) : session(std::make_shared<rpc::ClientSession>(key)) {}
+    std::shared_ptr<rpc::ClientSession> session;
+    grpc::ClientContext context;
+    rpc::HelloRequest request;
+    rpc::HelloReply reply;
+  };
+
+  void OnHello(HelloState& state, const grpc::Status& status) {
+    Status opened = rpc::FromGrpc(status, name_);
+    if (opened.ok()) opened = state.session->Open(state.reply.session(), state.reply.server_nonce());
+    std::vector<Call*> waiting;
+    std::shared_ptr<rpc::ClientSession> session;
+    {
+      std::lock_guard lock(mu_);
+      hello_in_flight_ = false;
+      calls_done_.notify_all();
+      waiting.swap(waiting_);
+      if (opened.ok()) {
+        session_ = state.session;
+        session = session_;
+      } else {
+        connected_.store(false);
+      }
+    }
+    for (Call* call : waiting) {
+      if (session) {
+        Issue(call, session);
+      } else {
+        Complete(call, Status::Error(EIO, name_ + ": no session: " + opened.message()));
+      }
+    }
+  }
+
+  void OnReply(Call* call, grpc::Status status) {
+    if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED && !call->resent) {
+      // The OSS forgot the session (it restarted): a new one, and once more.
+      call->resent = true;
+      {
+        std::lock_guard lock(mu_);
+        if (session_ == call->session) session_.reset();
+        in_flight_.erase(call);
+      }
+      Send(call);
+      return;
+    }
+    Status result = rpc::FromGrpc(status, name_);
+    if (result.ok() && call->reply.err() != 0) {
+      result = Status::Error(call->reply.err(), call->reply.message());
+    }
+    if (!status.ok()) {
+      std::lock_guard lock(mu_);
+      ++transport_errors_;
+      if (status.error_code() == grpc::StatusCode::UNAVAILABLE) connected_.store(false);
+    }
+    Complete(call, std::move(result));
+  }
+
+  // Tells the request's observer, then forgets the call.
+  void Complete(Call* call, Status status) {
+    ost::IoRequest& r = *call->request;
+    size_t bytes = 0;
+    const rpc::IoReply& reply = call->reply;
+    if (status.ok()) {
+      bytes = reply.bytes();
+      r.object_exists = reply.object_exists();
+      if (reply.has_seek()) r.seek_result = reply.seek_result();
+      if (reply.has_allocation() && r.allocation != nullptr) {
+        r.allocation->store(reply.allocation(), std::memory_order_relaxed);
+      }
+      if (r.info.op == nrs::Op::kRead) {
+        if (r.pipe >= 0) {
+          status = ToPipe(r.pipe, reply.data(), r.info.length);
+        } else {
+          Scatter(reply.data(), r.iov);
+        }
+        if (!status.ok()) bytes = 0;
+      }
+      if (reply.freed() > 0 && freed_listener_) {
+        freed_listener_(options_.index, reply.freed(), r.info.arrival);
+      }
+    } else {
+      r.object_exists = reply.object_exists();
+      Logger("client")->debug("{}: request failed: {}", name_, status.ToString());
+      if (status.err() != ENOSPC && status.err() != EDQUOT && status.err() != EFBIG &&
+          status.err() != EROFS && status.err() != ENOENT && status.err() != EINVAL) {
+        status = Status::Error(EIO, status.message());
+      }
+    }
+    if (r.info.op == nrs::Op::kDestroy) destroys_.fetch_sub(1, std::memory_order_relaxed);
+    const auto done = Clock::now();
+    if (status.ok() && r.info.jobid) {
+      job_stats_.Record(*r.info.jobid, ost::JobOpOf(r.info.op), bytes, done - r.info.arrival, done);
+    }
+    if (r.observer != nullptr) r.observer->PartDone(r, status, bytes);
+    std::unique_ptr<Call> owned(call);
+    std::lock_guard lock(mu_);
+    in_flight_.erase(call);
+    if (in_flight_.empty()) idle_.notify_all();
+  }
+
+  // REQUIRES: mu_ held, status_in_flight_ set by the caller.
+  void SendStatusLocked() {
+    auto state = std::make_shared<StatusState>();
+    *state->call.mutable_ost() = ref_;
+    state->sent = Clock::now();
+    std::shared_ptr<rpc::ClientSession> session = session_;
+    if (!session) {
+      // No session yet (the OSS has not answered): Hello first; the next
+      // tick asks for the status.
+      StartHelloLocked();
+      status_in_flight_ = false;
+      return;
+    }
+    state->context.set_deadline(std::chrono::system_clock::now() + kConnectPatience);
+    rpc::SignCall(*session, state->context, rpc::kStatusMethod, rpc::OstRefFields(state->call.ost()));
+    stub_->async()->Status(&state->context, &state->call, &state->reply,
+                           [this, state, session](grpc::Status status) {
+                             OnStatus(*state, session, status);
+                           });
+  }
+
+  struct StatusState {
+    grpc::ClientContext context;
+    rpc::StatusCall call;
+    rpc::StatusReply reply;
+    nrs::TimePoint sent;
+  };
+
+  void OnStatus(StatusState& state, const std::shared_ptr<rpc::ClientSession>& session,
+                const grpc::Status& status) {
+    std::lock_guard lock(mu_);
+    status_in_flight_ = false;
+    calls_done_.notify_all();
+    if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
+      if (session_ == session) session_.reset();  // the next tick opens another
+      return;
+    }
+    if (!status.ok() || state.reply.err() != 0) {
+      if (connected_.exchange(false)) {
+        Logger("client")->warn("{}: status: {}", name_,
+                               status.ok() ? state.reply.message() : status.error_message());
+      }
+      return;
+    }
+    TakeStatusLocked(state.reply, Clock::now());
+  }
+
+  void TakeStatus(const rpc::StatusReply& reply, nrs::TimePoint received) {
+    std::lock_guard lock(mu_);
+    TakeStatusLocked(reply, received);
+  }
+
+  // REQUIRES: mu_ held.
+  void TakeStatusLocked(const rpc::StatusReply& reply, nrs::TimePoint received) {
+    connected_.store(true);
+    server_responsive_ = reply.responsive();
+    read_only_ = reply.ost_read_only();
+    server_destroys_ = reply.destroys_in_flight();
+    counters_.queued = reply.queued();
+    counters_.active = reply.active();
+    counters_.bytes = reply.bytes();
+    counters_.errors = reply.errors();
+    counters_.io_errors = reply.io_errors();
+    counters_.last_error = reply.last_error();
+    counters_.oldest_in_service = std::chrono::microseconds(reply.oldest_in_service_us());
+    space_.error = reply.space_err() != 0 ? Status::Error(reply.space_err(), reply.space_message())
+                                          : Status::Ok();
+    if (reply.has_space()) {
+      ost::SpaceInfo space;
+      space.block_size = reply.block_size();
+      space.total_blocks = reply.total_blocks();
+      space.free_blocks = reply.free_blocks();
+      space.avail_blocks = reply.avail_blocks();
+      space.total_files = reply.total_files();
+      space.free_files = reply.free_files();
+      space.read_only = reply.read_only();
+      space.device = reply.device();
+      space.max_object_size = reply.max_object_size();
+      space_.space = space;
+      // On this side's clock, no earlier than the OSS's statvfs returned
+      // (a free this side began later is surely not in it).
+      space_.until = received - std::chrono::microseconds(reply.space_age_us());
+      space_.at = space_.until;
+    }
+  }
+
+  const RemoteOstOptions options_;
+  const std::string name_;  // oss://ADDRESS:PORT/DIR
+  rpc::OstRef ref_;         // set in the constructor, then read-only
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<rpc::Oss::Stub> stub_;
+  std::atomic<bool> connected_{false};
+  RemoteBackend backend_;  // borrows connected_
+  ost::ObjectCache* objects_cache_unused_;  // null: handles are names only
+  jobstats::JobStats job_stats_;  // its own lock
+  std::atomic<uint64_t> destroys_{0};
+  std::atomic<bool> warned_settings_{false};
+  // Set before the first request (ost::Service's rule); read by reply threads.
+  std::function<void(uint32_t, uint64_t, nrs::TimePoint)> freed_listener_;
+
+  mutable std::mutex mu_;  // guards everything below
+  std::condition_variable idle_;         // in_flight_ became empty
+  std::condition_variable calls_done_;   // status_in_flight_ or hello_in_flight_ cleared
+  std::shared_ptr<rpc::ClientSession> session_;  // null: none (Hello due)
+  bool hello_in_flight_ = false;
+  std::vector<Call*> waiting_;  // for the session a Hello opens
+  std::unordered_set<Call*> in_flight_;
+  bool status_in_flight_ = false;
+  nrs::TimePoint last_status_sent_{};
+  bool server_responsive_ = true;
+  bool reported_responsive_ = true;
+  bool read_only_ = false;
+  uint64_t server_destroys_ = 0;
+  uint64_t transport_errors_ = 0;
+  ost::ServiceCounters counters_;
+  ost::SpaceSample space_;
+  std::function<void(uint32_t, bool)> health_listener_;
+};
+
+}  // namespace
+
+bool IsOssPath(const std::string& path) { return path.rfind(kOssScheme, 0) == 0; }
+
+Result<OssAddress> ParseOssPath(const std::string& path) {
+  if (!IsOssPath(path)) return Status::Error(EINVAL, path + " is not oss://ADDRESS:PORT/DIR");
+  const std::string rest = path.substr(std::strlen(kOssScheme));
+  const size_t slash = rest.find('/');
+  if (slash == std::string::npos || slash == 0) {
+    return Status::Error(EINVAL, path + ": no ADDRESS:PORT/DIR after oss://");
+  }
+  OssAddress oss{rest.substr(0, slash), rest.substr(slash)};
+  const size_t colon = oss.address.rfind(':');
+  if (colon == std::string::npos || colon + 1 == oss.address.size() ||
+      oss.address.find_first_not_of("0123456789", colon + 1) != std::string::npos) {
+    return Status::Error(EINVAL, path + ": the address has no port");
+  }
+  if (oss.dir.size() < 2 || oss.dir.back() == '/' || oss.dir.find("/../") != std::string::npos ||
+      oss.dir.find("//") != std::string::npos) {
+    return Status::Error(EINVAL, path + ": the directory must be an absolute path, as the OSS "
+                                        "serves it");
+  }
+  return oss;
+}
+
+Result<std::unique_ptr<ost::Service>> ConnectRemoteOst(RemoteOstOptions options) {
+  auto remote = std::make_unique<RemoteOst>(std::move(options));
+  SFS_RETURN_IF_ERROR(remote->Connect());
+  return std::unique_ptr<ost::Service>(std::move(remote));
+}
+
+Result<std::unique_ptr<ost::Service>> ConnectRemoteOst(uint32_t index, const std::string& path,
+                                                       const std::string& fs_uuid,
+                                                       const std::string& ost_uuid,
+                                                       const std::string& key_file) {
+  auto oss = ParseOssPath(path);
+  if (!oss.ok()) return oss.status();
+  if (key_file.empty()) {
+    return Status::Error(EINVAL, "OST " + std::to_string(index) + " is on an OSS (" + path +
+                                     "): mount with -o key=FILE");
+  }
+  auto key = rpc::ReadKeyFile(key_file);
+  if (!key.ok()) return key.status();
+  return ConnectRemoteOst({index, *oss, fs_uuid, ost_uuid, std::move(key).value()});
+}
+
+Status LabelRemoteOst(const OssAddress& oss, const rpc::Key& key, const std::string& fs_uuid,
+                      uint32_t index, const std::string& ost_uuid, bool force, bool check_only) {
+  const std::string name = kOssScheme + oss.address + oss.dir;
+  auto stub = rpc::Oss::NewStub(MakeChannel(oss.address));
+  auto session = Hello(*stub, key, name, kConnectPatience);
+  if (!session.ok()) return session.status();
+  rpc::LabelCall call;
+  call.set_dir(oss.dir);
+  call.set_fs_uuid(fs_uuid);
+  call.set_index(index);
+  call.set_ost_uuid(ost_uuid);
+  call.set_force(force);
+  call.set_check_only(check_only);
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + kConnectPatience);
+  rpc::SignCall(**session, context, rpc::kLabelMethod, rpc::LabelCallFields(call));
+  rpc::LabelReply reply;
+  Status sent = rpc::FromGrpc(stub->Label(&context, call, &reply), name);
+  if (sent.err() == EACCES) return Status::Error(EACCES, name + " refused the key: " + sent.message());
+  SFS_RETURN_IF_ERROR(sent);
+  if (reply.err() != 0) return Status::Error(reply.err(), name + ": " + reply.message());
+  return Status::Ok();
+}
+
+}  // namespace sfs::client

@@ -1,0 +1,436 @@
+#include "oss/server.h"
+
+#include <grpcpp/grpcpp.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <map>
+#include <mutex>
+#include <set>
+
+#include "common/log.h"
+#include "ost/backend.h"
+#include "ost/label.h"
+#include "ost/local_service.h"
+#include "ost/monitor.h"
+#include "rpc/wire.h"
+
+namespace sfs::oss {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Largest request a mount sends: max_request is at most 16 MiB (bytes of
+// one stripe part); a little over for the message around it.
+constexpr uint64_t kMaxIoBytes = 64ull << 20;
+constexpr int kMaxMessageBytes = static_cast<int>(kMaxIoBytes + (1 << 20));
+
+// What the OST's space-freed listener heard on this thread: LocalService
+// calls it on the serving thread just before the request's observer
+// (LocalService::Impl::Complete), so the observer can put it in the reply.
+thread_local uint64_t tls_freed = 0;
+
+bool IsDataOp(uint32_t op) { return op <= static_cast<uint32_t>(nrs::Op::kSeek); }
+
+// One OST directory this server was given.
+struct OstSlot {
+  std::string dir;
+  std::mutex mu;  // guards label and service (Label replaces them)
+  std::optional<ost::Label> label;
+  std::shared_ptr<ost::LocalService> service;
+};
+
+// One Io call in flight: the request's observer, which answers the call.
+class ServedIo final : public ost::IoObserver {
+ public:
+  static constexpr uint64_t kNoAllocation = ~uint64_t{0};
+  ServedIo(grpc::ServerUnaryReactor* reactor, rpc::IoReply* reply,
+           std::shared_ptr<ost::LocalService> service)
+      : reactor_(reactor), reply_(reply), service_(std::move(service)) {}
+  std::atomic<uint64_t> allocation{kNoAllocation};
+
+  void PartDone(ost::IoRequest& request, const Status& status, size_t bytes) override {
+    reply_->set_err(status.err());
+    if (!status.ok()) {
+      reply_->set_message(status.message());
+      reply_->clear_data();
+    }
+    reply_->set_bytes(bytes);
+    reply_->set_object_exists(request.object_exists);
+    if (request.seek_result) {
+      reply_->set_has_seek(true);
+      reply_->set_seek_result(*request.seek_result);
+    }
+    const uint64_t allocated = allocation.load(std::memory_order_relaxed);
+    if (allocated != kNoAllocation) {
+      reply_->set_has_allocation(true);
+      reply_->set_allocation(allocated);
+    }
+    reply_->set_freed(std::exchange(tls_freed, 0));
+    grpc::ServerUnaryReactor* reactor = reactor_;
+    delete this;  // before Finish: the call and its reply may go at once
+    reactor->Finish(grpc::Status::OK);
+  }
+
+ private:
+  grpc::ServerUnaryReactor* const reactor_;
+  rpc::IoReply* const reply_;
+  const std::shared_ptr<ost::LocalService> service_;  // alive until the reply
+};
+
+class OssService final : public rpc::Oss::CallbackService {
+ public:
+  OssService(rpc::Key key, std::vector<std::unique_ptr<OstSlot>> slots, const ServerOptions& options)
+      : sessions_(std::move(key)), slots_(std::move(slots)), options_(options) {}
+
+  // Starts the service of every labelled OST, and their monitor.
+  ::sfs::Status StartOsts() {
+    std::vector<ost::Service*> services;
+    for (auto& slot : slots_) {
+      std::lock_guard lock(slot->mu);
+      auto label = ost::ReadLabel(slot->dir);
+      if (label.err() == ENOENT) {
+        Logger("oss")->info("{}: no label yet; served once a mkfs labels it", slot->dir);
+        continue;
+      }
+      if (!label.ok()) return label.status();
+      SFS_RETURN_IF_ERROR(StartLocked(*slot, *label));
+      services.push_back(slot->service.get());
+    }
+    monitor_ = std::make_unique<ost::Monitor>(
+        services, ost::Monitor::IntervalFor(options_.ost_timeout));
+    return ::sfs::Status::Ok();
+  }
+
+  void DrainOsts() {
+    for (auto& slot : slots_) {
+      std::lock_guard lock(slot->mu);
+      if (slot->service) slot->service->Drain();
+    }
+  }
+
+  // Stops every OST (after the gRPC server stopped taking calls).
+  void StopOsts() {
+    monitor_.reset();
+    for (auto& slot : slots_) {
+      std::lock_guard lock(slot->mu);
+      slot->service.reset();
+    }
+    retired_.clear();
+  }
+
+  grpc::ServerUnaryReactor* Hello(grpc::CallbackServerContext* context,
+                                  const rpc::HelloRequest* request,
+                                  rpc::HelloReply* reply) override {
+    auto* reactor = context->DefaultReactor();
+    auto opened = sessions_.Open(request->client_nonce());
+    if (!opened.ok()) {
+      reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, opened.status().message()));
+      return reactor;
+    }
+    reply->set_server_nonce(opened->server_nonce);
+    reply->set_session(opened->session);
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+
+  grpc::ServerUnaryReactor* Io(grpc::CallbackServerContext* context, const rpc::IoCall* call,
+                               rpc::IoReply* reply) override {
+    auto* reactor = context->DefaultReactor();
+    if (grpc::Status auth = Authenticate(*context, rpc::kIoMethod, rpc::IoCallFields(*call));
+        !auth.ok()) {
+      reactor->Finish(auth);
+      return reactor;
+    }
+    auto service = Find(call->ost());
+    ::sfs::Status valid = service.ok() ? CheckIo(*call) : service.status();
+    if (!valid.ok()) {
+      Logger("oss")->warn("refused a request from {}: {}", context->peer(), valid.message());
+      reply->set_err(valid.err());
+      reply->set_message(valid.message());
+      reactor->Finish(grpc::Status::OK);
+      return reactor;
+    }
+    auto request = std::make_unique<ost::IoRequest>();
+    nrs::RequestInfo& info = request->info;
+    info.op = static_cast<nrs::Op>(call->op());
+    info.object_id = call->object_id();
+    info.offset = call->offset();
+    info.length = call->length();
+    info.uid = call->caller().uid();
+    info.gid = call->caller().gid();
+    info.pid = call->caller().pid();
+    if (!call->caller().jobid().empty()) {
+      info.jobid = std::make_shared<const std::string>(call->caller().jobid());
+    }
+    request->object = (*service)->Object(call->object_id());
+    request->truncate_size = call->truncate_size();
+    request->keep_size = call->keep_size();
+    request->data_only = call->data_only();
+    request->whence = call->whence();
+    request->must_exist = call->must_exist();
+    if (info.op == nrs::Op::kWrite) {
+      // The call's bytes, written from where gRPC parsed them.
+      request->iov.push_back({const_cast<char*>(call->data().data()), call->data().size()});
+    } else if (info.op == nrs::Op::kRead) {
+      std::string* data = reply->mutable_data();
+      data->resize(info.length);
+      request->iov.push_back({data->data(), data->size()});
+    }
+    auto* observer = new ServedIo(reactor, reply, *service);
+    request->observer = observer;
+    request->allocation = &observer->allocation;
+    (*service)->Submit(std::move(request));
+    return reactor;
+  }
+
+  grpc::ServerUnaryReactor* Status(grpc::CallbackServerContext* context,
+                                   const rpc::StatusCall* call, rpc::StatusReply* reply) override {
+    auto* reactor = context->DefaultReactor();
+    if (grpc::Status auth =
+            Authenticate(*context, rpc::kStatusMethod, rpc::OstRefFields(call->ost()));
+        !auth.ok()) {
+      reactor->Finish(auth);
+      return reactor;
+    }
+    auto service = Find(call->ost());
+    if (!service.ok()) {
+      reply->set_err(service.err());
+      reply->set_message(service.status().message());
+    } else {
+      FillStatus(**service, *reply);
+    }
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+
+  grpc::ServerUnaryReactor* Label(grpc::CallbackServerContext* context,
+                                  const rpc::LabelCall* call, rpc::LabelReply* reply) override {
+    auto* reactor = context->DefaultReactor();
+    if (grpc::Status auth = Authenticate(*context, rpc::kLabelMethod, rpc::LabelCallFields(*call));
+        !auth.ok()) {
+      reactor->Finish(auth);
+      return reactor;
+    }
+    ::sfs::Status done = DoLabel(*call);
+    if (!done.ok()) {
+      Logger("oss")->warn("label of {} refused: {}", call->dir(), done.message());
+      reply->set_err(done.err());
+      reply->set_message(done.message());
+    }
+    reactor->Finish(grpc::Status::OK);
+    return reactor;
+  }
+
+ private:
+  grpc::Status Authenticate(const grpc::CallbackServerContext& context, const char* method,
+                            const std::string& fields) {
+    grpc::Status checked = rpc::CheckCall(sessions_, context, method, fields);
+    if (!checked.ok()) {
+      Logger("oss")->warn("refused a {} call from {}: {}", method, context.peer(),
+                          checked.error_message());
+    }
+    return checked;
+  }
+
+  OstSlot* SlotOf(const std::string& dir) {
+    for (auto& slot : slots_) {
+      if (slot->dir == dir) return slot.get();
+    }
+    return nullptr;
+  }
+
+  Result<std::shared_ptr<ost::LocalService>> Find(const rpc::OstRef& ref) {
+    OstSlot* slot = SlotOf(ref.dir());
+    if (slot == nullptr) {
+      return ::sfs::Status::Error(ENOENT, "this server does not serve " + ref.dir());
+    }
+    std::lock_guard lock(slot->mu);
+    if (!slot->label || !slot->service) {
+      return ::sfs::Status::Error(EIO, ref.dir() + " on this server has no label");
+    }
+    if (slot->label->fs_uuid != ref.fs_uuid() || slot->label->ost_uuid != ref.ost_uuid() ||
+        slot->label->index != ref.index()) {
+      return ::sfs::Status::Error(
+          EIO, fmt::format("{} on this server is OST {} of filesystem {}, not OST {} of {}",
+                           ref.dir(), slot->label->index, slot->label->fs_uuid, ref.index(),
+                           ref.fs_uuid()));
+    }
+    return slot->service;
+  }
+
+  static ::sfs::Status CheckIo(const rpc::IoCall& call) {
+    if (!IsDataOp(call.op())) {
+      return ::sfs::Status::Error(EINVAL, "op " + std::to_string(call.op()) + " is not an OST's");
+    }
+    const auto op = static_cast<nrs::Op>(call.op());
+    if ((op == nrs::Op::kRead || op == nrs::Op::kWrite) && call.length() > kMaxIoBytes) {
+      return ::sfs::Status::Error(EINVAL, "a request of " + std::to_string(call.length()) +
+                                              " bytes is over the largest");
+    }
+    if (op == nrs::Op::kWrite && call.data().size() != call.length()) {
+      return ::sfs::Status::Error(EINVAL, "a write's data is not its length");
+    }
+    return ::sfs::Status::Ok();
+  }
+
+  // REQUIRES: slot.mu held.
+  ::sfs::Status StartLocked(OstSlot& slot, const ost::Label& label) {
+    auto backend = ost::NewPosixBackend(slot.dir);
+    if (!backend.ok()) return backend.status();
+    ost::ServiceOptions options;
+    options.index = label.index;
+    options.threads = options_.ost_threads;
+    options.timeout = options_.ost_timeout;
+    auto service = std::make_shared<ost::LocalService>(options, std::move(backend).value());
+    service->SetSpaceFreedListener(
+        [](uint32_t, uint64_t bytes, nrs::TimePoint) { tls_freed += bytes; });
+    slot.label = label;
+    slot.service = std::move(service);
+    Logger("oss")->info("serving {} as OST {} of filesystem {}", slot.dir, label.index,
+                        label.fs_uuid);
+    return ::sfs::Status::Ok();
+  }
+
+  ::sfs::Status DoLabel(const rpc::LabelCall& call) {
+    OstSlot* slot = SlotOf(call.dir());
+    if (slot == nullptr) {
+      return ::sfs::Status::Error(ENOENT, "this server does not serve " + call.dir());
+    }
+    std::lock_guard lock(slot->mu);
+    SFS_RETURN_IF_ERROR(ost::CheckReusable(slot->dir, call.force()));
+    if (call.check_only()) return ::sfs::Status::Ok();
+    if (slot->service) {
+      // A filesystem made anew over this OST: the old one's service stops
+      // first (the monitor keeps its pointer, so it stays until shutdown).
+      slot->service->Drain();
+      retired_.push_back(std::move(slot->service));
+      slot->label.reset();
+    }
+    ost::ClearOstDir(slot->dir);
+    const ost::Label label{call.fs_uuid(), call.index(), call.ost_uuid()};
+    SFS_RETURN_IF_ERROR(ost::WriteLabel(slot->dir, label));
+    SFS_RETURN_IF_ERROR(StartLocked(*slot, label));
+    if (monitor_) monitor_->Add(slot->service.get());
+    return ::sfs::Status::Ok();
+  }
+
+  static void FillStatus(ost::LocalService& service, rpc::StatusReply& reply) {
+    const ost::SpaceSample sample = service.LastSpace();
+    const auto now = nrs::Clock::now();
+    if (sample.space) {
+      const ost::SpaceInfo& space = *sample.space;
+      reply.set_has_space(true);
+      reply.set_block_size(space.block_size);
+      reply.set_total_blocks(space.total_blocks);
+      reply.set_free_blocks(space.free_blocks);
+      reply.set_avail_blocks(space.avail_blocks);
+      reply.set_total_files(space.total_files);
+      reply.set_free_files(space.free_files);
+      reply.set_read_only(space.read_only);
+      reply.set_device(space.device);
+      reply.set_max_object_size(space.max_object_size);
+      if (sample.until) {
+        reply.set_space_age_us(
+            std::chrono::duration_cast<std::chrono::microseconds>(now - *sample.until).count());
+      }
+    }
+    reply.set_space_err(sample.error.err());
+    reply.set_space_message(sample.error.message());
+    const ost::ServiceCounters counters = service.Counters();
+    reply.set_responsive(counters.responsive);
+    reply.set_queued(counters.queued);
+    reply.set_active(counters.active);
+    reply.set_bytes(counters.bytes);
+    reply.set_errors(counters.errors);
+    reply.set_io_errors(counters.io_errors);
+    reply.set_last_error(counters.last_error);
+    reply.set_destroys_in_flight(service.DestroysInFlight());
+    reply.set_oldest_in_service_us(
+        std::chrono::duration_cast<std::chrono::microseconds>(counters.oldest_in_service).count());
+    reply.set_ost_read_only(service.read_only());
+  }
+
+  rpc::SessionTable sessions_;
+  const std::vector<std::unique_ptr<OstSlot>> slots_;
+  const ServerOptions& options_;  // the Server's, which owns this
+  std::unique_ptr<ost::Monitor> monitor_;
+  // Services replaced by a relabel; the monitor may still tick them.
+  std::vector<std::shared_ptr<ost::LocalService>> retired_;  // guarded by the slots' mutexes
+};
+
+class ServerImpl final : public Server {
+ public:
+  explicit ServerImpl(ServerOptions options) : options_(std::move(options)) {}
+  ~ServerImpl() override { Shutdown(); }
+
+  ::sfs::Status Start() {
+    std::vector<std::unique_ptr<OstSlot>> slots;
+    std::set<std::string> seen;
+    for (const std::string& dir : options_.dirs) {
+      if (dir.empty() || dir[0] != '/') {
+        return ::sfs::Status::Error(EINVAL, "OST directory " + dir + " is not an absolute path");
+      }
+      if (!seen.insert(dir).second) {
+        return ::sfs::Status::Error(EINVAL, "OST directory " + dir + " is given twice");
+      }
+      struct stat st {};
+      if (stat(dir.c_str(), &st) != 0) return ErrnoStatus(errno, "OST directory " + dir);
+      if (!S_ISDIR(st.st_mode)) {
+        return ::sfs::Status::Error(ENOTDIR, "OST directory " + dir + " is not a directory");
+      }
+      // It will hold every user's data: private to root, as mkfs makes it.
+      if (chmod(dir.c_str(), 0700) != 0) return ErrnoStatus(errno, "chmod 700 " + dir);
+      auto slot = std::make_unique<OstSlot>();
+      slot->dir = dir;
+      slots.push_back(std::move(slot));
+    }
+    service_ = std::make_unique<OssService>(options_.key, std::move(slots), options_);
+    SFS_RETURN_IF_ERROR(service_->StartOsts());
+
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort(options_.listen, grpc::InsecureServerCredentials(), &port_);
+    builder.RegisterService(service_.get());
+    builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
+    builder.SetMaxSendMessageSize(kMaxMessageBytes);
+    server_ = builder.BuildAndStart();
+    if (!server_ || port_ == 0) {
+      service_->StopOsts();
+      return ::sfs::Status::Error(EADDRINUSE, "cannot listen on " + options_.listen +
+                                                  " (taken, or not an address of this machine)");
+    }
+    Logger("oss")->info("listening on {} (port {}), {} OST directories", options_.listen, port_,
+                        options_.dirs.size());
+    return ::sfs::Status::Ok();
+  }
+
+  int port() const override { return port_; }
+
+  void Shutdown() override {
+    if (!server_) return;
+    // Calls under way finish, their OSTs serving as fast as they can (no
+    // throttle holds a request back: ost::Service::Drain); new ones are
+    // refused.
+    service_->DrainOsts();
+    server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    service_->StopOsts();
+    server_.reset();
+    Logger("oss")->info("stopped");
+  }
+
+ private:
+  const ServerOptions options_;
+  int port_ = 0;
+  std::unique_ptr<OssService> service_;
+  std::unique_ptr<grpc::Server> server_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Server>> StartServer(ServerOptions options) {
+  auto server = std::make_unique<ServerImpl>(std::move(options));
+  SFS_RETURN_IF_ERROR(server->Start());
+  return std::unique_ptr<Server>(std::move(server));
+}
+
+}  // namespace sfs::oss

@@ -1,0 +1,93 @@
+#include "rpc/wire.h"
+
+#include <charconv>
+
+#include "rpc/auth.h"
+
+namespace sfs::rpc {
+namespace {
+
+void Put(std::string& out, uint64_t value) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(value >> (8 * i)));
+}
+// Length first, so that no two different field lists encode alike.
+void Put(std::string& out, const std::string& text) {
+  Put(out, text.size());
+  out.append(text);
+}
+
+}  // namespace
+
+std::string OstRefFields(const OstRef& ost) {
+  std::string out;
+  Put(out, ost.dir());
+  Put(out, ost.fs_uuid());
+  Put(out, ost.ost_uuid());
+  Put(out, ost.index());
+  return out;
+}
+
+std::string IoCallFields(const IoCall& call) {
+  std::string out = OstRefFields(call.ost());
+  Put(out, call.op());
+  Put(out, call.object_id());
+  Put(out, call.offset());
+  Put(out, call.length());
+  Put(out, call.truncate_size());
+  Put(out, (call.keep_size() ? 1 : 0) | (call.data_only() ? 2 : 0) | (call.must_exist() ? 4 : 0));
+  Put(out, static_cast<uint64_t>(static_cast<int64_t>(call.whence())));
+  Put(out, call.caller().uid());
+  Put(out, call.caller().gid());
+  Put(out, call.caller().pid());
+  Put(out, call.caller().jobid());
+  Put(out, call.data().size());
+  return out;
+}
+
+std::string LabelCallFields(const LabelCall& call) {
+  std::string out;
+  Put(out, call.dir());
+  Put(out, call.fs_uuid());
+  Put(out, call.index());
+  Put(out, call.ost_uuid());
+  Put(out, call.force() ? 1 : 0);
+  return out;
+}
+
+Status FromGrpc(const grpc::Status& status, const std::string& peer) {
+  if (status.ok()) return Status::Ok();
+  const int err = status.error_code() == grpc::StatusCode::UNAUTHENTICATED ? EACCES : EIO;
+  return Status::Error(err, peer + ": " + status.error_message() + " (grpc code " +
+                                std::to_string(static_cast<int>(status.error_code())) + ")");
+}
+
+void SignCall(ClientSession& session, grpc::ClientContext& context, const char* method,
+              const std::string& fields) {
+  const ClientSession::Signature signature = session.Sign(method, fields);
+  context.AddMetadata(kSessionHeader, std::to_string(signature.session));
+  context.AddMetadata(kSequenceHeader, std::to_string(signature.sequence));
+  context.AddMetadata(kMacHeader, signature.mac);
+}
+
+grpc::Status CheckCall(SessionTable& sessions, const grpc::ServerContextBase& context,
+                       const char* method, const std::string& fields) {
+  const auto& metadata = context.client_metadata();
+  auto number = [&](const char* key, uint64_t& value) {
+    auto it = metadata.find(key);
+    if (it == metadata.end()) return false;
+    auto [end, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), value);
+    return ec == std::errc() && end == it->second.data() + it->second.size();
+  };
+  uint64_t session = 0, sequence = 0;
+  auto mac = metadata.find(kMacHeader);
+  if (!number(kSessionHeader, session) || !number(kSequenceHeader, sequence) ||
+      mac == metadata.end()) {
+    return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "the call carries no key proof");
+  }
+  Status checked = sessions.Check(session, sequence, method, fields,
+                                  std::string_view(mac->second.data(), mac->second.size()));
+  if (!checked.ok()) return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, checked.message());
+  return grpc::Status::OK;
+}
+
+}  // namespace sfs::rpc

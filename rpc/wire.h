@@ -1,0 +1,38 @@
+// What of a call its signature covers (rpc/auth.h), and the mapping between
+// gRPC's status codes and errno, shared by both sides of the transport.
+#pragma once
+
+#include <grpcpp/grpcpp.h>
+
+#include <string>
+
+#include "common/status.h"
+#include "rpc/oss.grpc.pb.h"  // generated (rpc/CMakeLists.txt)
+
+namespace sfs::rpc {
+
+// Canonical bytes of a call's identifying fields: everything but a write's
+// payload (which only TLS protects).
+std::string IoCallFields(const IoCall& call);
+std::string OstRefFields(const OstRef& ost);
+std::string LabelCallFields(const LabelCall& call);
+
+// Method names as they are signed.
+inline constexpr const char* kIoMethod = "Io";
+inline constexpr const char* kStatusMethod = "Status";
+inline constexpr const char* kLabelMethod = "Label";
+
+// A transport failure as the caller of a remote OST sees it: unreachable,
+// timed out or cut (EIO: the data is not known to be there), refused
+// (EACCES: the key), anything else EIO.
+Status FromGrpc(const grpc::Status& status, const std::string& peer);
+
+// Signs `context` for a call (client side).
+void SignCall(class ClientSession& session, grpc::ClientContext& context, const char* method,
+              const std::string& fields);
+// Checks a call's signature (server side): OK, or UNAUTHENTICATED with the
+// reason.
+grpc::Status CheckCall(class SessionTable& sessions, const grpc::ServerContextBase& context,
+                       const char* method, const std::string& fields);
+
+}  // namespace sfs::rpc
