@@ -109,7 +109,7 @@ MountedFs::MountedFs(const Options& options) : options_(options) {
   std::string mkfs = std::string(StripefsBinary()) + " mkfs --meta " + meta_;
   for (int i = 0; i < options_.osts; ++i) mkfs += " --ost " + ost_dir(i);
   mkfs += " --stripe-count " + std::to_string(options_.stripe_count) + " --stripe-size " +
-          options_.stripe_size;
+          options_.stripe_size + options_.mkfs_args;
   CommandResult formatted = Shell(mkfs);
   if (formatted.exit_code != 0) {
     fprintf(stderr, "mkfs failed: %s\n", formatted.output.c_str());

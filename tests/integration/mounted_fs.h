@@ -35,6 +35,9 @@ class MountedFs {
     bool capture_stderr = false;
     // Starts the daemon with this RLIMIT_NOFILE (soft = hard); 0 = inherit.
     int nofile_limit = 0;
+    // More mkfs arguments (e.g. " --ost oss://... --key FILE"), after the
+    // `osts` local ones; before_mkfs may set them (the OSS's port).
+    std::string mkfs_args;
   };
   MountedFs();  // 4 OSTs, stripe_count 4, 1 MiB
   explicit MountedFs(const Options& options);
@@ -89,6 +92,9 @@ class MountedFs {
 
   // True if mkfs succeeded in the constructor.
   bool formatted() const { return formatted_; }
+  // For before_mkfs: more mkfs arguments (Options::mkfs_args).
+  void AddMkfsArgs(const std::string& args) { options_.mkfs_args += args; }
+  void AddMountOption(const std::string& option) { options_.mount_options.push_back(option); }
 
  private:
   bool WaitMounted(bool want, int timeout_ms) const;

@@ -1,0 +1,194 @@
+// OSTs on other machines: `stripefs oss` processes on 127.0.0.x serve OST
+// directories to a mount over real sockets, beside a local OST; the key is
+// required everywhere.
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <regex>
+
+#include "file_util.h"
+
+namespace sfs::test {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+// One `stripefs oss -f` process, listening on `address`:0 (a free port,
+// read back from its log).
+class OssProcess {
+ public:
+  OssProcess(const std::string& root, const std::string& name, const std::string& address,
+             const std::string& key_file, int dirs)
+      : log_(root + "/" + name + ".log") {
+    std::vector<std::string> args = {StripefsBinary(), "oss",     "--listen", address + ":0",
+                                     "--key",          key_file,  "--log-file", log_, "-f"};
+    for (int i = 0; i < dirs; ++i) {
+      dirs_.push_back(root + "/" + name + "-ost" + std::to_string(i));
+      stdfs::create_directories(dirs_.back());
+      args.push_back(dirs_.back());
+    }
+    pid_ = fork();
+    if (pid_ == 0) {
+      std::vector<char*> argv;
+      for (auto& arg : args) argv.push_back(arg.data());
+      argv.push_back(nullptr);
+      execv(argv[0], argv.data());
+      _exit(127);
+    }
+    const std::regex listening(R"(listening on \S+ \(port (\d+)\))");
+    WaitFor([&] {
+      std::smatch match;
+      const std::string log = Log();
+      if (!std::regex_search(log, match, listening)) return false;
+      address_ = address + ":" + match[1].str();
+      return true;
+    }, 10000);
+  }
+  ~OssProcess() { Stop(); }
+
+  bool running() const { return !address_.empty() && pid_ > 0; }
+  std::string Url(int dir) const { return "oss://" + address_ + dirs_[dir]; }
+  const std::string& dir(int i) const { return dirs_[i]; }
+  std::string Log() const { return ReadFile(log_).value_or(""); }
+  // SIGTERM; the exit status as waitpid says, -1 if it did not stop in 30 s.
+  int Stop() {
+    if (pid_ <= 0) return -1;
+    kill(pid_, SIGTERM);
+    int status = -1;
+    for (int i = 0; i < 300 && waitpid(pid_, &status, WNOHANG) == 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    if (status == -1) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    pid_ = -1;
+    return status;
+  }
+
+ private:
+  const std::string log_;
+  std::vector<std::string> dirs_;
+  std::string address_;
+  pid_t pid_ = -1;
+};
+
+std::vector<std::string> ObjectFiles(const std::string& dir) {
+  std::vector<std::string> files;
+  std::error_code ec;
+  for (const auto& entry : stdfs::recursive_directory_iterator(dir + "/objects", ec)) {
+    if (entry.is_regular_file()) files.push_back(entry.path().string());
+  }
+  return files;
+}
+
+std::string NewKey(const std::string& path) {
+  EXPECT_EQ(Shell(std::string(StripefsBinary()) + " key new " + path).exit_code, 0);
+  return path;
+}
+
+class OssTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    MountedFs::Options options;
+    options.osts = 1;
+    options.stripe_count = 4;
+    options.stripe_size = "64K";
+    options.before_mkfs = [this](MountedFs& fs) {
+      key_ = NewKey(fs.root() + "/key");
+      oss_a_ = std::make_unique<OssProcess>(fs.root(), "a", "127.0.0.2", key_, 2);
+      oss_b_ = std::make_unique<OssProcess>(fs.root(), "b", "127.0.0.3", key_, 1);
+      ASSERT_TRUE(oss_a_->running() && oss_b_->running());
+      fs.AddMkfsArgs(" --key " + key_ + " --ost " + oss_a_->Url(0) + " --ost " + oss_a_->Url(1) +
+                     " --ost " + oss_b_->Url(0));
+      fs.AddMountOption("key=" + key_);
+    };
+    fs_ = std::make_unique<MountedFs>(options);
+    ASSERT_TRUE(fs_->formatted());
+    ASSERT_TRUE(fs_->mounted()) << fs_->Log();
+  }
+  void TearDown() override {
+    fs_.reset();  // unmounted before its servers stop
+    if (oss_a_) EXPECT_EQ(oss_a_->Stop(), 0);
+    if (oss_b_) EXPECT_EQ(oss_b_->Stop(), 0);
+  }
+  std::string key_;
+  std::unique_ptr<OssProcess> oss_a_, oss_b_;
+  std::unique_ptr<MountedFs> fs_;
+};
+
+TEST_F(OssTest, FilesStripeOverLocalAndRemoteOstsAndRoundTrip) {
+  const std::string data = RandomBytes((8 << 20) + 12345, 11);
+  const std::string src = fs_->root() + "/src";
+  ASSERT_TRUE(WriteFile(src, data));
+  ASSERT_EQ(Shell("cp " + src + " " + fs_->Path("copy")).exit_code, 0);
+  ASSERT_EQ(Shell("dd if=" + src + " of=" + fs_->Path("dd") + " bs=1M status=none").exit_code, 0);
+  ASSERT_EQ(Shell("echo 3 > /proc/sys/vm/drop_caches").exit_code, 0);
+  EXPECT_EQ(Shell("cmp " + src + " " + fs_->Path("copy")).exit_code, 0);
+  EXPECT_EQ(Shell("cmp " + src + " " + fs_->Path("dd")).exit_code, 0);
+  // Every OST, local or remote, holds an object of each file.
+  EXPECT_EQ(ObjectFiles(fs_->ost_dir(0)).size(), 2u);
+  EXPECT_EQ(ObjectFiles(oss_a_->dir(0)).size(), 2u);
+  EXPECT_EQ(ObjectFiles(oss_a_->dir(1)).size(), 2u);
+  EXPECT_EQ(ObjectFiles(oss_b_->dir(0)).size(), 2u);
+  // Overwrites in the middle, truncation, holes.
+  ASSERT_EQ(Shell("printf 'HELLO' | dd of=" + fs_->Path("copy") +
+                  " bs=1 seek=200000 conv=notrunc status=none && truncate -s 300000 " +
+                  fs_->Path("copy") + " && truncate -s 1000000 " + fs_->Path("copy"))
+                .exit_code,
+            0);
+  auto back = ReadFile(fs_->Path("copy"));
+  ASSERT_TRUE(back.has_value());
+  std::string expected = data.substr(0, 300000) + std::string(700000, '\0');
+  expected.replace(200000, 5, "HELLO");
+  EXPECT_TRUE(SameBytes(back, expected));
+  // rm frees the objects on the OSSs too.
+  ASSERT_EQ(Shell("rm " + fs_->Path("copy") + " " + fs_->Path("dd")).exit_code, 0);
+  EXPECT_TRUE(WaitFor([&] {
+    return ObjectFiles(oss_a_->dir(0)).empty() && ObjectFiles(oss_b_->dir(0)).empty() &&
+           ObjectFiles(fs_->ost_dir(0)).empty();
+  }));
+}
+
+TEST_F(OssTest, DfAndOstStatusShowRemoteOstsAsLocalOnes) {
+  CommandResult df = Shell(std::string(StripefsBinary()) + " df " + fs_->mnt());
+  ASSERT_EQ(df.exit_code, 0) << df.output;
+  EXPECT_TRUE(Contains(df.output, oss_a_->Url(0))) << df.output;
+  EXPECT_TRUE(Contains(df.output, oss_b_->Url(0))) << df.output;
+  // Each OST has its space, so df shows four "ok" rows.
+  size_t ok = 0;
+  for (size_t at = df.output.find(" ok "); at != std::string::npos; at = df.output.find(" ok ", at + 1)) ++ok;
+  EXPECT_EQ(ok, 4u) << df.output;
+}
+
+TEST_F(OssTest, AMountWithoutTheRightKeyIsRefused) {
+  ASSERT_TRUE(fs_->Unmount());
+  const std::string wrong = NewKey(fs_->root() + "/wrong");
+  CommandResult mounted = Shell(std::string(StripefsBinary()) + " mount " + fs_->meta_dir() + " " +
+                                fs_->mnt() + " -o key=" + wrong);
+  EXPECT_NE(mounted.exit_code, 0);
+  EXPECT_TRUE(Contains(mounted.output, "refused this filesystem's key")) << mounted.output;
+  mounted = Shell(std::string(StripefsBinary()) + " mount " + fs_->meta_dir() + " " + fs_->mnt());
+  EXPECT_NE(mounted.exit_code, 0);
+  EXPECT_TRUE(Contains(mounted.output, "key=FILE")) << mounted.output;
+  EXPECT_TRUE(Contains(oss_a_->Log() + oss_b_->Log(), "wrong call signature"));
+}
+
+TEST(OssProcessTest, RefusesAKeyFileOthersCanRead) {
+  const std::string root = "/tmp/sfs-it-oss-key";
+  stdfs::create_directories(root + "/ost");
+  const std::string key = root + "/key";
+  stdfs::remove(key);
+  NewKey(key);
+  chmod(key.c_str(), 0644);
+  CommandResult started = Shell(std::string(StripefsBinary()) +
+                                " oss --listen 127.0.0.2:0 -f --key " + key + " " + root + "/ost");
+  EXPECT_NE(started.exit_code, 0);
+  EXPECT_TRUE(Contains(started.output, "chmod 600")) << started.output;
+  stdfs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace sfs::test

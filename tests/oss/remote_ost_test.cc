@@ -1,0 +1,236 @@
+// An OSS (oss/server.h) and a remote OST (client/remote_ost.h) in one test
+// process, talking over a real TCP socket on 127.0.0.1: requests reach the
+// OSS's OST and its objects, the key is required for every call, and an OST
+// is only served under its own label.
+#include <gtest/gtest.h>
+#include <grpcpp/grpcpp.h>
+
+#include <condition_variable>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <sstream>
+
+#include "client/remote_ost.h"
+#include "oss/server.h"
+#include "rpc/oss.grpc.pb.h"
+#include "rpc/wire.h"
+
+namespace sfs {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+class Waiter : public ost::IoObserver {
+ public:
+  void PartDone(ost::IoRequest& request, const Status& status, size_t bytes) override {
+    std::lock_guard lock(mu_);
+    status_ = status;
+    bytes_ = bytes;
+    exists_ = request.object_exists;
+    seek_ = request.seek_result;
+    done_ = true;
+    cv_.notify_all();
+  }
+  // The request's outcome (EIO... on a timeout of 30 s).
+  Status Wait() {
+    std::unique_lock lock(mu_);
+    if (!cv_.wait_for(lock, std::chrono::seconds(30), [&] { return done_; })) {
+      return Status::Error(ETIMEDOUT, "no completion");
+    }
+    done_ = false;
+    return status_;
+  }
+  size_t bytes() const { return bytes_; }
+  bool exists() const { return exists_; }
+  std::optional<uint64_t> seek() const { return seek_; }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool done_ = false;
+  Status status_;
+  size_t bytes_ = 0;
+  bool exists_ = false;
+  std::optional<uint64_t> seek_;
+};
+
+class RemoteOstTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string pattern = "/tmp/sfs-oss-XXXXXX";
+    ASSERT_NE(mkdtemp(pattern.data()), nullptr);
+    root_ = pattern;
+    dir_ = root_ + "/ost";
+    stdfs::create_directory(dir_);
+    oss::ServerOptions options;
+    options.listen = "127.0.0.1:0";
+    options.key = key_;
+    options.dirs = {dir_};
+    auto server = oss::StartServer(options);
+    ASSERT_TRUE(server.ok()) << server.status().ToString();
+    server_ = std::move(server).value();
+    address_ = {"127.0.0.1:" + std::to_string(server_->port()), dir_};
+    ASSERT_TRUE(client::LabelRemoteOst(address_, key_, "fs-1", 3, "ost-3", false, false).ok());
+  }
+  void TearDown() override {
+    remote_.reset();
+    server_.reset();
+    stdfs::remove_all(root_);
+  }
+  void Connect() {
+    auto remote = client::ConnectRemoteOst({3, address_, "fs-1", "ost-3", key_});
+    ASSERT_TRUE(remote.ok()) << remote.status().ToString();
+    remote_ = std::move(remote).value();
+  }
+  // Submits one request and waits for it.
+  Status Run(nrs::Op op, uint64_t object, uint64_t offset, std::string* buffer,
+             uint64_t length = 0) {
+    auto request = std::make_unique<ost::IoRequest>();
+    request->info.op = op;
+    request->info.offset = offset;
+    request->info.length = buffer != nullptr ? buffer->size() : length;
+    request->info.uid = 1000;
+    request->info.jobid = std::make_shared<const std::string>("job.7");
+    request->object = remote_->Object(object);
+    if (buffer != nullptr) request->iov.push_back({buffer->data(), buffer->size()});
+    if (op == nrs::Op::kTruncate) request->truncate_size = length;
+    request->observer = &waiter_;
+    remote_->Submit(std::move(request));
+    return waiter_.Wait();
+  }
+  std::string ObjectFile(uint64_t id) const {
+    std::ostringstream name;
+    name << dir_ << "/objects/" << std::hex << std::setw(2) << std::setfill('0') << (id & 0xff)
+         << "/" << std::setw(16) << id;
+    return name.str();
+  }
+
+  const rpc::Key key_{"a key that is long enough"};
+  std::string root_, dir_;
+  std::unique_ptr<oss::Server> server_;
+  client::OssAddress address_;
+  std::unique_ptr<ost::Service> remote_;
+  Waiter waiter_;
+};
+
+TEST_F(RemoteOstTest, WritesAndReadsReachTheOssObjects) {
+  Connect();
+  std::string data(300000, '\0');
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<char>(i * 7 + i / 999);
+  ASSERT_TRUE(Run(nrs::Op::kWrite, 0x1234, 4096, &data).ok());
+  EXPECT_EQ(waiter_.bytes(), data.size());
+  EXPECT_TRUE(waiter_.exists());
+  // The object is a file on the OSS's OST directory, with the bytes at
+  // their offset.
+  std::ifstream file(ObjectFile(0x1234), std::ios::binary);
+  ASSERT_TRUE(file.good()) << ObjectFile(0x1234);
+  std::string stored((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  ASSERT_EQ(stored.size(), 4096 + data.size());
+  EXPECT_EQ(stored.substr(4096), data);
+  EXPECT_EQ(stored.substr(0, 4096), std::string(4096, '\0'));
+
+  std::string back(data.size() + 8192, 'x');  // past the end reads as zeros
+  ASSERT_TRUE(Run(nrs::Op::kRead, 0x1234, 4096, &back).ok());
+  EXPECT_EQ(back.substr(0, data.size()), data);
+  EXPECT_EQ(back.substr(data.size()), std::string(8192, '\0'));
+
+  ASSERT_TRUE(Run(nrs::Op::kTruncate, 0x1234, 0, nullptr, 100).ok());
+  EXPECT_EQ(stdfs::file_size(ObjectFile(0x1234)), 100u);
+  ASSERT_TRUE(Run(nrs::Op::kDestroy, 0x1234, 0, nullptr).ok());
+  EXPECT_FALSE(stdfs::exists(ObjectFile(0x1234)));
+  // Job stats of the remote OST count what it served, by job id.
+  auto jobs = remote_->job_stats().Snapshot(nrs::Clock::now());
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].job_id, "job.7");
+}
+
+TEST_F(RemoteOstTest, SpaceAndHealthComeFromTheOss) {
+  Connect();
+  const ost::SpaceSample sample = remote_->LastSpace();
+  ASSERT_TRUE(sample.space.has_value());
+  EXPECT_GT(sample.space->total_blocks, 0u);
+  EXPECT_TRUE(remote_->responsive());
+  EXPECT_EQ(remote_->backend().Describe(), "oss://" + address_.address + dir_);
+}
+
+TEST_F(RemoteOstTest, AWrongKeyIsRefusedAtConnectAndNothingIsWritten) {
+  auto remote = client::ConnectRemoteOst({3, address_, "fs-1", "ost-3", rpc::Key{"not the key, but as long"}});
+  ASSERT_FALSE(remote.ok());
+  EXPECT_EQ(remote.err(), EACCES);
+  EXPECT_EQ(client::LabelRemoteOst(address_, rpc::Key{"not the key, but as long"}, "fs-2", 0,
+                                   "x", /*force=*/true, false)
+                .err(),
+            EACCES);
+  // The label is still the first filesystem's.
+  std::ifstream label(dir_ + "/.stripefs-ost");
+  std::string text((std::istreambuf_iterator<char>(label)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("fs_uuid=fs-1"), std::string::npos);
+}
+
+TEST_F(RemoteOstTest, ACallWithoutProofIsUnauthenticatedAndChangesNothing) {
+  auto stub = rpc::Oss::NewStub(
+      grpc::CreateChannel(address_.address, grpc::InsecureChannelCredentials()));
+  rpc::IoCall call;
+  call.mutable_ost()->set_dir(dir_);
+  call.mutable_ost()->set_fs_uuid("fs-1");
+  call.mutable_ost()->set_ost_uuid("ost-3");
+  call.mutable_ost()->set_index(3);
+  call.set_op(static_cast<uint32_t>(nrs::Op::kWrite));
+  call.set_object_id(0x77);
+  call.set_length(5);
+  call.set_data("hello");
+  grpc::ClientContext context;
+  rpc::IoReply reply;
+  grpc::Status status = stub->Io(&context, call, &reply);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_FALSE(stdfs::exists(ObjectFile(0x77)));
+  // A signature made with a session but for other fields is refused too:
+  // the caller cannot change what it asks for after signing.
+  rpc::ClientSession session(rpc::Key{"a key that is long enough"});
+  grpc::ClientContext hello_context;
+  rpc::HelloRequest hello;
+  hello.set_client_nonce(session.client_nonce());
+  rpc::HelloReply opened;
+  ASSERT_TRUE(stub->Hello(&hello_context, hello, &opened).ok());
+  ASSERT_TRUE(session.Open(opened.session(), opened.server_nonce()).ok());
+  grpc::ClientContext signed_context;
+  rpc::IoCall other = call;
+  other.set_object_id(0x78);
+  rpc::SignCall(session, signed_context, rpc::kIoMethod, rpc::IoCallFields(other));
+  status = stub->Io(&signed_context, call, &reply);
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  EXPECT_FALSE(stdfs::exists(ObjectFile(0x77)));
+}
+
+TEST_F(RemoteOstTest, AnOstUnderAnotherLabelIsRefusedWithTheReason) {
+  auto remote = client::ConnectRemoteOst({3, address_, "fs-other", "ost-3", key_});
+  ASSERT_FALSE(remote.ok());
+  EXPECT_EQ(remote.err(), EIO);
+  EXPECT_NE(remote.status().message().find("fs-1"), std::string::npos)
+      << remote.status().message();
+  auto missing = client::ConnectRemoteOst({3, {address_.address, root_ + "/elsewhere"}, "fs-1",
+                                           "ost-3", key_});
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.err(), ENOENT);
+}
+
+TEST_F(RemoteOstTest, MkfsMayNotRelabelAnotherFilesystemsOstWithoutForce) {
+  EXPECT_EQ(client::LabelRemoteOst(address_, key_, "fs-2", 0, "x", /*force=*/false, true).err(),
+            EEXIST);
+  EXPECT_TRUE(client::LabelRemoteOst(address_, key_, "fs-2", 0, "x", /*force=*/true, true).ok());
+}
+
+TEST(OssPathTest, ParsesAddressesAndRefusesTheRest) {
+  auto oss = client::ParseOssPath("oss://127.0.0.5:7000/srv/ost0");
+  ASSERT_TRUE(oss.ok());
+  EXPECT_EQ(oss->address, "127.0.0.5:7000");
+  EXPECT_EQ(oss->dir, "/srv/ost0");
+  for (const char* bad : {"oss://127.0.0.5/srv", "oss://127.0.0.5:x/srv", "oss://:7000",
+                          "oss://h:1/", "oss://h:1/a/../b", "/srv/ost0", "oss://h:1/a/"}) {
+    EXPECT_EQ(client::ParseOssPath(bad).err(), EINVAL) << bad;
+  }
+}
+
+}  // namespace
+}  // namespace sfs
