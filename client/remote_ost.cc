@@ -7,6 +7,7 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <thread>
 #include <unordered_set>
 
 #include "common/log.h"
@@ -116,6 +117,12 @@ class RemoteOst final : public ost::Service {
   }
 
   ~RemoteOst() override {
+    {
+      std::lock_guard lock(mu_);
+      stopping_ = true;
+      wake_status_.notify_all();
+    }
+    if (status_thread_.joinable()) status_thread_.join();
     std::unique_lock lock(mu_);
     if (!idle_.wait_for(lock, kConnectPatience, [&] { return in_flight_.empty(); })) {
       Logger("client")->warn("{}: {} requests still unanswered at stop; cancelling them", name_,
@@ -123,13 +130,18 @@ class RemoteOst final : public ost::Service {
       for (Call* call : in_flight_) call->context->TryCancel();
       idle_.wait(lock, [&] { return in_flight_.empty(); });
     }
-    calls_done_.wait(lock, [&] { return !status_in_flight_ && !hello_in_flight_; });
   }
 
   // Checks, with a few seconds' patience, that the OSS takes the key and
   // serves this OST under its label. An OSS that does not answer is not
   // an error here: the OST starts unresponsive and comes in when it does.
   Status Connect() {
+    Status checked = CheckAtConnect();
+    if (checked.ok()) status_thread_ = std::thread([this] { StatusLoop(); });
+    return checked;
+  }
+
+  Status CheckAtConnect() {
     auto session = Hello(*stub_, options_.key, name_, kConnectPatience);
     if (!session.ok()) {
       Logger("client")->warn("{}: not answering at mount ({}); unresponsive until it does",
@@ -167,6 +179,53 @@ class RemoteOst final : public ost::Service {
   void SetOpenObjects(size_t) override {}
 
   void Submit(std::unique_ptr<ost::IoRequest> request) override {
+    Send(Prepare(std::move(request)).release());
+  }
+
+  void SubmitOrRun(std::unique_ptr<ost::IoRequest> request,
+                   const std::function<void(ost::IoRequest&)>& before_queueing) override {
+    // On the caller's thread when a share of the budget is free and a
+    // session is open: a blocking call, whose reply wakes this thread
+    // only (no hand-off to a gRPC thread and back).
+    std::shared_ptr<rpc::ClientSession> session;
+    if (ClaimInline()) {
+      std::lock_guard lock(mu_);
+      session = session_;
+      if (!session) ReleaseInline();
+    }
+    if (!session) {
+      // The reply comes on another thread: the caller's buffers must be
+      // its own first.
+      if (before_queueing) before_queueing(*request);
+      Submit(std::move(request));
+      return;
+    }
+    std::unique_ptr<Call> call = Prepare(std::move(request));
+    {
+      std::lock_guard lock(mu_);
+      in_flight_.insert(call.get());
+    }
+    grpc::Status status = CallNow(*call, std::move(session));
+    ReleaseInline();
+    if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
+      // A new session first: through the asynchronous path, which waits
+      // for it (the caller's buffers made its own).
+      call->resent = true;
+      {
+        std::lock_guard lock(mu_);
+        if (session_ == call->session) session_.reset();
+        in_flight_.erase(call.get());
+      }
+      if (before_queueing) before_queueing(*call->request);
+      Send(call.release());
+      return;
+    }
+    OnReply(call.release(), std::move(status));
+  }
+
+ private:
+  struct Call;
+  std::unique_ptr<Call> Prepare(std::unique_ptr<ost::IoRequest> request) {
     ost::IoRequest& r = *request;
     if (r.info.arrival == nrs::TimePoint{}) r.info.arrival = Clock::now();
     r.info.ost = options_.index;
@@ -194,20 +253,33 @@ class RemoteOst final : public ost::Service {
     }
     if (r.info.op == nrs::Op::kDestroy) destroys_.fetch_add(1, std::memory_order_relaxed);
     call->fields = rpc::IoCallFields(io);
-    Send(call.release());
+    return call;
   }
 
-  void SubmitOrRun(std::unique_ptr<ost::IoRequest> request,
-                   const std::function<void(ost::IoRequest&)>& before_queueing) override {
-    // The reply comes on another thread: the caller's buffers must be its
-    // own first.
-    if (before_queueing) before_queueing(*request);
-    Submit(std::move(request));
+  bool ClaimInline() {
+    if (!options_.inline_budget) return false;
+    if (options_.inline_budget->fetch_sub(1, std::memory_order_acq_rel) > 0) return true;
+    options_.inline_budget->fetch_add(1, std::memory_order_acq_rel);
+    return false;
   }
+  void ReleaseInline() { options_.inline_budget->fetch_add(1, std::memory_order_acq_rel); }
+
+  // The call, made and waited for on this thread.
+  grpc::Status CallNow(Call& call, std::shared_ptr<rpc::ClientSession> session) {
+    call.context = std::make_unique<grpc::ClientContext>();
+    call.session = session;
+    rpc::SignCall(*session, *call.context, rpc::kIoMethod, call.fields);
+    call.reply.Clear();
+    return stub_->Io(call.context.get(), call.call, &call.reply);
+  }
+
+ public:
   void SubmitOrStart(std::unique_ptr<ost::IoRequest> request,
                      const std::function<void(ost::IoRequest&)>& before_queueing,
                      const IoStarter&) override {
-    SubmitOrRun(std::move(request), before_queueing);
+    // A thread that must not wait (an io_uring queue's): asynchronous.
+    if (before_queueing) before_queueing(*request);
+    Submit(std::move(request));
   }
   void FinishStarted(ost::IoRequest*, ost::ObjectFile&, Status, size_t) override {
     // SubmitOrStart never starts one here.
@@ -257,11 +329,6 @@ class RemoteOst final : public ost::Service {
         changed = true;
         reported_responsive_ = responsive;
         listener = health_listener_;
-      }
-      if (!status_in_flight_ && now - last_status_sent_ >= kStatusInterval) {
-        status_in_flight_ = true;
-        last_status_sent_ = now;
-        SendStatusLocked();
       }
     }
     if (changed) {
@@ -325,8 +392,10 @@ class RemoteOst final : public ost::Service {
       std::lock_guard lock(mu_);
       in_flight_.insert(call);
       if (!session_) {
+        // The status thread opens one and sends what waits for it.
         waiting_.push_back(call);
-        StartHelloLocked();
+        hello_due_ = true;
+        wake_status_.notify_all();
         return;
       }
       session = session_;
@@ -343,49 +412,72 @@ class RemoteOst final : public ost::Service {
                        [this, call](grpc::Status status) { OnReply(call, std::move(status)); });
   }
 
-  // REQUIRES: mu_ held.
-  void StartHelloLocked() {
-    if (hello_in_flight_) return;
-    hello_in_flight_ = true;
-    auto state = std::make_shared<HelloState>(options_.key);
-    state->context.set_deadline(std::chrono::system_clock::now() + kConnectPatience);
-    state->request.set_client_nonce(state->session->client_nonce());
-    stub_->async()->Hello(&state->context, &state->request, &state->reply,
-                          [this, state](grpc::Status status) { OnHello(*state, status); });
+  // The status thread: every kStatusInterval (or at once when a call
+  // waits for a session), a session if there is none, then the OST's
+  // status; synchronous calls with a deadline, on this thread alone, so
+  // that neither the monitor's Tick nor a caller ever waits on the network
+  // for them.
+  void StatusLoop() {
+    std::unique_lock lock(mu_);
+    while (!stopping_) {
+      wake_status_.wait_for(lock, kStatusInterval, [&] { return stopping_ || hello_due_; });
+      if (stopping_) break;
+      std::shared_ptr<rpc::ClientSession> session = session_;
+      lock.unlock();
+      if (!session) session = OpenSession();
+      if (session) PollStatus(session);
+      lock.lock();
+    }
   }
 
-  struct HelloState {
-    explicit HelloState(const rpc::Key& key) : session(std::make_shared<rpc::ClientSession>(key)) {}
-    std::shared_ptr<rpc::ClientSession> session;
-    grpc::ClientContext context;
-    rpc::HelloRequest request;
-    rpc::HelloReply reply;
-  };
-
-  void OnHello(HelloState& state, const grpc::Status& status) {
-    Status opened = rpc::FromGrpc(status, name_);
-    if (opened.ok()) opened = state.session->Open(state.reply.session(), state.reply.server_nonce());
+  // A new session, and the calls that waited for one sent in it (or failed
+  // if the OSS does not answer).
+  std::shared_ptr<rpc::ClientSession> OpenSession() {
+    auto opened = Hello(*stub_, options_.key, name_, kConnectPatience);
     std::vector<Call*> waiting;
     std::shared_ptr<rpc::ClientSession> session;
     {
       std::lock_guard lock(mu_);
-      hello_in_flight_ = false;
-      calls_done_.notify_all();
+      hello_due_ = false;
       waiting.swap(waiting_);
       if (opened.ok()) {
-        session_ = state.session;
+        session_ = *opened;
         session = session_;
-      } else {
-        connected_.store(false);
+      } else if (connected_.exchange(false)) {
+        Logger("client")->warn("{}: {}", name_, opened.status().message());
       }
     }
     for (Call* call : waiting) {
       if (session) {
         Issue(call, session);
       } else {
-        Complete(call, Status::Error(EIO, name_ + ": no session: " + opened.message()));
+        Complete(call, Status::Error(EIO, name_ + ": no session: " + opened.status().message()));
       }
     }
+    return session;
+  }
+
+  void PollStatus(const std::shared_ptr<rpc::ClientSession>& session) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kConnectPatience);
+    rpc::StatusCall call;
+    *call.mutable_ost() = ref_;
+    rpc::SignCall(*session, context, rpc::kStatusMethod, rpc::OstRefFields(call.ost()));
+    rpc::StatusReply reply;
+    const grpc::Status status = stub_->Status(&context, call, &reply);
+    std::lock_guard lock(mu_);
+    if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
+      if (session_ == session) session_.reset();  // the OSS restarted: a new one next time
+      return;
+    }
+    if (!status.ok() || reply.err() != 0) {
+      if (connected_.exchange(false)) {
+        Logger("client")->warn("{}: status: {}", name_,
+                               status.ok() ? reply.message() : status.error_message());
+      }
+      return;
+    }
+    TakeStatusLocked(reply, Clock::now());
   }
 
   void OnReply(Call* call, grpc::Status status) {
@@ -455,53 +547,6 @@ class RemoteOst final : public ost::Service {
     if (in_flight_.empty()) idle_.notify_all();
   }
 
-  // REQUIRES: mu_ held, status_in_flight_ set by the caller.
-  void SendStatusLocked() {
-    auto state = std::make_shared<StatusState>();
-    *state->call.mutable_ost() = ref_;
-    state->sent = Clock::now();
-    std::shared_ptr<rpc::ClientSession> session = session_;
-    if (!session) {
-      // No session yet (the OSS has not answered): Hello first; the next
-      // tick asks for the status.
-      StartHelloLocked();
-      status_in_flight_ = false;
-      return;
-    }
-    state->context.set_deadline(std::chrono::system_clock::now() + kConnectPatience);
-    rpc::SignCall(*session, state->context, rpc::kStatusMethod, rpc::OstRefFields(state->call.ost()));
-    stub_->async()->Status(&state->context, &state->call, &state->reply,
-                           [this, state, session](grpc::Status status) {
-                             OnStatus(*state, session, status);
-                           });
-  }
-
-  struct StatusState {
-    grpc::ClientContext context;
-    rpc::StatusCall call;
-    rpc::StatusReply reply;
-    nrs::TimePoint sent;
-  };
-
-  void OnStatus(StatusState& state, const std::shared_ptr<rpc::ClientSession>& session,
-                const grpc::Status& status) {
-    std::lock_guard lock(mu_);
-    status_in_flight_ = false;
-    calls_done_.notify_all();
-    if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
-      if (session_ == session) session_.reset();  // the next tick opens another
-      return;
-    }
-    if (!status.ok() || state.reply.err() != 0) {
-      if (connected_.exchange(false)) {
-        Logger("client")->warn("{}: status: {}", name_,
-                               status.ok() ? state.reply.message() : status.error_message());
-      }
-      return;
-    }
-    TakeStatusLocked(state.reply, Clock::now());
-  }
-
   void TakeStatus(const rpc::StatusReply& reply, nrs::TimePoint received) {
     std::lock_guard lock(mu_);
     TakeStatusLocked(reply, received);
@@ -557,13 +602,12 @@ class RemoteOst final : public ost::Service {
 
   mutable std::mutex mu_;  // guards everything below
   std::condition_variable idle_;         // in_flight_ became empty
-  std::condition_variable calls_done_;   // status_in_flight_ or hello_in_flight_ cleared
+  std::condition_variable wake_status_;  // stopping_ or hello_due_ set
   std::shared_ptr<rpc::ClientSession> session_;  // null: none (Hello due)
-  bool hello_in_flight_ = false;
+  bool stopping_ = false;   // the status thread ends
+  bool hello_due_ = false;  // a call waits for a session
   std::vector<Call*> waiting_;  // for the session a Hello opens
   std::unordered_set<Call*> in_flight_;
-  bool status_in_flight_ = false;
-  nrs::TimePoint last_status_sent_{};
   bool server_responsive_ = true;
   bool reported_responsive_ = true;
   bool read_only_ = false;
@@ -572,6 +616,7 @@ class RemoteOst final : public ost::Service {
   ost::ServiceCounters counters_;
   ost::SpaceSample space_;
   std::function<void(uint32_t, bool)> health_listener_;
+  std::thread status_thread_;  // StatusLoop, from Connect to the destructor
 };
 
 }  // namespace
@@ -605,10 +650,10 @@ Result<std::unique_ptr<ost::Service>> ConnectRemoteOst(RemoteOstOptions options)
   return std::unique_ptr<ost::Service>(std::move(remote));
 }
 
-Result<std::unique_ptr<ost::Service>> ConnectRemoteOst(uint32_t index, const std::string& path,
-                                                       const std::string& fs_uuid,
-                                                       const std::string& ost_uuid,
-                                                       const std::string& key_file) {
+Result<std::unique_ptr<ost::Service>> ConnectRemoteOst(
+    uint32_t index, const std::string& path, const std::string& fs_uuid,
+    const std::string& ost_uuid, const std::string& key_file,
+    std::shared_ptr<std::atomic<int>> inline_budget) {
   auto oss = ParseOssPath(path);
   if (!oss.ok()) return oss.status();
   if (key_file.empty()) {
@@ -617,7 +662,8 @@ Result<std::unique_ptr<ost::Service>> ConnectRemoteOst(uint32_t index, const std
   }
   auto key = rpc::ReadKeyFile(key_file);
   if (!key.ok()) return key.status();
-  return ConnectRemoteOst({index, *oss, fs_uuid, ost_uuid, std::move(key).value()});
+  return ConnectRemoteOst(
+      {index, *oss, fs_uuid, ost_uuid, std::move(key).value(), std::move(inline_budget)});
 }
 
 Status LabelRemoteOst(const OssAddress& oss, const rpc::Key& key, const std::string& fs_uuid,

@@ -42,6 +42,10 @@ struct RemoteOstOptions {
   std::string fs_uuid;   // the labels the OSS must find (mkfs's)
   std::string ost_uuid;
   rpc::Key key;
+  // As ost::ServiceOptions::inline_budget: how many callers' threads may
+  // wait on the network at once in SubmitOrRun (a call made on the
+  // caller's thread, whose reply wakes that thread alone); null: never.
+  std::shared_ptr<std::atomic<int>> inline_budget;
 };
 
 // Reaches the OST, checking (a few seconds' patience) that its OSS takes
@@ -53,10 +57,10 @@ Result<std::unique_ptr<ost::Service>> ConnectRemoteOst(RemoteOstOptions options)
 // The same from what the metadata store records of the OST: its path
 // (oss://...), labels and the key file the mount was given. EINVAL if no
 // key file was given; the key file's error (rpc::ReadKeyFile).
-Result<std::unique_ptr<ost::Service>> ConnectRemoteOst(uint32_t index, const std::string& path,
-                                                       const std::string& fs_uuid,
-                                                       const std::string& ost_uuid,
-                                                       const std::string& key_file);
+Result<std::unique_ptr<ost::Service>> ConnectRemoteOst(
+    uint32_t index, const std::string& path, const std::string& fs_uuid,
+    const std::string& ost_uuid, const std::string& key_file,
+    std::shared_ptr<std::atomic<int>> inline_budget);
 
 // mkfs and `ost add`: labels directory `oss.dir` on its OSS (check_only:
 // only whether it could). EACCES without the key; the OSS's reason

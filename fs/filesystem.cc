@@ -261,8 +261,8 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
   for (uint32_t index = 0; index < identities.size(); ++index) {
     const OstIdentity& id = identities[index];
     if (client::IsOssPath(id.path)) {
-      auto remote =
-          client::ConnectRemoteOst(index, id.path, id.fs_uuid, id.ost_uuid, config.key_file);
+      auto remote = client::ConnectRemoteOst(index, id.path, id.fs_uuid, id.ost_uuid,
+                                             config.key_file, fs->inline_budget_);
       if (!remote.ok()) return remote.status();
       SFS_RETURN_IF_ERROR(fs->osts_.Add(std::move(remote).value()));
       continue;

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <map>
 #include <mutex>
 #include <set>
@@ -24,6 +25,8 @@ using Clock = std::chrono::steady_clock;
 // one stripe part); a little over for the message around it.
 constexpr uint64_t kMaxIoBytes = 64ull << 20;
 constexpr int kMaxMessageBytes = static_cast<int>(kMaxIoBytes + (1 << 20));
+// gRPC's threads at most: calls waiting in a throttle each hold one.
+constexpr int kMaxThreads = 512;
 
 // What the OST's space-freed listener heard on this thread: LocalService
 // calls it on the serving thread just before the request's observer
@@ -40,13 +43,12 @@ struct OstSlot {
   std::shared_ptr<ost::LocalService> service;
 };
 
-// One Io call in flight: the request's observer, which answers the call.
+// One Io call in flight: the request's observer, which fills in the reply
+// and wakes the call's thread (or finds it never slept: served inline).
 class ServedIo final : public ost::IoObserver {
  public:
   static constexpr uint64_t kNoAllocation = ~uint64_t{0};
-  ServedIo(grpc::ServerUnaryReactor* reactor, rpc::IoReply* reply,
-           std::shared_ptr<ost::LocalService> service)
-      : reactor_(reactor), reply_(reply), service_(std::move(service)) {}
+  explicit ServedIo(rpc::IoReply* reply) : reply_(reply) {}
   std::atomic<uint64_t> allocation{kNoAllocation};
 
   void PartDone(ost::IoRequest& request, const Status& status, size_t bytes) override {
@@ -67,18 +69,31 @@ class ServedIo final : public ost::IoObserver {
       reply_->set_allocation(allocated);
     }
     reply_->set_freed(std::exchange(tls_freed, 0));
-    grpc::ServerUnaryReactor* reactor = reactor_;
-    delete this;  // before Finish: the call and its reply may go at once
-    reactor->Finish(grpc::Status::OK);
+    // Notified under the lock: once Wait returns, nothing here touches
+    // this object (it lives on the waiting thread's stack).
+    std::lock_guard lock(mu_);
+    done_ = true;
+    cv_.notify_one();
+  }
+  void Wait() {
+    std::unique_lock lock(mu_);
+    cv_.wait(lock, [&] { return done_; });
   }
 
  private:
-  grpc::ServerUnaryReactor* const reactor_;
   rpc::IoReply* const reply_;
-  const std::shared_ptr<ost::LocalService> service_;  // alive until the reply
+  std::mutex mu_;  // guards done_
+  std::condition_variable cv_;
+  bool done_ = false;
 };
 
-class OssService final : public rpc::Oss::CallbackService {
+// gRPC's synchronous server: a call runs on the thread that read it, and
+// a request the OST takes at once is served there too (SubmitOrRun), so a
+// call costs no thread hand-off on this side; one a policy holds back
+// keeps its thread waiting (gRPC starts more, up to kMaxThreads). The
+// callback API measured slower here (a hand-off to its "nexting" thread
+// per call; docs/design.md).
+class OssService final : public rpc::Oss::Service {
  public:
   OssService(rpc::Key key, std::vector<std::unique_ptr<OstSlot>> slots, const ServerOptions& options)
       : sessions_(std::move(key)), slots_(std::move(slots)), options_(options) {}
@@ -119,28 +134,22 @@ class OssService final : public rpc::Oss::CallbackService {
     retired_.clear();
   }
 
-  grpc::ServerUnaryReactor* Hello(grpc::CallbackServerContext* context,
-                                  const rpc::HelloRequest* request,
-                                  rpc::HelloReply* reply) override {
-    auto* reactor = context->DefaultReactor();
+  grpc::Status Hello(grpc::ServerContext*, const rpc::HelloRequest* request,
+                     rpc::HelloReply* reply) override {
     auto opened = sessions_.Open(request->client_nonce());
     if (!opened.ok()) {
-      reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, opened.status().message()));
-      return reactor;
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, opened.status().message());
     }
     reply->set_server_nonce(opened->server_nonce);
     reply->set_session(opened->session);
-    reactor->Finish(grpc::Status::OK);
-    return reactor;
+    return grpc::Status::OK;
   }
 
-  grpc::ServerUnaryReactor* Io(grpc::CallbackServerContext* context, const rpc::IoCall* call,
-                               rpc::IoReply* reply) override {
-    auto* reactor = context->DefaultReactor();
+  grpc::Status Io(grpc::ServerContext* context, const rpc::IoCall* call,
+                  rpc::IoReply* reply) override {
     if (grpc::Status auth = Authenticate(*context, rpc::kIoMethod, rpc::IoCallFields(*call));
         !auth.ok()) {
-      reactor->Finish(auth);
-      return reactor;
+      return auth;
     }
     auto service = Find(call->ost());
     ::sfs::Status valid = service.ok() ? CheckIo(*call) : service.status();
@@ -148,8 +157,7 @@ class OssService final : public rpc::Oss::CallbackService {
       Logger("oss")->warn("refused a request from {}: {}", context->peer(), valid.message());
       reply->set_err(valid.err());
       reply->set_message(valid.message());
-      reactor->Finish(grpc::Status::OK);
-      return reactor;
+      return grpc::Status::OK;
     }
     auto request = std::make_unique<ost::IoRequest>();
     nrs::RequestInfo& info = request->info;
@@ -177,21 +185,25 @@ class OssService final : public rpc::Oss::CallbackService {
       data->resize(info.length);
       request->iov.push_back({data->data(), data->size()});
     }
-    auto* observer = new ServedIo(reactor, reply, *service);
-    request->observer = observer;
-    request->allocation = &observer->allocation;
-    (*service)->Submit(std::move(request));
-    return reactor;
+    ServedIo observer(reply);
+    request->observer = &observer;
+    request->allocation = &observer.allocation;
+    // Served on this thread when the OST is idle and its policy lets the
+    // request go at once (bounded by the inline budget, so that a hung
+    // disk holds few threads in system calls); else queued for the OST's
+    // service threads while this one waits. The buffers are the call's,
+    // alive until this returns: nothing to copy if it queues.
+    (*service)->SubmitOrRun(std::move(request), [](ost::IoRequest&) {});
+    observer.Wait();
+    return grpc::Status::OK;
   }
 
-  grpc::ServerUnaryReactor* Status(grpc::CallbackServerContext* context,
-                                   const rpc::StatusCall* call, rpc::StatusReply* reply) override {
-    auto* reactor = context->DefaultReactor();
+  grpc::Status Status(grpc::ServerContext* context, const rpc::StatusCall* call,
+                      rpc::StatusReply* reply) override {
     if (grpc::Status auth =
             Authenticate(*context, rpc::kStatusMethod, rpc::OstRefFields(call->ost()));
         !auth.ok()) {
-      reactor->Finish(auth);
-      return reactor;
+      return auth;
     }
     auto service = Find(call->ost());
     if (!service.ok()) {
@@ -200,17 +212,14 @@ class OssService final : public rpc::Oss::CallbackService {
     } else {
       FillStatus(**service, *reply);
     }
-    reactor->Finish(grpc::Status::OK);
-    return reactor;
+    return grpc::Status::OK;
   }
 
-  grpc::ServerUnaryReactor* Label(grpc::CallbackServerContext* context,
-                                  const rpc::LabelCall* call, rpc::LabelReply* reply) override {
-    auto* reactor = context->DefaultReactor();
+  grpc::Status Label(grpc::ServerContext* context, const rpc::LabelCall* call,
+                     rpc::LabelReply* reply) override {
     if (grpc::Status auth = Authenticate(*context, rpc::kLabelMethod, rpc::LabelCallFields(*call));
         !auth.ok()) {
-      reactor->Finish(auth);
-      return reactor;
+      return auth;
     }
     ::sfs::Status done = DoLabel(*call);
     if (!done.ok()) {
@@ -218,12 +227,11 @@ class OssService final : public rpc::Oss::CallbackService {
       reply->set_err(done.err());
       reply->set_message(done.message());
     }
-    reactor->Finish(grpc::Status::OK);
-    return reactor;
+    return grpc::Status::OK;
   }
 
  private:
-  grpc::Status Authenticate(const grpc::CallbackServerContext& context, const char* method,
+  grpc::Status Authenticate(const grpc::ServerContext& context, const char* method,
                             const std::string& fields) {
     grpc::Status checked = rpc::CheckCall(sessions_, context, method, fields);
     if (!checked.ok()) {
@@ -282,6 +290,7 @@ class OssService final : public rpc::Oss::CallbackService {
     options.index = label.index;
     options.threads = options_.ost_threads;
     options.timeout = options_.ost_timeout;
+    options.inline_budget = inline_budget_;
     auto service = std::make_shared<ost::LocalService>(options, std::move(backend).value());
     service->SetSpaceFreedListener(
         [](uint32_t, uint64_t bytes, nrs::TimePoint) { tls_freed += bytes; });
@@ -355,6 +364,9 @@ class OssService final : public rpc::Oss::CallbackService {
   const std::vector<std::unique_ptr<OstSlot>> slots_;
   const ServerOptions& options_;  // the Server's, which owns this
   std::unique_ptr<ost::Monitor> monitor_;
+  // Requests served on gRPC's threads at once, over all OSTs (Io).
+  const std::shared_ptr<std::atomic<int>> inline_budget_ = std::make_shared<std::atomic<int>>(
+      std::max(1u, std::thread::hardware_concurrency()));
   // Services replaced by a relabel; the monitor may still tick them.
   std::vector<std::shared_ptr<ost::LocalService>> retired_;  // guarded by the slots' mutexes
 };
@@ -393,6 +405,10 @@ class ServerImpl final : public Server {
     builder.RegisterService(service_.get());
     builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
     builder.SetMaxSendMessageSize(kMaxMessageBytes);
+    // Calls a policy holds back keep their threads: room for many.
+    grpc::ResourceQuota quota("stripefs-oss");
+    quota.SetMaxThreads(kMaxThreads);
+    builder.SetResourceQuota(quota);
     server_ = builder.BuildAndStart();
     if (!server_ || port_ == 0) {
       service_->StopOsts();

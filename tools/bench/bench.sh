@@ -9,7 +9,10 @@
 #   sfs-wb     a second stripefs mount with cache=writeback, 4 stripes
 #   sfs-wbk    a third one like sfs-wb, with the bdi knobs of --wb-knob set
 #              (only with --wb-knob, which adds it after sfs-wb)
-#   sfs-4-ur sfs-1-ur sfs-wb-ur sfs-wbk-ur
+#   sfs-oss    like sfs-4, its 4 OST directories served by one `stripefs oss`
+#              on 127.0.0.2 (issue 34: the transport's cost against sfs-4);
+#              only when asked for with --targets
+#   sfs-4-ur sfs-1-ur sfs-wb-ur sfs-wbk-ur sfs-oss-ur
 #              the same on mounts of their own with -o io_uring=on
 #   mergerfs   Debian's mergerfs over two directories, cache.files=off
 #   php        libfuse 3.14's example/passthrough_hp, if --passthrough-hp PATH
@@ -170,6 +173,8 @@ if has_target mergerfs && ! command -v mergerfs >/dev/null; then
 fi
 
 mounts=()   # mount points to unmount on exit, in order
+oss_pids=() # OSS processes to stop on exit, after the unmounts
+mkfs_extra=()
 loops=()    # loop devices to detach on exit
 cgroup=""
 cleanup() {
@@ -181,6 +186,7 @@ cleanup() {
         umount -l "${mounts[i]}"
     fi
   done
+  for p in "${oss_pids[@]}"; do kill "$p"; wait "$p"; done
   for l in "${loops[@]}"; do losetup -d "$l"; done
   if [ -n "$cgroup" ] && [ -d "$cgroup" ]; then
     # Move ourselves out before removing the group.
@@ -271,7 +277,8 @@ mount_stripefs() {
   for d in "$@"; do osts+=(--ost "$d"); done
   mkdir -p "$base/mnt"
   if [ ! -d "$base/meta" ]; then
-    "$bin" mkfs --meta "$base/meta" "${osts[@]}" --stripe-count 4 --stripe-size 1M >/dev/null || exit 1
+    "$bin" mkfs --meta "$base/meta" "${osts[@]}" "${mkfs_extra[@]}" --stripe-count 4 \
+      --stripe-size 1M >/dev/null || exit 1
   fi
   "$bin" mount "$base/meta" "$base/mnt" -o "$opts" || return 1
   mounts+=("$base/mnt")
@@ -362,10 +369,37 @@ fi
 # Before issue 33 stripefs has no io_uring option (the mount fails): then the
 # /dev/fuse targets mount without it and the io_uring ones are left out.
 sfs_has_uring_opt=1
+# An OSS (`stripefs oss`) serving the 4 OST directories of $1 on 127.0.0.2,
+# on a free port; sets oss_urls to their oss:// paths.
+start_oss() {
+  local base=$1 port="" i
+  [ -f "$dir/oss.key" ] || "$bin" key new "$dir/oss.key"
+  mkdir -p "$base"/ost{0,1,2,3}
+  "$bin" oss --listen 127.0.0.2:0 --key "$dir/oss.key" --log-file "$base/oss.log" \
+    -f "$base"/ost{0,1,2,3} 2>>"$base/oss.log" &
+  oss_pids+=($!)
+  for _ in $(seq 100); do
+    port=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$base/oss.log" 2>/dev/null | tail -1)
+    [ -n "$port" ] && break
+    sleep 0.1
+  done
+  [ -n "$port" ] || { echo "the OSS did not start: $(cat "$base/oss.log")" >&2; exit 1; }
+  oss_urls=()
+  for i in 0 1 2 3; do oss_urls+=("oss://127.0.0.2:$port$(cd "$base/ost$i" && pwd)"); done
+}
+
 start_stripefs() {
   local t=$1 base=$dir/$2 opts=$3 transport=$4
+  local -a osts=("$base"/ost{0,1,2,3})
+  if [[ $2 == sfsoss* ]]; then
+    start_oss "$base"
+    osts=("${oss_urls[@]}")
+    mkfs_extra=(--key "$dir/oss.key")
+  else
+    mkfs_extra=()
+  fi
   if [ "$sfs_has_uring_opt" = 1 ] &&
-    mount_stripefs "$base" "$opts,io_uring=$transport" "$base"/ost{0,1,2,3}; then
+    mount_stripefs "$base" "$opts,io_uring=$transport" "${osts[@]}"; then
     return 0
   fi
   if [ "$transport" = on ]; then
@@ -373,13 +407,13 @@ start_stripefs() {
     return 1
   fi
   if [ "$sfs_has_uring_opt" = 1 ]; then
-    mount_stripefs "$base" "$opts" "$base"/ost{0,1,2,3} || exit 1
+    mount_stripefs "$base" "$opts" "${osts[@]}" || exit 1
     sfs_has_uring_opt=0
     echo "this stripefs has no io_uring mount option: its targets use /dev/fuse" >&2
     drop_targets 'sfs-.*-ur' "no io_uring mount option in this stripefs"
     return 0
   fi
-  mount_stripefs "$base" "$opts" "$base"/ost{0,1,2,3} || exit 1
+  mount_stripefs "$base" "$opts" "${osts[@]}" || exit 1
 }
 
 # Sets the --wb-knob values for the mount point $1: the FUSE connection's
@@ -417,6 +451,7 @@ for t in $targets; do
     sfs-4 | sfs-1) m=sfs extra="" sub=s${t:4:1} ;;
     sfs-wb) m=sfswb extra=",cache=writeback" sub=s4 ;;
     sfs-wbk) m=sfswbk extra=",cache=writeback" sub=s4 ;;
+    sfs-oss) m=sfsoss extra=",key=$dir/oss.key" sub=s4 ;;
     mergerfs)
       mkdir -p "$dir/mfs-a" "$dir/mfs-b"
       mount_mergerfs "$dir/mergerfs" "$dir/mfs-a" "$dir/mfs-b"; path[$t]=$dir/mergerfs ;;
@@ -451,6 +486,8 @@ for t in $targets; do
   if [ "$t" != plain ]; then
     mnt=${path[$t]}; [ -n "$m" ] && mnt=$dir/$m/mnt
     pid[$t]=$(daemon_pid "$mnt")
+    # Through an OSS: its CPU counts too (the pid of the OSS started last).
+    [[ $t == sfs-oss* ]] && [ -n "${pid[$t]}" ] && pid[$t]=${pid[$t]},${oss_pids[-1]}
     [ -n "${pid[$t]}" ] || echo "no FUSE daemon found for $mnt: no CPU figures for $t" >&2
   fi
 done

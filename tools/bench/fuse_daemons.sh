@@ -45,9 +45,12 @@ daemon_pid() {
 
 # Clock ticks of CPU (user + system) the process $1 has used, all its threads,
 # those that ended too (the thread group's /proc/PID/stat, fields 14 and 15;
-# fields are counted after the command name, which may hold spaces).
+# fields are counted after the command name, which may hold spaces). $1 may
+# be several pids joined by commas (a mount and its OSS): their sum.
 cpu_ticks() {
-  sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | awk '{ print $12 + $13 }'
+  local p files=()
+  for p in ${1//,/ }; do files+=("/proc/$p/stat"); done
+  sed 's/.*) //' "${files[@]}" 2>/dev/null | awk '{ s += $12 + $13 } END { print s + 0 }'
 }
 
 # Microseconds of CPU per operation: $1 ticks used, $2 operations.
@@ -61,7 +64,8 @@ us_per_op() {
 write_cpu_snapshot_cmd() {
   cat > "$1" <<'EOF'
 #!/bin/sh
-sed 's/.*) //' "/proc/$1/stat" | awk '{ print $12 + $13 }' >> "$2"
+for p in $(echo "$1" | tr ',' ' '); do sed 's/.*) //' "/proc/$p/stat"; done |
+  awk '{ s += $12 + $13 } END { print s + 0 }' >> "$2"
 EOF
   chmod +x "$1"
 }
