@@ -227,8 +227,11 @@ int main(int argc, char** argv) {
     // Daemons that move 1 MiB buffers all day: from the heap, where a freed
     // one is reused, rather than a fresh mmap each time (256 page faults
     // per MiB, a third of a 1 MiB call's CPU over the network; docs/design.md).
-    // 32 MiB is the largest threshold glibc takes on 64-bit.
+    // 32 MiB is the largest threshold glibc takes on 64-bit; the heap is
+    // not trimmed below 256 MiB either, or a freed buffer at its top would
+    // go back to the kernel and fault in anew.
     mallopt(M_MMAP_THRESHOLD, 32 << 20);
+    mallopt(M_TRIM_THRESHOLD, 256 << 20);
   }
   if (command == "mkfs") return Mkfs(args);
   if (command == "mount") return Mount(args);
