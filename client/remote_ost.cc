@@ -24,6 +24,15 @@ constexpr int kMaxMessageBytes = (64 << 20) + (1 << 20);
 constexpr std::chrono::milliseconds kStatusInterval{200};
 // How long mount-time checks (and a stop's wait for calls) may take.
 constexpr std::chrono::seconds kConnectPatience{5};
+// An OSS that stops answering (a dead machine, a cut network, a stopped
+// process) is found by HTTP/2 pings: none answered within kPingTimeout of
+// one sent kPingInterval after the last traffic closes the connection, and
+// the calls on it fail (EIO) instead of waiting.
+constexpr int kPingIntervalMs = 10000;
+constexpr int kPingTimeoutMs = 5000;
+// However long a request may wait in the OSS's queues (a TBF throttle),
+// at most this (Lustre's at_max).
+constexpr std::chrono::seconds kIoDeadline{600};
 
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) {
   grpc::ChannelArguments args;
@@ -33,6 +42,10 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) {
   args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
   args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, kPingIntervalMs);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kPingTimeoutMs);
+  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
   return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
 }
 
@@ -267,6 +280,7 @@ class RemoteOst final : public ost::Service {
   // The call, made and waited for on this thread.
   grpc::Status CallNow(Call& call, std::shared_ptr<rpc::ClientSession> session) {
     call.context = std::make_unique<grpc::ClientContext>();
+    call.context->set_deadline(std::chrono::system_clock::now() + kIoDeadline);
     call.session = session;
     rpc::SignCall(*session, *call.context, rpc::kIoMethod, call.fields);
     call.reply.Clear();
@@ -405,6 +419,7 @@ class RemoteOst final : public ost::Service {
 
   void Issue(Call* call, std::shared_ptr<rpc::ClientSession> session) {
     call->context = std::make_unique<grpc::ClientContext>();
+    call->context->set_deadline(std::chrono::system_clock::now() + kIoDeadline);
     call->session = session;
     rpc::SignCall(*session, *call->context, rpc::kIoMethod, call->fields);
     call->reply.Clear();

@@ -405,6 +405,10 @@ class ServerImpl final : public Server {
     builder.RegisterService(service_.get());
     builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
     builder.SetMaxSendMessageSize(kMaxMessageBytes);
+    // Mounts ping every 10 s to find a dead OSS (client/remote_ost.cc):
+    // allowed, also between calls.
+    builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
     // Calls a policy holds back keep their threads: room for many.
     grpc::ResourceQuota quota("stripefs-oss");
     quota.SetMaxThreads(kMaxThreads);
