@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <sstream>
 
 #include "file_util.h"
 
@@ -21,14 +22,30 @@ class OssProcess {
  public:
   OssProcess(const std::string& root, const std::string& name, const std::string& address,
              const std::string& key_file, int dirs)
-      : log_(root + "/" + name + ".log") {
-    std::vector<std::string> args = {StripefsBinary(), "oss",     "--listen", address + ":0",
-                                     "--key",          key_file,  "--log-file", log_, "-f"};
+      : log_(root + "/" + name + ".log"), host_(address), key_file_(key_file) {
     for (int i = 0; i < dirs; ++i) {
       dirs_.push_back(root + "/" + name + "-ost" + std::to_string(i));
       stdfs::create_directories(dirs_.back());
-      args.push_back(dirs_.back());
     }
+    Start(host_ + ":0");
+  }
+  ~OssProcess() { Stop(); }
+
+  // Starts it again where it listened before (after Stop or Signal(SIGKILL)).
+  bool Restart() {
+    if (pid_ > 0) waitpid(pid_, nullptr, 0);
+    const std::string was = address_;
+    address_.clear();
+    Start(was);
+    return address_ == was;
+  }
+  void Signal(int signal) { kill(pid_, signal); }
+
+  void Start(const std::string& listen) {
+    std::vector<std::string> args = {StripefsBinary(), "oss",      "--listen",  listen,
+                                     "--key",          key_file_,  "--log-file", log_, "-f"};
+    for (const std::string& dir : dirs_) args.push_back(dir);
+    const size_t logged = Log().size();
     pid_ = fork();
     if (pid_ == 0) {
       std::vector<char*> argv;
@@ -40,13 +57,12 @@ class OssProcess {
     const std::regex listening(R"(listening on \S+ \(port (\d+)\))");
     WaitFor([&] {
       std::smatch match;
-      const std::string log = Log();
+      const std::string log = Log().substr(logged);
       if (!std::regex_search(log, match, listening)) return false;
-      address_ = address + ":" + match[1].str();
+      address_ = host_ + ":" + match[1].str();
       return true;
     }, 10000);
   }
-  ~OssProcess() { Stop(); }
 
   bool running() const { return !address_.empty() && pid_ > 0; }
   std::string Url(int dir) const { return "oss://" + address_ + dirs_[dir]; }
@@ -69,7 +85,7 @@ class OssProcess {
   }
 
  private:
-  const std::string log_;
+  const std::string log_, host_, key_file_;
   std::vector<std::string> dirs_;
   std::string address_;
   pid_t pid_ = -1;
@@ -174,6 +190,68 @@ TEST_F(OssTest, AMountWithoutTheRightKeyIsRefused) {
   EXPECT_NE(mounted.exit_code, 0);
   EXPECT_TRUE(Contains(mounted.output, "key=FILE")) << mounted.output;
   EXPECT_TRUE(Contains(oss_a_->Log() + oss_b_->Log(), "wrong call signature"));
+}
+
+// The OSTs' state column of `stripefs df` for OST `index`.
+std::string OstState(const MountedFs& fs, int index) {
+  CommandResult df = Shell(std::string(StripefsBinary()) + " df " + fs.mnt());
+  std::istringstream lines(df.output);
+  std::string line;
+  const std::string name = "ost" + std::to_string(index);
+  while (std::getline(lines, line)) {
+    std::istringstream words(line);
+    std::vector<std::string> fields;
+    for (std::string w; words >> w;) fields.push_back(w);
+    if (fields.size() > 6 && fields[0] == name) return fields[6];
+  }
+  return "";
+}
+
+TEST_F(OssTest, AStoppedOssFailsItsRequestsInBoundedTimeAndComesBack) {
+  // Stripes in OST order: stripe 1 (64 KiB on) on OST 1, OSS a's first
+  // directory; stripe 0 on the local OST.
+  const std::string path = fs_->Path("f");
+  ASSERT_EQ(Shell(std::string(StripefsBinary()) + " setstripe -c 4 -o 0,1,2,3 " + path).exit_code,
+            0);
+  const std::string data = RandomBytes(256 << 10, 5);
+  ASSERT_TRUE(WriteFile(path, data));
+  oss_a_->Signal(SIGSTOP);
+  const int fd = open(path.c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  const auto start = std::chrono::steady_clock::now();
+  const std::string block(4096, 'x');
+  EXPECT_EQ(pwrite(fd, block.data(), block.size(), 64 << 10), -1);
+  EXPECT_EQ(errno, EIO);
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_LT(waited, std::chrono::seconds(60));  // pings end it, not the 600 s bound
+  // The local OST goes on meanwhile.
+  EXPECT_EQ(pwrite(fd, block.data(), block.size(), 0), 4096);
+  oss_a_->Signal(SIGCONT);
+  EXPECT_TRUE(WaitFor([&] { return OstState(*fs_, 1) == "ok"; }, 30000));
+  EXPECT_EQ(pwrite(fd, block.data(), block.size(), 64 << 10), 4096);
+  ASSERT_EQ(close(fd), 0);
+  std::string expected = data;
+  expected.replace(0, 4096, block);
+  expected.replace(64 << 10, 4096, block);
+  EXPECT_TRUE(SameBytes(ReadFile(path), expected));
+}
+
+TEST_F(OssTest, AnOssKilledAndRestartedKeepsWhatWasSyncedAndTheMountReconnects) {
+  const std::string path = fs_->Path("synced");
+  const std::string data = RandomBytes(1 << 20, 9);
+  const int fd = open(path.c_str(), O_CREAT | O_WRONLY, 0644);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(PwriteAll(fd, data, 0));
+  ASSERT_EQ(fsync(fd), 0);
+  ASSERT_EQ(close(fd), 0);
+  oss_b_->Signal(SIGKILL);
+  EXPECT_TRUE(WaitFor([&] { return OstState(*fs_, 3) == "unresponsive"; }, 30000));
+  ASSERT_TRUE(oss_b_->Restart());
+  EXPECT_TRUE(WaitFor([&] { return OstState(*fs_, 3) == "ok"; }, 30000));
+  ASSERT_EQ(Shell("echo 3 > /proc/sys/vm/drop_caches").exit_code, 0);
+  EXPECT_TRUE(SameBytes(ReadFile(path), data));
+  ASSERT_TRUE(WriteFile(fs_->Path("after"), data));
+  EXPECT_TRUE(SameBytes(ReadFile(fs_->Path("after")), data));
 }
 
 TEST(OssProcessTest, RefusesAKeyFileOthersCanRead) {
