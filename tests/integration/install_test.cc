@@ -22,7 +22,7 @@ bool MountedAs(const std::string& mnt, const std::string& type) {
   return Shell("grep -q ' " + mnt + " " + type + " ' /proc/mounts").exit_code == 0;
 }
 
-TEST(InstallTest, PutsTheBinaryTheMountHelperAndTheManPage) {
+TEST(InstallTest, PutsTheBinaryTheMountHelperTheManPageAndTheOssUnit) {
   char tmpl[] = "/tmp/sfs-install-XXXXXX";
   const std::string dest = mkdtemp(tmpl);
   CommandResult installed =
@@ -34,6 +34,13 @@ TEST(InstallTest, PutsTheBinaryTheMountHelperAndTheManPage) {
   const std::string helper_text = ReadFile(helper).value_or("");
   EXPECT_NE(helper_text.find("exec \"/opt/sfs/bin/stripefs\" mount"), std::string::npos)
       << helper_text;
+  // The OSS's unit template runs the installed binary, its arguments from
+  // /etc/stripefs/oss-NAME.conf.
+  const std::string unit = ReadFile(dest + "/opt/sfs/lib/systemd/system/stripefs-oss@.service")
+                               .value_or("");
+  EXPECT_NE(unit.find("ExecStart=/opt/sfs/bin/stripefs oss -f $OSS_ARGS"), std::string::npos)
+      << unit;
+  EXPECT_NE(unit.find("EnvironmentFile=/etc/stripefs/oss-%i.conf"), std::string::npos) << unit;
   const std::string page = dest + "/opt/sfs/share/man/man8/stripefs.8";
   ASSERT_TRUE(Exists(page));
   // The page says what --help says.
