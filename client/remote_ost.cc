@@ -34,7 +34,8 @@ constexpr int kPingTimeoutMs = 5000;
 // at most this (Lustre's at_max).
 constexpr std::chrono::seconds kIoDeadline{600};
 
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) {
+std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
+                                          std::shared_ptr<grpc::ChannelCredentials> credentials) {
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
   args.SetMaxSendMessageSize(kMaxMessageBytes);
@@ -46,7 +47,7 @@ std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address) {
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kPingTimeoutMs);
   args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
   args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
-  return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  return grpc::CreateCustomChannel(address, credentials, args);
 }
 
 // Opens a session with Hello, waiting at most `patience`.
@@ -116,10 +117,10 @@ class RemoteBackend final : public ost::Backend {
 
 class RemoteOst final : public ost::Service {
  public:
-  explicit RemoteOst(RemoteOstOptions options)
+  RemoteOst(RemoteOstOptions options, std::shared_ptr<grpc::ChannelCredentials> credentials)
       : options_(std::move(options)),
         name_(kOssScheme + options_.oss.address + options_.oss.dir),
-        channel_(MakeChannel(options_.oss.address)),
+        channel_(MakeChannel(options_.oss.address, std::move(credentials))),
         stub_(rpc::Oss::NewStub(channel_)),
         backend_(name_, &connected_) {
     ref_.set_dir(options_.oss.dir);
@@ -660,15 +661,18 @@ Result<OssAddress> ParseOssPath(const std::string& path) {
 }
 
 Result<std::unique_ptr<ost::Service>> ConnectRemoteOst(RemoteOstOptions options) {
-  auto remote = std::make_unique<RemoteOst>(std::move(options));
+  auto credentials = rpc::ClientCredentials(options.tls);
+  if (!credentials.ok()) return credentials.status();
+  auto remote = std::make_unique<RemoteOst>(std::move(options), std::move(credentials).value());
   SFS_RETURN_IF_ERROR(remote->Connect());
   return std::unique_ptr<ost::Service>(std::move(remote));
 }
 
 Result<std::unique_ptr<ost::Service>> ConnectRemoteOst(
     uint32_t index, const std::string& path, const std::string& fs_uuid,
-    const std::string& ost_uuid, const std::string& key_file,
+    const std::string& ost_uuid, const Credentials& credentials,
     std::shared_ptr<std::atomic<int>> inline_budget) {
+  const std::string& key_file = credentials.key_file;
   auto oss = ParseOssPath(path);
   if (!oss.ok()) return oss.status();
   if (key_file.empty()) {
@@ -677,14 +681,17 @@ Result<std::unique_ptr<ost::Service>> ConnectRemoteOst(
   }
   auto key = rpc::ReadKeyFile(key_file);
   if (!key.ok()) return key.status();
-  return ConnectRemoteOst(
-      {index, *oss, fs_uuid, ost_uuid, std::move(key).value(), std::move(inline_budget)});
+  return ConnectRemoteOst({index, *oss, fs_uuid, ost_uuid, std::move(key).value(),
+                           credentials.tls, std::move(inline_budget)});
 }
 
-Status LabelRemoteOst(const OssAddress& oss, const rpc::Key& key, const std::string& fs_uuid,
-                      uint32_t index, const std::string& ost_uuid, bool force, bool check_only) {
+Status LabelRemoteOst(const OssAddress& oss, const rpc::Key& key, const rpc::TlsFiles& tls,
+                      const std::string& fs_uuid, uint32_t index, const std::string& ost_uuid,
+                      bool force, bool check_only) {
   const std::string name = kOssScheme + oss.address + oss.dir;
-  auto stub = rpc::Oss::NewStub(MakeChannel(oss.address));
+  auto credentials = rpc::ClientCredentials(tls);
+  if (!credentials.ok()) return credentials.status();
+  auto stub = rpc::Oss::NewStub(MakeChannel(oss.address, std::move(credentials).value()));
   auto session = Hello(*stub, key, name, kConnectPatience);
   if (!session.ok()) return session.status();
   rpc::LabelCall call;

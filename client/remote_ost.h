@@ -22,6 +22,7 @@
 #include "common/status.h"
 #include "ost/service.h"
 #include "rpc/auth.h"
+#include "rpc/tls.h"
 
 namespace sfs::client {
 
@@ -42,6 +43,7 @@ struct RemoteOstOptions {
   std::string fs_uuid;   // the labels the OSS must find (mkfs's)
   std::string ost_uuid;
   rpc::Key key;
+  rpc::TlsFiles tls;  // off unless given
   // As ost::ServiceOptions::inline_budget: how many callers' threads may
   // wait on the network at once in SubmitOrRun (a call made on the
   // caller's thread, whose reply wakes that thread alone); null: never.
@@ -54,18 +56,26 @@ struct RemoteOstOptions {
 // is unresponsive until it does.
 Result<std::unique_ptr<ost::Service>> ConnectRemoteOst(RemoteOstOptions options);
 
+// What a mount or mkfs is given to reach OSSs: the key file, and TLS files
+// where the network is not trusted.
+struct Credentials {
+  std::string key_file;
+  rpc::TlsFiles tls;
+};
+
 // The same from what the metadata store records of the OST: its path
-// (oss://...), labels and the key file the mount was given. EINVAL if no
-// key file was given; the key file's error (rpc::ReadKeyFile).
+// (oss://...), labels and the credentials the mount was given. EINVAL if
+// no key file was given; the key file's error (rpc::ReadKeyFile).
 Result<std::unique_ptr<ost::Service>> ConnectRemoteOst(
     uint32_t index, const std::string& path, const std::string& fs_uuid,
-    const std::string& ost_uuid, const std::string& key_file,
+    const std::string& ost_uuid, const Credentials& credentials,
     std::shared_ptr<std::atomic<int>> inline_budget);
 
 // mkfs and `ost add`: labels directory `oss.dir` on its OSS (check_only:
 // only whether it could). EACCES without the key; the OSS's reason
 // otherwise (EEXIST: holds something else; ENOENT: not served there).
-Status LabelRemoteOst(const OssAddress& oss, const rpc::Key& key, const std::string& fs_uuid,
+Status LabelRemoteOst(const OssAddress& oss, const rpc::Key& key, const rpc::TlsFiles& tls,
+                      const std::string& fs_uuid,
                       uint32_t index, const std::string& ost_uuid, bool force, bool check_only);
 
 }  // namespace sfs::client

@@ -22,6 +22,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "client/remote_ost.h"
 #include "common/status.h"
 #include "fs/fd_budget.h"
 #include "fs/fuse_channel.h"
@@ -154,7 +155,7 @@ class Filesystem {
     // An OST with a call in service this long is unresponsive; also how long
     // the mount waits for an OST directory to answer.
     std::chrono::nanoseconds ost_timeout = std::chrono::seconds(30);
-    std::string key_file;  // for OSTs on OSSs (client/remote_ost.h)
+    client::Credentials oss_credentials;  // for OSTs on OSSs
     bool writeback = false;  // MountOptions::writeback
     bool direct_writes = false;  // MountOptions::direct_writes
     // The largest read request, the mount's max_read (fs/mount.cc), which

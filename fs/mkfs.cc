@@ -44,6 +44,7 @@ Status Mkfs(const MkfsOptions& options) {
   // their OSS with the filesystem's key.
   std::map<uint32_t, client::OssAddress> remote;
   std::optional<rpc::Key> key;
+  const rpc::TlsFiles tls{options.tls_ca, options.tls_cert, options.tls_key};
   for (const std::string& dir : options.ost_dirs) {
     if (client::IsOssPath(dir)) {
       auto oss = client::ParseOssPath(dir);
@@ -93,8 +94,8 @@ Status Mkfs(const MkfsOptions& options) {
   }
   for (uint32_t index = 0; index < osts.size(); ++index) {
     if (auto oss = remote.find(index); oss != remote.end()) {
-      SFS_RETURN_IF_ERROR(client::LabelRemoteOst(oss->second, *key, "", index, "", options.force,
-                                                 /*check_only=*/true));
+      SFS_RETURN_IF_ERROR(client::LabelRemoteOst(oss->second, *key, tls, "", index, "",
+                                                 options.force, /*check_only=*/true));
     } else {
       SFS_RETURN_IF_ERROR(ost::CheckReusable(osts[index], options.force));
     }
@@ -123,8 +124,8 @@ Status Mkfs(const MkfsOptions& options) {
   for (uint32_t index = 0; index < osts.size(); ++index) {
     const ost::Label& label = labels[index];
     if (auto oss = remote.find(index); oss != remote.end()) {
-      SFS_RETURN_IF_ERROR(client::LabelRemoteOst(oss->second, *key, label.fs_uuid, label.index,
-                                                 label.ost_uuid, options.force,
+      SFS_RETURN_IF_ERROR(client::LabelRemoteOst(oss->second, *key, tls, label.fs_uuid,
+                                                 label.index, label.ost_uuid, options.force,
                                                  /*check_only=*/false));
     } else {
       SFS_RETURN_IF_ERROR(ost::WriteLabel(osts[index], label));

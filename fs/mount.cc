@@ -220,7 +220,8 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
                                                : kMaxRead;
   const uint32_t max_request = options.max_request != 0 ? options.max_request : kMaxTransfer;
   config.meta_dir = options.meta_dir;
-  config.key_file = options.key_file;
+  config.oss_credentials = {options.key_file,
+                            {options.tls_ca, options.tls_cert, options.tls_key}};
   config.mountpoint = mountpoint;
   config.admin_uid = options.admin_uid;
   config.ost_threads = options.ost_threads;
@@ -399,8 +400,9 @@ int RunMount(const MountOptions& options) {
   if (!absolute.log_file.empty()) {
     absolute.log_file = stdfs::absolute(options.log_file, ec).lexically_normal().string();
   }
-  if (!absolute.key_file.empty()) {
-    absolute.key_file = stdfs::absolute(options.key_file, ec).lexically_normal().string();
+  for (std::string* file : {&absolute.key_file, &absolute.tls_ca, &absolute.tls_cert,
+                            &absolute.tls_key}) {
+    if (!file->empty()) *file = stdfs::absolute(*file, ec).lexically_normal().string();
   }
   if (options.foreground) return Serve(absolute, *mountpoint, -1);
 

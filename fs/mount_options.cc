@@ -84,7 +84,8 @@ Result<bool> ApplyOwn(std::string_view item, std::string_view key, std::string_v
                     key == "ost_threads" || key == "attr_timeout" || key == "ost_timeout" ||
                     key == "cache" || key == "max_read" || key == "metrics" || key == "mdt_nrs" ||
                     key == "extent_credits" || key == "max_request" || key == "io_uring" ||
-                    key == "uring_depth" || key == "uring_nice" || key == "key";
+                    key == "uring_depth" || key == "uring_nice" || key == "key" ||
+                    key == "tls_ca" || key == "tls_cert" || key == "tls_key";
   if (!ours) return false;
   if (!has_value || value.empty()) return Bad(item, "needs a value (" + std::string(key) + "=...)");
   uint64_t number = 0;
@@ -97,6 +98,12 @@ Result<bool> ApplyOwn(std::string_view item, std::string_view key, std::string_v
     options->log_file = std::string(value);
   } else if (key == "key") {
     options->key_file = std::string(value);
+  } else if (key == "tls_ca") {
+    options->tls_ca = std::string(value);
+  } else if (key == "tls_cert") {
+    options->tls_cert = std::string(value);
+  } else if (key == "tls_key") {
+    options->tls_key = std::string(value);
   } else if (key == "admin_uid") {
     if (!ParseInteger(value, 0, kMaxUid, &number)) {
       return Bad(item, "a uid is a whole number from 0 to 4294967294");

@@ -17,8 +17,10 @@ struct MkfsOptions {
   uint64_t stripe_size = 1 << 20;
   bool force = false;  // reuse directories that hold a previous filesystem
   // An OST may be "oss://ADDRESS:PORT/DIR" (a directory an OSS serves,
-  // labelled through it); then the shared key is needed.
+  // labelled through it); then the shared key is needed, and the TLS files
+  // if the OSSs use TLS (rpc/tls.h).
   std::string key_file;
+  std::string tls_ca, tls_cert, tls_key;
 };
 
 // Creates the metadata store and labels every OST directory (creating the
@@ -46,8 +48,9 @@ struct MountOptions {
   // unresponsive (see ost_status). Finite, above 0, at most 3600.
   double ost_timeout = 30.0;
   // The filesystem's shared key (rpc/auth.h), needed when OSTs are on OSSs
-  // (oss://...); read at mount.
+  // (oss://...); read at mount. TLS files if the OSSs use TLS.
   std::string key_file;
+  std::string tls_ca, tls_cert, tls_key;
   // cache=writearound (the default): as writethrough, but a handle opened
   // for writing bypasses the kernel's page cache (FUSE direct_io), so its
   // bytes are copied twice instead of three times; O_RDONLY handles read
@@ -111,6 +114,7 @@ struct MountOptions {
 //   attr_timeout  seconds, finite, 0..86400
 //   ost_timeout   seconds, finite, above 0, at most 3600
 //   key           FILE: the shared key of a filesystem with OSTs on OSSs
+//   tls_ca, tls_cert, tls_key   FILE: TLS to OSSs that use it
 //   cache         writearound|writethrough|writeback
 //   max_read      4096..1048576 (bytes; also passed to FUSE)
 //   max_request   1M..16M (bytes or K/M binary units), a multiple of 4K

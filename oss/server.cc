@@ -397,11 +397,13 @@ class ServerImpl final : public Server {
       slot->dir = dir;
       slots.push_back(std::move(slot));
     }
+    auto credentials = rpc::ServerCredentials(options_.tls);
+    if (!credentials.ok()) return credentials.status();
     service_ = std::make_unique<OssService>(options_.key, std::move(slots), options_);
     SFS_RETURN_IF_ERROR(service_->StartOsts());
 
     grpc::ServerBuilder builder;
-    builder.AddListeningPort(options_.listen, grpc::InsecureServerCredentials(), &port_);
+    builder.AddListeningPort(options_.listen, *credentials, &port_);
     builder.RegisterService(service_.get());
     builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
     builder.SetMaxSendMessageSize(kMaxMessageBytes);
@@ -419,8 +421,11 @@ class ServerImpl final : public Server {
       return ::sfs::Status::Error(EADDRINUSE, "cannot listen on " + options_.listen +
                                                   " (taken, or not an address of this machine)");
     }
-    Logger("oss")->info("listening on {} (port {}), {} OST directories", options_.listen, port_,
-                        options_.dirs.size());
+    Logger("oss")->info("listening on {} (port {}), {} OST directories{}", options_.listen, port_,
+                        options_.dirs.size(),
+                        !options_.tls.on()        ? ""
+                        : options_.tls.ca.empty() ? ", TLS"
+                                                  : ", TLS with client certificates");
     return ::sfs::Status::Ok();
   }
 

@@ -21,6 +21,7 @@
 
 #include "common/status.h"
 #include "rpc/auth.h"
+#include "rpc/tls.h"
 
 namespace sfs::oss {
 
@@ -30,6 +31,7 @@ struct ServerOptions {
   int ost_threads = 2;
   std::chrono::nanoseconds ost_timeout = std::chrono::seconds(30);
   std::vector<std::string> dirs;  // absolute paths
+  rpc::TlsFiles tls;              // off unless given
 };
 
 class Server {
@@ -44,8 +46,8 @@ class Server {
 
 // Checks and opens every directory, then listens. EINVAL for a bad address
 // or a directory given twice; the directory's own error (ENOENT, ENOTDIR,
-// EIO for a label that is not readable); EADDRINUSE when the address is
-// taken.
+// EIO for a label that is not readable); the TLS files' (rpc/tls.h);
+// EADDRINUSE when the address is taken.
 Result<std::unique_ptr<Server>> StartServer(ServerOptions options);
 
 }  // namespace sfs::oss

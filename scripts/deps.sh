@@ -6,7 +6,7 @@ set -euo pipefail
 pkgs=(build-essential cmake ninja-build pkg-config fuse3 libfuse3-dev librocksdb-dev
       libboost-dev libspdlog-dev libfmt-dev libgtest-dev libgmock-dev libbenchmark-dev liburing-dev
       libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libssl-dev
-      attr curl fio git man-db clang-14 libclang-rt-14-dev)
+      attr curl fio git man-db openssl clang-14 libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

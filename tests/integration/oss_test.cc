@@ -21,8 +21,11 @@ namespace stdfs = std::filesystem;
 class OssProcess {
  public:
   OssProcess(const std::string& root, const std::string& name, const std::string& address,
-             const std::string& key_file, int dirs)
-      : log_(root + "/" + name + ".log"), host_(address), key_file_(key_file) {
+             const std::string& key_file, int dirs, std::vector<std::string> extra_args = {})
+      : log_(root + "/" + name + ".log"),
+        host_(address),
+        key_file_(key_file),
+        extra_args_(std::move(extra_args)) {
     for (int i = 0; i < dirs; ++i) {
       dirs_.push_back(root + "/" + name + "-ost" + std::to_string(i));
       stdfs::create_directories(dirs_.back());
@@ -44,6 +47,7 @@ class OssProcess {
   void Start(const std::string& listen) {
     std::vector<std::string> args = {StripefsBinary(), "oss",      "--listen",  listen,
                                      "--key",          key_file_,  "--log-file", log_, "-f"};
+    args.insert(args.end(), extra_args_.begin(), extra_args_.end());
     for (const std::string& dir : dirs_) args.push_back(dir);
     const size_t logged = Log().size();
     pid_ = fork();
@@ -86,6 +90,7 @@ class OssProcess {
 
  private:
   const std::string log_, host_, key_file_;
+  const std::vector<std::string> extra_args_;
   std::vector<std::string> dirs_;
   std::string address_;
   pid_t pid_ = -1;
@@ -252,6 +257,67 @@ TEST_F(OssTest, AnOssKilledAndRestartedKeepsWhatWasSyncedAndTheMountReconnects) 
   EXPECT_TRUE(SameBytes(ReadFile(path), data));
   ASSERT_TRUE(WriteFile(fs_->Path("after"), data));
   EXPECT_TRUE(SameBytes(ReadFile(fs_->Path("after")), data));
+}
+
+// A CA, a server certificate for 127.0.0.2 and a client certificate, made
+// with the openssl command in `dir`.
+bool MakeCertificates(const std::string& dir) {
+  const std::string script =
+      "cd " + dir + " && umask 077 && "
+      "openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 "
+      "-subj /CN=test-ca 2>/dev/null && "
+      "openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr "
+      "-subj /CN=oss 2>/dev/null && "
+      "printf 'subjectAltName=IP:127.0.0.2\\n' > server.ext && "
+      "openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
+      "-out server.pem -days 2 -extfile server.ext 2>/dev/null && "
+      "openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr "
+      "-subj /CN=mount 2>/dev/null && "
+      "openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial "
+      "-out client.pem -days 2 2>/dev/null";
+  return Shell(script).exit_code == 0;
+}
+
+TEST(OssTlsTest, OnlyAClientWithTheCaAndACertificateItSignedGetsIn) {
+  MountedFs::Options options;
+  options.osts = 1;
+  options.stripe_count = 2;
+  options.stripe_size = "64K";
+  std::unique_ptr<OssProcess> oss;
+  std::string tls_dir;
+  options.before_mkfs = [&](MountedFs& fs) {
+    tls_dir = fs.root() + "/tls";
+    stdfs::create_directories(tls_dir);
+    ASSERT_TRUE(MakeCertificates(tls_dir));
+    const std::string key = NewKey(fs.root() + "/key");
+    oss = std::make_unique<OssProcess>(
+        fs.root(), "tls", "127.0.0.2", key, 1,
+        std::vector<std::string>{"--tls-cert", tls_dir + "/server.pem", "--tls-key",
+                                 tls_dir + "/server.key", "--tls-ca", tls_dir + "/ca.pem"});
+    ASSERT_TRUE(oss->running());
+    EXPECT_TRUE(Contains(oss->Log(), "TLS with client certificates"));
+    const std::string mkfs = std::string(StripefsBinary()) + " mkfs --meta " + fs.root() +
+                             "/other --ost " + oss->Url(0) + " --key " + key;
+    // Without TLS, and with TLS but no certificate of its own: no answer.
+    EXPECT_NE(Shell(mkfs).exit_code, 0);
+    EXPECT_NE(Shell(mkfs + " --tls-ca " + tls_dir + "/ca.pem").exit_code, 0);
+    EXPECT_FALSE(Exists(oss->dir(0) + "/.stripefs-ost"));
+    const std::string tls = " --tls-ca " + tls_dir + "/ca.pem --tls-cert " + tls_dir +
+                            "/client.pem --tls-key " + tls_dir + "/client.key";
+    fs.AddMkfsArgs(" --key " + key + " --ost " + oss->Url(0) + tls);
+    fs.AddMountOption("key=" + key + ",tls_ca=" + tls_dir + "/ca.pem,tls_cert=" + tls_dir +
+                      "/client.pem,tls_key=" + tls_dir + "/client.key");
+  };
+  auto fs = std::make_unique<MountedFs>(options);
+  ASSERT_TRUE(fs->formatted());
+  ASSERT_TRUE(fs->mounted()) << fs->Log();
+  const std::string data = RandomBytes(1 << 20, 3);
+  ASSERT_TRUE(WriteFile(fs->Path("f"), data));
+  ASSERT_EQ(Shell("echo 3 > /proc/sys/vm/drop_caches").exit_code, 0);
+  EXPECT_TRUE(SameBytes(ReadFile(fs->Path("f")), data));
+  EXPECT_EQ(ObjectFiles(oss->dir(0)).size(), 1u);
+  fs.reset();
+  EXPECT_EQ(oss->Stop(), 0);
 }
 
 TEST(OssProcessTest, RefusesAKeyFileOthersCanRead) {

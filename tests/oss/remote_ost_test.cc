@@ -10,6 +10,7 @@
 #include <fstream>
 #include <mutex>
 #include <sstream>
+#include <thread>
 
 #include "client/remote_ost.h"
 #include "oss/server.h"
@@ -71,7 +72,7 @@ class RemoteOstTest : public ::testing::Test {
     ASSERT_TRUE(server.ok()) << server.status().ToString();
     server_ = std::move(server).value();
     address_ = {"127.0.0.1:" + std::to_string(server_->port()), dir_};
-    ASSERT_TRUE(client::LabelRemoteOst(address_, key_, "fs-1", 3, "ost-3", false, false).ok());
+    ASSERT_TRUE(client::LabelRemoteOst(address_, key_, {}, "fs-1", 3, "ost-3", false, false).ok());
   }
   void TearDown() override {
     remote_.reset();
@@ -79,7 +80,7 @@ class RemoteOstTest : public ::testing::Test {
     stdfs::remove_all(root_);
   }
   void Connect() {
-    auto remote = client::ConnectRemoteOst({3, address_, "fs-1", "ost-3", key_});
+    auto remote = client::ConnectRemoteOst({3, address_, "fs-1", "ost-3", key_, {}, nullptr});
     ASSERT_TRUE(remote.ok()) << remote.status().ToString();
     remote_ = std::move(remote).value();
   }
@@ -147,6 +148,12 @@ TEST_F(RemoteOstTest, WritesAndReadsReachTheOssObjects) {
 
 TEST_F(RemoteOstTest, SpaceAndHealthComeFromTheOss) {
   Connect();
+  // The OSS samples its OST in the background, from its start; the status
+  // thread brings the sample within a poll or two.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!remote_->LastSpace().space && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
   const ost::SpaceSample sample = remote_->LastSpace();
   ASSERT_TRUE(sample.space.has_value());
   EXPECT_GT(sample.space->total_blocks, 0u);
@@ -158,7 +165,7 @@ TEST_F(RemoteOstTest, AWrongKeyIsRefusedAtConnectAndNothingIsWritten) {
   auto remote = client::ConnectRemoteOst({3, address_, "fs-1", "ost-3", rpc::Key{"not the key, but as long"}});
   ASSERT_FALSE(remote.ok());
   EXPECT_EQ(remote.err(), EACCES);
-  EXPECT_EQ(client::LabelRemoteOst(address_, rpc::Key{"not the key, but as long"}, "fs-2", 0,
+  EXPECT_EQ(client::LabelRemoteOst(address_, rpc::Key{"not the key, but as long"}, {}, "fs-2", 0,
                                    "x", /*force=*/true, false)
                 .err(),
             EACCES);
@@ -216,9 +223,9 @@ TEST_F(RemoteOstTest, AnOstUnderAnotherLabelIsRefusedWithTheReason) {
 }
 
 TEST_F(RemoteOstTest, MkfsMayNotRelabelAnotherFilesystemsOstWithoutForce) {
-  EXPECT_EQ(client::LabelRemoteOst(address_, key_, "fs-2", 0, "x", /*force=*/false, true).err(),
+  EXPECT_EQ(client::LabelRemoteOst(address_, key_, {}, "fs-2", 0, "x", /*force=*/false, true).err(),
             EEXIST);
-  EXPECT_TRUE(client::LabelRemoteOst(address_, key_, "fs-2", 0, "x", /*force=*/true, true).ok());
+  EXPECT_TRUE(client::LabelRemoteOst(address_, key_, {}, "fs-2", 0, "x", /*force=*/true, true).ok());
 }
 
 TEST(OssPathTest, ParsesAddressesAndRefusesTheRest) {

@@ -44,13 +44,16 @@ constexpr const char* kHelp =
     "\n"
     "usage:\n"
     "  stripefs mkfs --meta DIR --ost DIR [--ost DIR ...] [--stripe-count N]\n"
-    "                [--stripe-size SIZE] [--key FILE] [--force]\n"
+    "                [--stripe-size SIZE] [--key FILE] [--tls-ca FILE\n"
+    "                [--tls-cert FILE --tls-key FILE]] [--force]\n"
     "      Formats a filesystem: its metadata directory and OST directories.\n"
     "      An OST may be oss://ADDRESS:PORT/DIR, a directory a stripefs oss\n"
-    "      serves, labelled through it; that needs the shared key (--key).\n"
+    "      serves, labelled through it; that needs the shared key (--key) and,\n"
+    "      where the OSSs use TLS, the CA of their certificates (--tls-ca).\n"
     "  stripefs mount META_DIR MOUNTPOINT [-f] [-o option[,option...]]\n"
     "      Mounts it (in the background unless -f). Options: log_level=LEVEL\n"
-    "      log_file=PATH key=FILE admin_uid=UID ost_threads=N attr_timeout=SECONDS\n"
+    "      log_file=PATH key=FILE tls_ca=FILE tls_cert=FILE tls_key=FILE\n"
+    "      admin_uid=UID ost_threads=N attr_timeout=SECONDS\n"
     "      ost_timeout=SECONDS max_read=BYTES cache=writearound|writethrough|writeback\n"
     "      metrics=ADDRESS:PORT mdt_nrs=on|off extent_credits=on|off max_request=SIZE\n"
     "      io_uring=auto|on|off uring_depth=N uring_nice=N, and any FUSE mount\n"
@@ -103,7 +106,8 @@ constexpr const char* kHelp =
     "      One line per problem; --repair fixes what it can. Exit 0 clean,\n"
     "      1 all repaired, 4 problems left, 8 could not run, 16 usage error.\n"
     "  stripefs oss --listen ADDRESS:PORT --key FILE [--ost-threads N]\n"
-    "               [--ost-timeout SECONDS] [--log-level LEVEL] [--log-file PATH]\n"
+    "               [--ost-timeout SECONDS] [--tls-cert FILE --tls-key FILE\n"
+    "               [--tls-ca FILE]] [--log-level LEVEL] [--log-file PATH]\n"
     "               [-f] DIR [DIR ...]\n"
     "      Serves OST directories of this machine to mounts on others (an object\n"
     "      storage server; in the background unless -f; SIGTERM stops it). Every\n"
@@ -133,6 +137,12 @@ int Mkfs(const std::vector<std::string>& args) {
       options.ost_dirs.push_back(*v);
     } else if (arg == "--key") {
       options.key_file = *v;
+    } else if (arg == "--tls-ca") {
+      options.tls_ca = *v;
+    } else if (arg == "--tls-cert") {
+      options.tls_cert = *v;
+    } else if (arg == "--tls-key") {
+      options.tls_key = *v;
     } else if (arg == "--stripe-count" || arg == "-c") {
       // Whole and unwrapped: stoul took "4294967297" as 1 and "2x" as 2.
       const auto [end, ec] =

@@ -18,7 +18,8 @@ namespace {
 
 constexpr const char* kOssUsage =
     "usage: stripefs oss --listen ADDRESS:PORT --key FILE [--ost-threads N] "
-    "[--ost-timeout SECONDS] [--log-level LEVEL] [--log-file PATH] [-f] DIR [DIR ...]";
+    "[--ost-timeout SECONDS] [--tls-cert FILE --tls-key FILE [--tls-ca FILE]] "
+    "[--log-level LEVEL] [--log-file PATH] [-f] DIR [DIR ...]";
 
 bool ParseCount(const std::string& text, int low, int high, int& out) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), out);
@@ -83,6 +84,12 @@ int Oss(const std::vector<std::string>& args) {
         return Fail("oss: --ost-timeout takes seconds from 1 to 86400");
       }
       options.ost_timeout = std::chrono::seconds(seconds);
+    } else if (arg == "--tls-cert") {
+      if (!value(options.tls.cert)) return Fail(kOssUsage);
+    } else if (arg == "--tls-key") {
+      if (!value(options.tls.key)) return Fail(kOssUsage);
+    } else if (arg == "--tls-ca") {
+      if (!value(options.tls.ca)) return Fail(kOssUsage);
     } else if (arg == "--log-level") {
       if (!value(log.level)) return Fail(kOssUsage);
     } else if (arg == "--log-file") {
