@@ -137,11 +137,20 @@ class RemoteOst final : public ost::Service {
       wake_status_.notify_all();
     }
     if (status_thread_.joinable()) status_thread_.join();
+    // Calls that waited for a session the status thread will not open now.
+    std::vector<Call*> waiting;
+    {
+      std::lock_guard lock(mu_);
+      waiting.swap(waiting_);
+    }
+    for (Call* call : waiting) Complete(call, Status::Error(EIO, name_ + ": stopping"));
     std::unique_lock lock(mu_);
     if (!idle_.wait_for(lock, kConnectPatience, [&] { return in_flight_.empty(); })) {
       Logger("client")->warn("{}: {} requests still unanswered at stop; cancelling them", name_,
                              in_flight_.size());
-      for (Call* call : in_flight_) call->context->TryCancel();
+      for (Call* call : in_flight_) {
+        if (call->context) call->context->TryCancel();
+      }
       idle_.wait(lock, [&] { return in_flight_.empty(); });
     }
   }

@@ -22,6 +22,7 @@
 #include "fs/settings_keys.h"
 #include "ost/local_service.h"
 #include "ost/label.h"
+#include "rpc/auth.h"
 
 namespace sfs::fs {
 namespace {
@@ -67,14 +68,15 @@ Status Filesystem::AddOst(const std::string& requested) {
                               "log line says why); remount before adding another");
   }
   const std::string dir(Trim(requested));
-  if (dir.empty() || dir[0] != '/') {
-    return Status::Error(EINVAL, "ost_add wants the absolute path of the new OST's directory, "
-                                 "not '" + Printable(dir) + "'");
+  const bool remote = client::IsOssPath(dir);
+  if (!remote && (dir.empty() || dir[0] != '/')) {
+    return Status::Error(EINVAL, "ost_add wants the absolute path of the new OST's directory "
+                                 "or oss://ADDRESS:PORT/DIR, not '" + Printable(dir) + "'");
   }
   // Compared as text before anything is looked up: a path into this mount
   // would wait forever (fs/ost_dirs.h, WalkToLocalDir). Then it is walked
   // without symlinks, so the text is where it leads.
-  if (!config_.mountpoint.empty() && PathsOverlap(dir, config_.mountpoint)) {
+  if (!remote && !config_.mountpoint.empty() && PathsOverlap(dir, config_.mountpoint)) {
     return Status::Error(EINVAL, "OST path " + dir + " overlaps the mount point");
   }
 
@@ -90,34 +92,52 @@ Status Filesystem::AddOst(const std::string& requested) {
   }
   auto meta_dir = ResolvePath(config_.meta_dir);
   if (!meta_dir.ok()) return meta_dir.status();
-  if (PathsOverlap(dir, *meta_dir)) {
+  if (!remote && PathsOverlap(dir, *meta_dir)) {
     return Status::Error(EINVAL, "OST path " + dir + " overlaps the metadata directory");
   }
   std::set<std::string> known_uuids;
   for (const OstIdentity& id : *identities) {
-    if (PathsOverlap(dir, id.path)) {
+    if (remote ? id.path == dir : !client::IsOssPath(id.path) && PathsOverlap(dir, id.path)) {
       return Status::Error(EINVAL, fmt::format("OST path {} overlaps OST {} at {}", dir, id.index,
                                                id.path));
     }
     known_uuids.insert(id.ost_uuid);
   }
-  SFS_RETURN_IF_ERROR(WalkToLocalDir(dir));
-  // Checked before it is made private: a directory that holds anything
-  // else is left as it was.
-  auto unfinished = CheckNewOstDir(dir, identities->front().fs_uuid, known_uuids);
-  if (!unfinished.ok()) return unfinished.status();
-  auto prepared = PrepareDir(dir);
-  if (!prepared.ok()) return prepared.status();
-
-  // Labelled before the store names it (a store that names an OST must
-  // never exist without its label).
   const std::string fs_uuid = identities->front().fs_uuid;
-  const ost::Label label{fs_uuid, index, *unfinished ? (*unfinished)->ost_uuid : ost::NewUuid()};
-  SFS_RETURN_IF_ERROR(ost::WriteLabel(*prepared, label));
-  auto backend = ost::NewPosixBackend(*prepared);
-  if (!backend.ok()) return backend.status();
+  Result<std::string> prepared = dir;
+  std::optional<ost::Label> label;
+  std::unique_ptr<ost::Backend> backend;
+  if (remote) {
+    // Labelled by its OSS, which refuses a directory holding anything.
+    auto oss = client::ParseOssPath(dir);
+    if (!oss.ok()) return oss.status();
+    auto key = rpc::ReadKeyFile(config_.oss_credentials.key_file);
+    if (config_.oss_credentials.key_file.empty() || !key.ok()) {
+      return Status::Error(EINVAL, "an OST on an OSS needs the filesystem's key: mount with "
+                                   "-o key=FILE");
+    }
+    label = ost::Label{fs_uuid, index, ost::NewUuid()};
+    SFS_RETURN_IF_ERROR(client::LabelRemoteOst(*oss, *key, config_.oss_credentials.tls, fs_uuid,
+                                               index, label->ost_uuid, /*force=*/false,
+                                               /*check_only=*/false));
+  } else {
+    SFS_RETURN_IF_ERROR(WalkToLocalDir(dir));
+    // Checked before it is made private: a directory that holds anything
+    // else is left as it was.
+    auto unfinished = CheckNewOstDir(dir, fs_uuid, known_uuids);
+    if (!unfinished.ok()) return unfinished.status();
+    prepared = PrepareDir(dir);
+    if (!prepared.ok()) return prepared.status();
+    // Labelled before the store names it (a store that names an OST must
+    // never exist without its label).
+    label = ost::Label{fs_uuid, index, *unfinished ? (*unfinished)->ost_uuid : ost::NewUuid()};
+    SFS_RETURN_IF_ERROR(ost::WriteLabel(*prepared, *label));
+    auto opened = ost::NewPosixBackend(*prepared);
+    if (!opened.ok()) return opened.status();
+    backend = std::move(opened).value();
+  }
   SFS_RETURN_IF_ERROR(meta_->PutSettings({{OstPathKey(index), *prepared},
-                                          {OstUuidKey(index), label.ost_uuid},
+                                          {OstUuidKey(index), label->ost_uuid},
                                           {kOstCountKey, std::to_string(index + 1)}}));
   // Settings are written without a sync; this one must outlive a power cut
   // before the filesystem places files on the OST.
@@ -142,7 +162,15 @@ Status Filesystem::AddOst(const std::string& requested) {
   options.timeout = config_.ost_timeout;
   options.inline_budget = inline_budget_;
   options.epochs = epochs_;
-  auto service = std::make_unique<ost::LocalService>(options, std::move(backend).value());
+  std::unique_ptr<ost::Service> service;
+  if (remote) {
+    auto connected = client::ConnectRemoteOst(index, dir, fs_uuid, label->ost_uuid,
+                                              config_.oss_credentials, inline_budget_);
+    if (!connected.ok()) return unpublished(connected.status());
+    service = std::move(connected).value();
+  } else {
+    service = std::make_unique<ost::LocalService>(options, std::move(backend));
+  }
   ost::Service* added = service.get();
   added->RequestSpaceSample();
   {

@@ -120,7 +120,8 @@ class OssTest : public ::testing::Test {
     options.before_mkfs = [this](MountedFs& fs) {
       key_ = NewKey(fs.root() + "/key");
       oss_a_ = std::make_unique<OssProcess>(fs.root(), "a", "127.0.0.2", key_, 2);
-      oss_b_ = std::make_unique<OssProcess>(fs.root(), "b", "127.0.0.3", key_, 1);
+      // Its second directory is left for `ost add`.
+      oss_b_ = std::make_unique<OssProcess>(fs.root(), "b", "127.0.0.3", key_, 2);
       ASSERT_TRUE(oss_a_->running() && oss_b_->running());
       fs.AddMkfsArgs(" --key " + key_ + " --ost " + oss_a_->Url(0) + " --ost " + oss_a_->Url(1) +
                      " --ost " + oss_b_->Url(0));
@@ -132,8 +133,12 @@ class OssTest : public ::testing::Test {
   }
   void TearDown() override {
     fs_.reset();  // unmounted before its servers stop
-    if (oss_a_) EXPECT_EQ(oss_a_->Stop(), 0);
-    if (oss_b_) EXPECT_EQ(oss_b_->Stop(), 0);
+    if (oss_a_) {
+      EXPECT_EQ(oss_a_->Stop(), 0);
+    }
+    if (oss_b_) {
+      EXPECT_EQ(oss_b_->Stop(), 0);
+    }
   }
   std::string key_;
   std::unique_ptr<OssProcess> oss_a_, oss_b_;
@@ -171,6 +176,33 @@ TEST_F(OssTest, FilesStripeOverLocalAndRemoteOstsAndRoundTrip) {
     return ObjectFiles(oss_a_->dir(0)).empty() && ObjectFiles(oss_b_->dir(0)).empty() &&
            ObjectFiles(fs_->ost_dir(0)).empty();
   }));
+}
+
+TEST_F(OssTest, OstAddTakesADirectoryAnOssServes) {
+  const std::string url = oss_b_->Url(1);
+  CommandResult added =
+      Shell(std::string(StripefsBinary()) + " ost add " + fs_->mnt() + " " + url);
+  ASSERT_EQ(added.exit_code, 0) << added.output << fs_->Log();
+  EXPECT_TRUE(Contains(added.output, "OST 4 added at " + url)) << added.output;
+  EXPECT_TRUE(Exists(oss_b_->dir(1) + "/.stripefs-ost"));
+  // A file placed on it alone lands in that directory, and reads back.
+  const std::string path = fs_->Path("on4");
+  ASSERT_EQ(Shell(std::string(StripefsBinary()) + " setstripe -c 1 -o 4 " + path).exit_code, 0);
+  const std::string data = RandomBytes(300000, 4);
+  ASSERT_TRUE(WriteFile(path, data));
+  EXPECT_EQ(ObjectFiles(oss_b_->dir(1)).size(), 1u);
+  ASSERT_EQ(Shell("echo 3 > /proc/sys/vm/drop_caches").exit_code, 0);
+  EXPECT_TRUE(SameBytes(ReadFile(path), data));
+  // Not twice; and a directory the OSS does not serve is refused with why.
+  added = Shell(std::string(StripefsBinary()) + " ost add " + fs_->mnt() + " " + url);
+  EXPECT_NE(added.exit_code, 0);
+  added = Shell(std::string(StripefsBinary()) + " ost add " + fs_->mnt() + " oss://" +
+                url.substr(6, url.find('/', 6) - 6) + "/nowhere");
+  EXPECT_NE(added.exit_code, 0);
+  // It stays after a remount.
+  ASSERT_TRUE(fs_->Unmount());
+  ASSERT_TRUE(fs_->Mount()) << fs_->Log();
+  EXPECT_TRUE(SameBytes(ReadFile(path), data));
 }
 
 TEST_F(OssTest, DfAndOstStatusShowRemoteOstsAsLocalOnes) {

@@ -17,9 +17,12 @@ constexpr const char* kPrefix = "user.stripefs.";
 int OstAdd(const std::string& mountpoint, const std::string& dir) {
   // The daemon runs in "/" and takes no symlink: it is given the path as
   // this shell means it, absolute and resolved.
+  // An OSS's directory (oss://ADDRESS:PORT/DIR) goes as it is written.
   std::error_code ec;
   std::string path =
-      std::filesystem::weakly_canonical(std::filesystem::absolute(dir, ec), ec).string();
+      dir.rfind("oss://", 0) == 0
+          ? dir
+          : std::filesystem::weakly_canonical(std::filesystem::absolute(dir, ec), ec).string();
   if (ec) return Fail("ost add: " + dir + ": " + ec.message());
   while (path.size() > 1 && path.back() == '/') path.pop_back();
   const std::string name = std::string(kPrefix) + "ost_add";
