@@ -49,7 +49,7 @@
 #       [--passthrough-hp-318 PATH] [--dir DIR] [--reps N] [--seq-mib N]
 #       [--rand-mib N] [--files N] [--targets LIST] [--work LIST]
 #       [--mount-opts OPTS] [--wb-knob NAME=VALUE]...
-#   tools/bench/bench.sh --devices [--bps BYTES] [--dev-mib N] [--ior PATH] ...
+#   tools/bench/bench.sh --devices [--oss] [--bps BYTES] [--dev-mib N] [--ior PATH] ...
 #   tools/bench/bench.sh --scaling ...   (tools/bench/scaling_bench.sh)
 #
 # --wb-knob NAME=VALUE (repeatable) writes VALUE to /sys/class/bdi/<bdi of
@@ -65,7 +65,10 @@
 # blkio throttle.read_bps_device, --bps, default 50 MB/s); prints a cold
 # read of one file striped over 4 OSTs, of one file with 1 stripe, and of
 # one file on mergerfs. Loop devices, mounts and the cgroup are removed on
-# exit, also on failure.
+# exit, also on failure. With --oss also a stripefs whose 4 OSTs (one per
+# device) are each served by a `stripefs oss` of its own on 127.0.0.10-13,
+# under the same limits (issue 34: striping across servers): sfs-oss-4
+# against sfs-oss-1.
 #
 # Must run as root: it mounts, and drops the page cache between the write
 # and the read phases.
@@ -83,7 +86,7 @@ targets="plain sfs-4 sfs-4-ur sfs-1 sfs-1-ur sfs-wb sfs-wb-ur mergerfs php php31
 works="seq-write seq-read re-read rand-write rand-read md-create md-stat md-read md-remove"
 mount_opts="log_level=warn"
 wb_knobs=()
-devices=0 bps=50000000 dev_mib=512
+devices=0 bps=50000000 dev_mib=512 dev_oss=0
 while [ $# -gt 0 ]; do
   case $1 in
     --scaling) shift; exec "$here/scaling_bench.sh" "$@" ;;
@@ -105,6 +108,7 @@ while [ $# -gt 0 ]; do
     --devices) devices=1; shift ;;
     --bps) bps=$2; shift 2 ;;
     --dev-mib) dev_mib=$2; shift 2 ;;
+    --oss) dev_oss=1; shift ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -181,6 +185,11 @@ cleanup() {
   set +e
   local i
   for ((i = ${#mounts[@]} - 1; i >= 0; i--)); do
+    # The OSSs go once the FUSE mounts are gone, before the disks they serve.
+    if [ ${#oss_pids[@]} -gt 0 ] && ! grep -q " ${mounts[i]} fuse" /proc/mounts; then
+      for p in "${oss_pids[@]}"; do kill "$p"; wait "$p"; done
+      oss_pids=()
+    fi
     if grep -q " ${mounts[i]} " /proc/mounts; then
       fusermount3 -u "${mounts[i]}" 2>/dev/null || umount "${mounts[i]}" 2>/dev/null ||
         umount -l "${mounts[i]}"
@@ -287,6 +296,24 @@ mount_stripefs() {
   "$bin" setstripe -c 1 -S 1M "$base/mnt/s1" || exit 1
 }
 
+# An OSS (`stripefs oss`) on host $2 (a free port) serving the directories
+# after it, logging to $1.log; appends their oss:// paths to oss_urls and
+# its pid to oss_pids.
+start_oss() {
+  local log=$1.log host=$2 port="" d; shift 2
+  [ -f "$dir/oss.key" ] || "$bin" key new "$dir/oss.key"
+  mkdir -p "$@"
+  "$bin" oss --listen "$host:0" --key "$dir/oss.key" --log-file "$log" -f "$@" 2>>"$log" &
+  oss_pids+=($!)
+  for _ in $(seq 100); do
+    port=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$log" 2>/dev/null | tail -1)
+    [ -n "$port" ] && break
+    sleep 0.1
+  done
+  [ -n "$port" ] || { echo "the OSS did not start: $(cat "$log")" >&2; exit 1; }
+  for d in "$@"; do oss_urls+=("oss://$host:$port$(cd "$d" && pwd)"); done
+}
+
 mount_mergerfs() {  # $1 mount point, then branches
   local m=$1; shift
   mkdir -p "$m"
@@ -315,13 +342,27 @@ if [ "$devices" = 1 ]; then
   echo $$ > "$cgroup/cgroup.procs"
   mount_stripefs "$dir/sfs" "$mount_opts" "$dir"/dev{0,1,2,3}/ost || exit 1
   mount_mergerfs "$dir/mergerfs" "$dir"/dev{0,1,2,3}/branch
+  dev_targets="sfs-4 sfs-1 mergerfs"
+  if [ "$dev_oss" = 1 ]; then
+    # Each device's OST behind an OSS of its own, on 127.0.0.1N (issue 34:
+    # striping across servers), in the same cgroup, so under the same limits.
+    oss_urls=()
+    for i in 0 1 2 3; do start_oss "$dir/oss$i" "127.0.0.1$i" "$dir/dev$i/oss-ost"; done
+    mkfs_extra=(--key "$dir/oss.key")
+    mount_stripefs "$dir/sfsoss" "$mount_opts,key=$dir/oss.key" "${oss_urls[@]}" || exit 1
+    mkfs_extra=()
+    dev_targets="$dev_targets sfs-oss-4 sfs-oss-1"
+  fi
   echo "stripefs striping benchmark: 4 loop devices, reads limited to $bps B/s each;"
   echo "  one file of $dev_mib MiB written, caches dropped, read back; median of $reps; $(date -u +%F)"
   printf "%-22s %12s %14s\n" "file" "MiB/s" "range"
   declare -A dres=()
   for rep in $(seq "$reps"); do
-    for t in sfs-4 sfs-1 mergerfs; do
-      case $t in sfs-4) d=$dir/sfs/mnt/s4 ;; sfs-1) d=$dir/sfs/mnt/s1 ;; mergerfs) d=$dir/mergerfs ;; esac
+    for t in $dev_targets; do
+      case $t in
+        sfs-4) d=$dir/sfs/mnt/s4 ;; sfs-1) d=$dir/sfs/mnt/s1 ;; mergerfs) d=$dir/mergerfs ;;
+        sfs-oss-4) d=$dir/sfsoss/mnt/s4 ;; sfs-oss-1) d=$dir/sfsoss/mnt/s1 ;;
+      esac
       rm -f "$d"/dev.*
       if [ -n "$ior" ]; then
         # One shared file, each process reading its own half.
@@ -341,8 +382,10 @@ if [ "$devices" = 1 ]; then
       rm -f "$d"/dev.*
     done
   done
-  one=$(echo "${dres[sfs-1]}" | median)
-  for t in sfs-4 sfs-1 mergerfs; do
+  for t in $dev_targets; do
+    # Each stripefs against its own 1-stripe file; mergerfs against sfs-1.
+    case $t in sfs-oss-*) one=$(echo "${dres[sfs-oss-1]}" | median) ;;
+                       *) one=$(echo "${dres[sfs-1]}" | median) ;; esac
     m=$(echo "${dres[$t]}" | median)
     printf "%-22s %12s %14s   %.2f x 1 stripe\n" "$t" "$m" "[$(echo "${dres[$t]}" | range)]" \
       "$(awk -v a="$m" -v b="$one" 'BEGIN { print (b > 0 ? a / b : 0) }')"
@@ -369,30 +412,12 @@ fi
 # Before issue 33 stripefs has no io_uring option (the mount fails): then the
 # /dev/fuse targets mount without it and the io_uring ones are left out.
 sfs_has_uring_opt=1
-# An OSS (`stripefs oss`) serving the 4 OST directories of $1 on 127.0.0.2,
-# on a free port; sets oss_urls to their oss:// paths.
-start_oss() {
-  local base=$1 port="" i
-  [ -f "$dir/oss.key" ] || "$bin" key new "$dir/oss.key"
-  mkdir -p "$base"/ost{0,1,2,3}
-  "$bin" oss --listen 127.0.0.2:0 --key "$dir/oss.key" --log-file "$base/oss.log" \
-    -f "$base"/ost{0,1,2,3} 2>>"$base/oss.log" &
-  oss_pids+=($!)
-  for _ in $(seq 100); do
-    port=$(sed -n 's/.*listening on .* (port \([0-9]*\)).*/\1/p' "$base/oss.log" 2>/dev/null | tail -1)
-    [ -n "$port" ] && break
-    sleep 0.1
-  done
-  [ -n "$port" ] || { echo "the OSS did not start: $(cat "$base/oss.log")" >&2; exit 1; }
-  oss_urls=()
-  for i in 0 1 2 3; do oss_urls+=("oss://127.0.0.2:$port$(cd "$base/ost$i" && pwd)"); done
-}
-
 start_stripefs() {
   local t=$1 base=$dir/$2 opts=$3 transport=$4
   local -a osts=("$base"/ost{0,1,2,3})
   if [[ $2 == sfsoss* ]]; then
-    start_oss "$base"
+    oss_urls=()
+    start_oss "$base/oss" 127.0.0.2 "$base"/ost{0,1,2,3}
     osts=("${oss_urls[@]}")
     mkfs_extra=(--key "$dir/oss.key")
   else
