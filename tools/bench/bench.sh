@@ -542,8 +542,12 @@ for rep in $(seq "$reps"); do
         *)
           case $w in seq-read | rand-read) drop_caches ;; seq-write | rand-write) sync ;; esac
           [ -n "$d" ] && t0=$(cpu_ticks "$d")
+          # Through an OSS: its own share too (the row "$t/oss").
+          [[ $d == *,* ]] && s0=$(cpu_ticks "${d#*,}")
           if [ -n "$ior" ]; then r=$(run_ior "$w" "$p"); else r=$(run_fio "$w" "$p"); fi
           [ -n "$d" ] && cpu[$t,$w]="${cpu[$t,$w]:-} $(us_per_op $(($(cpu_ticks "$d") - t0)) "$(ops_of "$w")")"
+          [[ $d == *,* ]] &&
+            cpu[$t/oss,$w]="${cpu[$t/oss,$w]:-} $(us_per_op $(($(cpu_ticks "${d#*,}") - s0)) "$(ops_of "$w")")"
           res[$t,$w]="${res[$t,$w]:-} $r" ;;
       esac
       case $w in
@@ -592,11 +596,15 @@ print_table 30 throughput_cell $targets
 
 # Daemon CPU per operation, the FUSE targets only.
 daemons=""
-for t in $targets; do [ -n "${pid[$t]:-}" ] && daemons="$daemons $t"; done
+for t in $targets; do
+  [ -n "${pid[$t]:-}" ] && daemons="$daemons $t"
+  [[ ${pid[$t]:-} == *,* ]] && daemons="$daemons $t/oss"  # the OSS's share of $t's
+done
 if [ -n "$daemons" ]; then
   echo
   echo "daemon CPU per operation (microseconds of user + system time of all its threads;"
-  echo "  operations: IOR transfers, mdtest files; median of $reps [min-max])"
+  echo "  operations: IOR transfers, mdtest files; median of $reps [min-max]; sfs-oss: the"
+  echo "  mount's and its OSS's together, sfs-oss/oss: the OSS's alone)"
   # shellcheck disable=SC2086
   print_table 22 cpu_cell $daemons
 fi
