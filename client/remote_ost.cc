@@ -334,6 +334,10 @@ class RemoteOst final : public ost::Service {
     return {};
   }
   nrs::HeadStats HeadStats(nrs::Head) const override { return {}; }
+  std::string SettingsUnreachable() const override {
+    return "OST " + std::to_string(options_.index) + " is on an OSS (" + name_ +
+           "): NRS settings do not reach OSSs yet";
+  }
   ost::ServiceCounters Counters() const override {
     std::lock_guard lock(mu_);
     ost::ServiceCounters counters = counters_;

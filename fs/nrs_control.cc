@@ -463,6 +463,14 @@ Result<NrsControl::Reach> NrsControl::ReachOf(const SettingName& name, TunableRe
 
 Status NrsControl::Set(std::string_view full_name, std::string_view value) {
   std::lock_guard<std::mutex> lock(mu_);
+  // All or none: a policy that would run on some OSTs and not others is
+  // not what was asked.
+  for (const nrs::Target* target : targets_) {
+    if (std::string why = target->SettingsUnreachable(); !why.empty()) {
+      Logger("nrs")->warn("{}={} refused: {}", full_name, value, why);
+      return Status::Error(EOPNOTSUPP, why);
+    }
+  }
   const std::string_view name = Unprefixed(full_name);
   const SettingName split = SplitSettingName(name);
   if (split.base == "nrs_policies" && !split.head_given) return SetPolicies(name, value);

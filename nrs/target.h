@@ -34,6 +34,9 @@ class Target {
                                                       const std::vector<std::string>& registered,
                                                       bool with_classes = true) const = 0;
   virtual nrs::HeadStats HeadStats(Head head) const = 0;
+  // Why a change of settings cannot reach this target (empty: it can). A
+  // settings layer refuses a change it could not apply to all its targets.
+  virtual std::string SettingsUnreachable() const { return {}; }
 };
 
 }  // namespace sfs::nrs

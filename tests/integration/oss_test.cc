@@ -216,6 +216,17 @@ TEST_F(OssTest, DfAndOstStatusShowRemoteOstsAsLocalOnes) {
   EXPECT_EQ(ok, 4u) << df.output;
 }
 
+TEST_F(OssTest, SettingsThatCannotReachTheOssesAreRefusedNotHalfApplied) {
+  const std::string before = GetSetting(*fs_, "ost0.nrs_policies");
+  CommandResult set = Shell(std::string(StripefsBinary()) + " set_param " + fs_->mnt() +
+                            " nrs_policies=tbf");
+  EXPECT_NE(set.exit_code, 0);
+  EXPECT_TRUE(Contains(set.output, "Operation not supported")) << set.output;
+  // The log says why; nothing changed, on the local OST either.
+  EXPECT_TRUE(Contains(fs_->Log(), "NRS settings do not reach OSSs yet")) << fs_->Log();
+  EXPECT_EQ(GetSetting(*fs_, "ost0.nrs_policies"), before);
+}
+
 TEST_F(OssTest, AMountWithoutTheRightKeyIsRefused) {
   ASSERT_TRUE(fs_->Unmount());
   const std::string wrong = NewKey(fs_->root() + "/wrong");
