@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <condition_variable>
+#include <deque>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -33,6 +34,10 @@ constexpr int kPingTimeoutMs = 5000;
 // However long a request may wait in the OSS's queues (a TBF throttle),
 // at most this (Lustre's at_max).
 constexpr std::chrono::seconds kIoDeadline{600};
+// Asynchronous calls in flight per remote OST; more wait here. The OSS
+// holds a thread per call its NRS keeps queued (oss/server.cc), so
+// without a bound one busy mount could take them all.
+constexpr size_t kMaxAsyncCalls = 64;
 
 std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
                                           std::shared_ptr<grpc::ChannelCredentials> credentials) {
@@ -76,10 +81,12 @@ void Scatter(const std::string& data, std::vector<iovec>& iov) {
 }
 
 Status ToPipe(int pipe, const std::string& data, uint64_t length) {
-  // REQUIRES (ost::IoRequest::pipe): the pipe has room for `length` bytes.
+  // REQUIRES (ost::IoRequest::pipe): the pipe has room for `length` bytes,
+  // and no more: a longer reply is cut (an OSS does not send one).
+  const size_t size = static_cast<size_t>(std::min<uint64_t>(data.size(), length));
   size_t at = 0;
-  while (at < data.size()) {
-    const ssize_t n = write(pipe, data.data() + at, data.size() - at);
+  while (at < size) {
+    const ssize_t n = write(pipe, data.data() + at, size - at);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) return ErrnoStatus(errno, "write to pipe");
     at += static_cast<size_t>(n);
@@ -142,6 +149,8 @@ class RemoteOst final : public ost::Service {
     {
       std::lock_guard lock(mu_);
       waiting.swap(waiting_);
+      waiting.insert(waiting.end(), capped_.begin(), capped_.end());
+      capped_.clear();
     }
     for (Call* call : waiting) Complete(call, Status::Error(EIO, name_ + ": stopping"));
     std::unique_lock lock(mu_);
@@ -237,10 +246,9 @@ class RemoteOst final : public ost::Service {
       {
         std::lock_guard lock(mu_);
         if (session_ == call->session) session_.reset();
-        in_flight_.erase(call.get());
       }
       if (before_queueing) before_queueing(*call->request);
-      Send(call.release());
+      Send(call.release());  // still in in_flight_: a stop waits for it
       return;
     }
     OnReply(call.release(), std::move(status));
@@ -279,13 +287,19 @@ class RemoteOst final : public ost::Service {
     return call;
   }
 
+  // One share of the mount's inline budget at most, as a LocalService
+  // takes: an OSS that stops answering holds one FUSE worker, not all.
   bool ClaimInline() {
-    if (!options_.inline_budget) return false;
+    if (!options_.inline_budget || inline_busy_.exchange(true)) return false;
     if (options_.inline_budget->fetch_sub(1, std::memory_order_acq_rel) > 0) return true;
     options_.inline_budget->fetch_add(1, std::memory_order_acq_rel);
+    inline_busy_.store(false);
     return false;
   }
-  void ReleaseInline() { options_.inline_budget->fetch_add(1, std::memory_order_acq_rel); }
+  void ReleaseInline() {
+    options_.inline_budget->fetch_add(1, std::memory_order_acq_rel);
+    inline_busy_.store(false);
+  }
 
   // The call, made and waited for on this thread.
   grpc::Status CallNow(Call& call, std::shared_ptr<rpc::ClientSession> session) {
@@ -400,6 +414,7 @@ class RemoteOst final : public ost::Service {
     std::unique_ptr<grpc::ClientContext> context;
     std::shared_ptr<rpc::ClientSession> session;  // the one it was signed in
     bool resent = false;
+    bool async = false;  // holds one of the kMaxAsyncCalls places
   };
 
   bool ResponsiveLocked() const { return connected_.load() && server_responsive_; }
@@ -417,8 +432,13 @@ class RemoteOst final : public ost::Service {
   void Send(Call* call) {
     std::shared_ptr<rpc::ClientSession> session;
     {
-      std::lock_guard lock(mu_);
+      std::unique_lock lock(mu_);
       in_flight_.insert(call);
+      if (stopping_) {
+        lock.unlock();
+        Complete(call, Status::Error(EIO, name_ + ": stopping"));
+        return;
+      }
       if (!session_) {
         // The status thread opens one and sends what waits for it.
         waiting_.push_back(call);
@@ -432,6 +452,15 @@ class RemoteOst final : public ost::Service {
   }
 
   void Issue(Call* call, std::shared_ptr<rpc::ClientSession> session) {
+    {
+      std::lock_guard lock(mu_);
+      if (async_calls_ >= kMaxAsyncCalls) {
+        capped_.push_back(call);  // sent when one in flight is answered
+        return;
+      }
+      ++async_calls_;
+    }
+    call->async = true;
     call->context = std::make_unique<grpc::ClientContext>();
     call->context->set_deadline(std::chrono::system_clock::now() + kIoDeadline);
     call->session = session;
@@ -472,6 +501,9 @@ class RemoteOst final : public ost::Service {
       if (opened.ok()) {
         session_ = *opened;
         session = session_;
+        // Those that waited for a place while there was no session too.
+        waiting.insert(waiting.end(), capped_.begin(), capped_.end());
+        capped_.clear();
       } else if (connected_.exchange(false)) {
         Logger("client")->warn("{}: {}", name_, opened.status().message());
       }
@@ -510,13 +542,29 @@ class RemoteOst final : public ost::Service {
   }
 
   void OnReply(Call* call, grpc::Status status) {
+    if (call->async) {
+      // Its place goes to a call that waited for one.
+      call->async = false;
+      Call* next = nullptr;
+      std::shared_ptr<rpc::ClientSession> session;
+      {
+        std::lock_guard lock(mu_);
+        --async_calls_;
+        if (!capped_.empty() && session_) {
+          next = capped_.front();
+          capped_.pop_front();
+          session = session_;
+        }
+      }
+      if (next != nullptr) Issue(next, std::move(session));
+    }
     if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED && !call->resent) {
-      // The OSS forgot the session (it restarted): a new one, and once more.
+      // The OSS forgot the session (it restarted): a new one, and once
+      // more. It stays in in_flight_ meanwhile, so a stop waits for it.
       call->resent = true;
       {
         std::lock_guard lock(mu_);
         if (session_ == call->session) session_.reset();
-        in_flight_.erase(call);
       }
       Send(call);
       return;
@@ -539,7 +587,7 @@ class RemoteOst final : public ost::Service {
     size_t bytes = 0;
     const rpc::IoReply& reply = call->reply;
     if (status.ok()) {
-      bytes = reply.bytes();
+      bytes = static_cast<size_t>(std::min<uint64_t>(reply.bytes(), r.info.length));
       r.object_exists = reply.object_exists();
       if (reply.has_seek()) r.seek_result = reply.seek_result();
       if (reply.has_allocation() && r.allocation != nullptr) {
@@ -557,10 +605,18 @@ class RemoteOst final : public ost::Service {
         freed_listener_(options_.index, reply.freed(), r.info.arrival);
       }
     } else {
-      r.object_exists = reply.object_exists();
+      // Without a reply nobody knows whether a write or preallocation made
+      // its object: the file must record that it may have (unlink then
+      // destroys it; a missing object is no error there).
+      const bool answered = call->reply.err() != 0;
+      r.object_exists = answered ? reply.object_exists()
+                                 : (r.info.op == nrs::Op::kWrite || r.info.op == nrs::Op::kAllocate);
       Logger("client")->debug("{}: request failed: {}", name_, status.ToString());
+      // As a local OST reports failures (ost::CallerErrno): space, size
+      // and read-only as such, anything else (an OSS's refusal, the
+      // network) as EIO.
       if (status.err() != ENOSPC && status.err() != EDQUOT && status.err() != EFBIG &&
-          status.err() != EROFS && status.err() != ENOENT && status.err() != EINVAL) {
+          status.err() != EROFS) {
         status = Status::Error(EIO, status.message());
       }
     }
@@ -626,6 +682,7 @@ class RemoteOst final : public ost::Service {
   jobstats::JobStats job_stats_;  // its own lock
   std::atomic<uint64_t> destroys_{0};
   std::atomic<bool> warned_settings_{false};
+  std::atomic<bool> inline_busy_{false};  // a caller's thread is in a call (ClaimInline)
   // Set before the first request (ost::Service's rule); read by reply threads.
   std::function<void(uint32_t, uint64_t, nrs::TimePoint)> freed_listener_;
 
@@ -636,6 +693,8 @@ class RemoteOst final : public ost::Service {
   bool stopping_ = false;   // the status thread ends
   bool hello_due_ = false;  // a call waits for a session
   std::vector<Call*> waiting_;  // for the session a Hello opens
+  size_t async_calls_ = 0;       // asynchronous calls in flight
+  std::deque<Call*> capped_;     // waiting for one of them to end
   std::unordered_set<Call*> in_flight_;
   bool server_responsive_ = true;
   bool reported_responsive_ = true;

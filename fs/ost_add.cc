@@ -111,11 +111,12 @@ Status Filesystem::AddOst(const std::string& requested) {
     // Labelled by its OSS, which refuses a directory holding anything.
     auto oss = client::ParseOssPath(dir);
     if (!oss.ok()) return oss.status();
-    auto key = rpc::ReadKeyFile(config_.oss_credentials.key_file);
-    if (config_.oss_credentials.key_file.empty() || !key.ok()) {
+    if (config_.oss_credentials.key_file.empty()) {
       return Status::Error(EINVAL, "an OST on an OSS needs the filesystem's key: mount with "
                                    "-o key=FILE");
     }
+    auto key = rpc::ReadKeyFile(config_.oss_credentials.key_file);
+    if (!key.ok()) return key.status();
     label = ost::Label{fs_uuid, index, ost::NewUuid()};
     SFS_RETURN_IF_ERROR(client::LabelRemoteOst(*oss, *key, config_.oss_credentials.tls, fs_uuid,
                                                index, label->ost_uuid, /*force=*/false,

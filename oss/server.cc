@@ -1,6 +1,7 @@
 #include "oss/server.h"
 
 #include <grpcpp/grpcpp.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 
 #include <atomic>
@@ -8,6 +9,8 @@
 #include <map>
 #include <mutex>
 #include <set>
+#include <thread>
+#include <cctype>
 
 #include "common/log.h"
 #include "ost/backend.h"
@@ -34,6 +37,33 @@ constexpr int kMaxThreads = 512;
 thread_local uint64_t tls_freed = 0;
 
 bool IsDataOp(uint32_t op) { return op <= static_cast<uint32_t>(nrs::Op::kSeek); }
+
+// Descriptors: the soft limit raised to the hard one; a quarter kept for
+// sockets, pipes and the labels, the rest shared by the OSTs' object
+// caches (a mount does the same, fs/fd_budget.h).
+uint64_t RaiseDescriptorLimit() {
+  rlimit limit{};
+  if (getrlimit(RLIMIT_NOFILE, &limit) != 0) return 1024;
+  if (limit.rlim_cur < limit.rlim_max) {
+    rlimit raised = limit;
+    raised.rlim_cur = limit.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &raised) == 0) limit = raised;
+  }
+  return limit.rlim_cur == RLIM_INFINITY ? (1u << 20) : limit.rlim_cur;
+}
+size_t ObjectsPerOst(uint64_t limit, size_t osts) {
+  const uint64_t for_objects = limit - limit / 4 - std::min<uint64_t>(limit / 4, 64);
+  return static_cast<size_t>(std::max<uint64_t>(16, for_objects / std::max<size_t>(1, osts)));
+}
+
+// Label uuids become lines of the label file: short, printable, no '='.
+bool GoodUuid(const std::string& text) {
+  if (text.empty() || text.size() > 64) return false;
+  for (char c : text) {
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_')) return false;
+  }
+  return true;
+}
 
 // One OST directory this server was given.
 struct OstSlot {
@@ -131,6 +161,7 @@ class OssService final : public rpc::Oss::Service {
       std::lock_guard lock(slot->mu);
       slot->service.reset();
     }
+    std::lock_guard retired_lock(retired_mu_);
     retired_.clear();
   }
 
@@ -291,6 +322,7 @@ class OssService final : public rpc::Oss::Service {
     options.threads = options_.ost_threads;
     options.timeout = options_.ost_timeout;
     options.inline_budget = inline_budget_;
+    options.open_objects = ObjectsPerOst(fd_limit_, slots_.size());
     auto service = std::make_shared<ost::LocalService>(options, std::move(backend).value());
     service->SetSpaceFreedListener(
         [](uint32_t, uint64_t bytes, nrs::TimePoint) { tls_freed += bytes; });
@@ -309,12 +341,30 @@ class OssService final : public rpc::Oss::Service {
     std::lock_guard lock(slot->mu);
     SFS_RETURN_IF_ERROR(ost::CheckReusable(slot->dir, call.force()));
     if (call.check_only()) return ::sfs::Status::Ok();
+    if (!GoodUuid(call.fs_uuid()) || !GoodUuid(call.ost_uuid())) {
+      return ::sfs::Status::Error(EINVAL, "a label needs filesystem and OST uuids");
+    }
     if (slot->service) {
       // A filesystem made anew over this OST: the old one's service stops
-      // first (the monitor keeps its pointer, so it stays until shutdown).
-      slot->service->Drain();
-      retired_.push_back(std::move(slot->service));
+      // first, and what it had queued is served (as fast as it goes)
+      // before the directory is cleared, so none of it lands in the new
+      // filesystem's objects. The monitor keeps its pointer, so the
+      // object stays until shutdown.
+      std::shared_ptr<ost::LocalService> old = std::move(slot->service);
       slot->label.reset();
+      old->Drain();
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+      for (;;) {
+        const ost::ServiceCounters counters = old->Counters();
+        if (counters.queued == 0 && counters.active == 0) break;
+        if (std::chrono::steady_clock::now() > deadline) {
+          return ::sfs::Status::Error(EBUSY, slot->dir + " is still serving the old filesystem's "
+                                                         "requests; try again");
+        }
+        std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      }
+      std::lock_guard retired_lock(retired_mu_);
+      retired_.push_back(std::move(old));
     }
     ost::ClearOstDir(slot->dir);
     const ost::Label label{call.fs_uuid(), call.index(), call.ost_uuid()};
@@ -368,7 +418,9 @@ class OssService final : public rpc::Oss::Service {
   const std::shared_ptr<std::atomic<int>> inline_budget_ = std::make_shared<std::atomic<int>>(
       std::max(1u, std::thread::hardware_concurrency()));
   // Services replaced by a relabel; the monitor may still tick them.
-  std::vector<std::shared_ptr<ost::LocalService>> retired_;  // guarded by the slots' mutexes
+  std::mutex retired_mu_;  // guards retired_
+  std::vector<std::shared_ptr<ost::LocalService>> retired_;
+  const uint64_t fd_limit_ = RaiseDescriptorLimit();
 };
 
 class ServerImpl final : public Server {

@@ -157,11 +157,18 @@ Result<SessionTable::Opened> SessionTable::Open(std::string_view client_nonce) {
   std::string session_key = SessionKey(key_, client_nonce, opened.server_nonce);
   std::lock_guard lock(mu_);
   if (sessions_.size() >= capacity_) {
-    auto oldest = sessions_.begin();
+    // A session no call has used yet goes first: anyone may open sessions
+    // (Hello needs no key), so a flood of them must not push out the ones
+    // key holders use.
+    auto oldest = sessions_.end(), oldest_unused = sessions_.end();
     for (auto it = sessions_.begin(); it != sessions_.end(); ++it) {
-      if (it->second.last_used < oldest->second.last_used) oldest = it;
+      if (oldest == sessions_.end() || it->second.last_used < oldest->second.last_used) oldest = it;
+      if (!it->second.used && (oldest_unused == sessions_.end() ||
+                               it->second.last_used < oldest_unused->second.last_used)) {
+        oldest_unused = it;
+      }
     }
-    sessions_.erase(oldest);
+    sessions_.erase(oldest_unused != sessions_.end() ? oldest_unused : oldest);
   }
   opened.session = next_session_++;
   Session& session = sessions_[opened.session];
@@ -193,6 +200,7 @@ Status SessionTable::Check(uint64_t session, uint64_t sequence, std::string_view
     return Status::Error(EACCES, "call replayed (sequence " + std::to_string(sequence) + ")");
   }
   it->second.last_used = ++clock_;
+  it->second.used = true;
   return Status::Ok();
 }
 

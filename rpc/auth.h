@@ -70,8 +70,8 @@ class ReplayWindow {
 };
 
 // The server's sessions: at most `capacity` at once; opening one more
-// forgets the least recently used (its client sees UNAUTHENTICATED and
-// opens another).
+// forgets the least recently used one no valid call has used yet, else the
+// least recently used (its client sees UNAUTHENTICATED and opens another).
 class SessionTable {
  public:
   SessionTable(Key key, size_t capacity = 4096) : key_(std::move(key)), capacity_(capacity) {}
@@ -91,6 +91,7 @@ class SessionTable {
     std::string key;
     ReplayWindow window;
     uint64_t last_used = 0;
+    bool used = false;  // a call with a valid MAC came in it
   };
   const Key key_;
   const size_t capacity_;

@@ -50,7 +50,7 @@ std::string LabelCallFields(const LabelCall& call) {
   Put(out, call.fs_uuid());
   Put(out, call.index());
   Put(out, call.ost_uuid());
-  Put(out, call.force() ? 1 : 0);
+  Put(out, (call.force() ? 1 : 0) | (call.check_only() ? 2 : 0));
   return out;
 }
 

@@ -138,5 +138,21 @@ TEST(SessionTableTest, TheLeastRecentlyUsedSessionMakesRoom) {
   EXPECT_EQ(table.Check(sb.session, sb.sequence, "Io", "f", sb.mac).err(), EACCES);
 }
 
+TEST(SessionTableTest, AFloodOfHellosDoesNotPushOutSessionsInUse) {
+  // Hello needs no key: whoever floods it must not end the sessions of
+  // those who have the key.
+  SessionTable table(Key{"the filesystem's own key"}, /*capacity=*/4);
+  ClientSession client(Key{"the filesystem's own key"});
+  auto opened = table.Open(client.client_nonce());
+  ASSERT_TRUE(client.Open(opened->session, opened->server_nonce).ok());
+  auto first = client.Sign("Io", "f");
+  ASSERT_TRUE(table.Check(first.session, first.sequence, "Io", "f", first.mac).ok());
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_TRUE(table.Open(RandomBytes(kNonceBytes)).ok());
+  }
+  auto later = client.Sign("Io", "f");
+  EXPECT_TRUE(table.Check(later.session, later.sequence, "Io", "f", later.mac).ok());
+}
+
 }  // namespace
 }  // namespace sfs::rpc
