@@ -532,12 +532,17 @@ class RemoteOst final : public ost::Service {
       return;
     }
     if (!status.ok() || reply.err() != 0) {
-      if (connected_.exchange(false)) {
-        Logger("client")->warn("{}: status: {}", name_,
-                               status.ok() ? reply.message() : status.error_message());
+      connected_.store(false);
+      // Once per reason: a refusal after a restart (the wrong disk) says
+      // more than the lost connection before it.
+      std::string why = status.ok() ? reply.message() : status.error_message();
+      if (why != last_problem_) {
+        Logger("client")->warn("{}: status: {}", name_, why);
+        last_problem_ = std::move(why);
       }
       return;
     }
+    last_problem_.clear();
     TakeStatusLocked(reply, Clock::now());
   }
 
@@ -694,6 +699,7 @@ class RemoteOst final : public ost::Service {
   bool hello_due_ = false;  // a call waits for a session
   std::vector<Call*> waiting_;  // for the session a Hello opens
   size_t async_calls_ = 0;       // asynchronous calls in flight
+  std::string last_problem_;     // of the latest failed status call, logged once
   std::deque<Call*> capped_;     // waiting for one of them to end
   std::unordered_set<Call*> in_flight_;
   bool server_responsive_ = true;

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <thread>
 
+#include "client/remote_ost.h"
 #include "common/coarse_clock.h"
 #include "common/log.h"
 #include "common/private_dir.h"
@@ -16,7 +17,6 @@
 #include "fs/fd_budget.h"
 #include "fs/fuse_api.h"
 #include "fs/io.h"
-#include "client/remote_ost.h"
 #include "fs/ost_attach.h"
 #include "fs/ost_df.h"
 #include "fs/ost_status.h"

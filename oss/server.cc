@@ -291,9 +291,10 @@ class OssService final : public rpc::Oss::Service {
     if (slot->label->fs_uuid != ref.fs_uuid() || slot->label->ost_uuid != ref.ost_uuid() ||
         slot->label->index != ref.index()) {
       return ::sfs::Status::Error(
-          EIO, fmt::format("{} on this server is OST {} of filesystem {}, not OST {} of {}",
-                           ref.dir(), slot->label->index, slot->label->fs_uuid, ref.index(),
-                           ref.fs_uuid()));
+          EIO, fmt::format("{} on this server holds OST {} ({}) of filesystem {}, not OST {} ({}) "
+                           "of {}: the wrong disk?",
+                           ref.dir(), slot->label->index, slot->label->ost_uuid,
+                           slot->label->fs_uuid, ref.index(), ref.ost_uuid(), ref.fs_uuid()));
     }
     return slot->service;
   }

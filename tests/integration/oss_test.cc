@@ -284,6 +284,37 @@ TEST_F(OssTest, AStoppedOssFailsItsRequestsInBoundedTimeAndComesBack) {
   EXPECT_TRUE(SameBytes(ReadFile(path), expected));
 }
 
+TEST_F(OssTest, AnOssBackWithTheWrongDiskIsRefusedWithTheReason) {
+  // OSS b comes back serving a directory whose label names another OST
+  // (the wrong disk mounted there): nothing is read or written there, the
+  // mount says why, and the right disk brings it back.
+  const std::string label_path = oss_b_->dir(0) + "/.stripefs-ost";
+  const std::string label = ReadFile(label_path).value_or("");
+  ASSERT_TRUE(Contains(label, "ost_uuid="));
+  EXPECT_EQ(oss_b_->Stop(), 0);
+  std::string wrong = label.substr(0, label.find("ost_uuid=")) +
+                      "ost_uuid=00000000-0000-4000-8000-000000000000\n";
+  ASSERT_TRUE(WriteFile(label_path, wrong, 0600));
+  ASSERT_TRUE(oss_b_->Restart());
+  EXPECT_TRUE(WaitFor([&] { return OstState(*fs_, 3) == "unresponsive"; }, 30000));
+  EXPECT_TRUE(WaitFor([&] { return Contains(fs_->Log(), "the wrong disk?"); }, 10000))
+      << fs_->Log();
+  const std::string path = fs_->Path("on3");
+  ASSERT_EQ(Shell(std::string(StripefsBinary()) + " setstripe -c 1 -o 3 " + path).exit_code, 0);
+  const int fd = open(path.c_str(), O_WRONLY);
+  ASSERT_GE(fd, 0);
+  EXPECT_EQ(pwrite(fd, "x", 1, 0), -1);
+  EXPECT_EQ(errno, EIO);
+  close(fd);
+  EXPECT_TRUE(ObjectFiles(oss_b_->dir(0)).empty());
+  EXPECT_EQ(oss_b_->Stop(), 0);
+  ASSERT_TRUE(WriteFile(label_path, label, 0600));
+  ASSERT_TRUE(oss_b_->Restart());
+  EXPECT_TRUE(WaitFor([&] { return OstState(*fs_, 3) == "ok"; }, 30000));
+  EXPECT_TRUE(WriteFile(path, "back"));
+  EXPECT_TRUE(SameBytes(ReadFile(path), std::string("back")));
+}
+
 TEST_F(OssTest, AnOssKilledAndRestartedKeepsWhatWasSyncedAndTheMountReconnects) {
   const std::string path = fs_->Path("synced");
   const std::string data = RandomBytes(1 << 20, 9);
