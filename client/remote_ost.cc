@@ -12,6 +12,7 @@
 #include <unordered_set>
 
 #include "common/log.h"
+#include "ost/execute.h"
 #include "rpc/wire.h"
 
 namespace sfs::client {
@@ -21,7 +22,7 @@ using Clock = nrs::Clock;
 
 // As the OSS's: the largest request (64 MiB) and the message around it.
 constexpr int kMaxMessageBytes = (64 << 20) + (1 << 20);
-// How often Tick asks the OSS for its OST's status.
+// How often the status thread asks the OSS for its OST's status.
 constexpr std::chrono::milliseconds kStatusInterval{200};
 // How long mount-time checks (and a stop's wait for calls) may take.
 constexpr std::chrono::seconds kConnectPatience{5};
@@ -70,34 +71,23 @@ Result<std::shared_ptr<rpc::ClientSession>> Hello(rpc::Oss::Stub& stub, const rp
   return session;
 }
 
-void Scatter(const std::string& data, std::vector<iovec>& iov) {
+// A read's reply into the request's buffers, as a local OST leaves them:
+// `length` bytes, zeros past what the OSS sent. A longer reply is cut (an
+// OSS does not send one; the pipe has room for `length` bytes only).
+Status Deliver(const std::string& data, ost::IoRequest& r) {
+  const size_t size = static_cast<size_t>(std::min<uint64_t>(data.size(), r.info.length));
+  if (r.pipe >= 0) {
+    SFS_RETURN_IF_ERROR(ost::WriteToPipe(r.pipe, data.data(), size));
+    return ost::ZerosToPipe(r.pipe, r.info.length - size);
+  }
   size_t at = 0;
-  for (const iovec& part : iov) {
-    const size_t n = std::min(part.iov_len, data.size() - std::min(at, data.size()));
-    if (n > 0) std::memcpy(part.iov_base, data.data() + at, n);
-    if (n < part.iov_len) std::memset(static_cast<char*>(part.iov_base) + n, 0, part.iov_len - n);
-    at += part.iov_len;
+  for (const iovec& part : r.iov) {
+    if (at >= size) break;
+    const size_t n = std::min(part.iov_len, size - at);
+    std::memcpy(part.iov_base, data.data() + at, n);
+    at += n;
   }
-}
-
-Status ToPipe(int pipe, const std::string& data, uint64_t length) {
-  // REQUIRES (ost::IoRequest::pipe): the pipe has room for `length` bytes,
-  // and no more: a longer reply is cut (an OSS does not send one).
-  const size_t size = static_cast<size_t>(std::min<uint64_t>(data.size(), length));
-  size_t at = 0;
-  while (at < size) {
-    const ssize_t n = write(pipe, data.data() + at, size - at);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return ErrnoStatus(errno, "write to pipe");
-    at += static_cast<size_t>(n);
-  }
-  static const std::string zeros(64 << 10, '\0');
-  for (uint64_t left = length - std::min<uint64_t>(length, data.size()); left > 0;) {
-    const ssize_t n = write(pipe, zeros.data(), std::min<uint64_t>(left, zeros.size()));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return ErrnoStatus(errno, "write to pipe");
-    left -= static_cast<uint64_t>(n);
-  }
+  ost::ZeroFrom(r.iov, size);
   return Status::Ok();
 }
 
@@ -127,14 +117,12 @@ class RemoteOst final : public ost::Service {
   RemoteOst(RemoteOstOptions options, std::shared_ptr<grpc::ChannelCredentials> credentials)
       : options_(std::move(options)),
         name_(kOssScheme + options_.oss.address + options_.oss.dir),
-        channel_(MakeChannel(options_.oss.address, std::move(credentials))),
-        stub_(rpc::Oss::NewStub(channel_)),
+        stub_(rpc::Oss::NewStub(MakeChannel(options_.oss.address, std::move(credentials)))),
         backend_(name_, &connected_) {
     ref_.set_dir(options_.oss.dir);
     ref_.set_fs_uuid(options_.fs_uuid);
     ref_.set_ost_uuid(options_.ost_uuid);
     ref_.set_index(options_.index);
-    objects_cache_unused_ = nullptr;
   }
 
   ~RemoteOst() override {
@@ -205,7 +193,7 @@ class RemoteOst final : public ost::Service {
 
   std::shared_ptr<ost::ObjectHandle> Object(uint64_t object_id) override {
     // The handle names the object; nothing opens it on this side.
-    return std::make_shared<ost::ObjectHandle>(objects_cache_unused_, object_id);
+    return std::make_shared<ost::ObjectHandle>(/*cache=*/nullptr, object_id);
   }
   void CloseObject(uint64_t) override {}  // the OSS's object cache is its own
   void SetOpenObjects(size_t) override {}
@@ -599,11 +587,7 @@ class RemoteOst final : public ost::Service {
         r.allocation->store(reply.allocation(), std::memory_order_relaxed);
       }
       if (r.info.op == nrs::Op::kRead) {
-        if (r.pipe >= 0) {
-          status = ToPipe(r.pipe, reply.data(), r.info.length);
-        } else {
-          Scatter(reply.data(), r.iov);
-        }
+        status = Deliver(reply.data(), r);
         if (!status.ok()) bytes = 0;
       }
       if (reply.freed() > 0 && freed_listener_) {
@@ -679,11 +663,9 @@ class RemoteOst final : public ost::Service {
   const RemoteOstOptions options_;
   const std::string name_;  // oss://ADDRESS:PORT/DIR
   rpc::OstRef ref_;         // set in the constructor, then read-only
-  std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<rpc::Oss::Stub> stub_;
   std::atomic<bool> connected_{false};
   RemoteBackend backend_;  // borrows connected_
-  ost::ObjectCache* objects_cache_unused_;  // null: handles are names only
   jobstats::JobStats job_stats_;  // its own lock
   std::atomic<uint64_t> destroys_{0};
   std::atomic<bool> warned_settings_{false};

@@ -54,31 +54,6 @@ Result<std::shared_ptr<ObjectFile>> Open(IoRequest& r, ObjectCache& objects, boo
   return file;
 }
 
-// Writes all of [data, data+length) into the pipe, which has room for it.
-Status WriteToPipe(int pipe_fd, const char* data, size_t length) {
-  while (length > 0) {
-    ssize_t put = write(pipe_fd, data, length);
-    if (put < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoStatus(errno, "read reply pipe");
-    }
-    data += put;
-    length -= static_cast<size_t>(put);
-  }
-  return Status::Ok();
-}
-
-// The zeros of a hole, `length` of them, into the pipe.
-Status ZerosToPipe(int pipe_fd, size_t length) {
-  static constexpr char kZeros[4096] = {};  // immutable
-  while (length > 0) {
-    const size_t now = std::min(length, sizeof(kZeros));
-    SFS_RETURN_IF_ERROR(WriteToPipe(pipe_fd, kZeros, now));
-    length -= now;
-  }
-  return Status::Ok();
-}
-
 // A read into r.pipe: spliced where the object file allows it, else copied.
 Result<size_t> ObjectToPipe(IoRequest& r, ObjectFile& file) {
   auto moved = file.SpliceTo(r.pipe, r.info.offset, r.info.length);
@@ -183,6 +158,32 @@ Outcome Seek(IoRequest& r, ObjectCache& objects) {
 }
 
 }  // namespace
+
+// Writes all of [data, data+length) into the pipe, which has room for it.
+Status WriteToPipe(int pipe_fd, const char* data, size_t length) {
+  while (length > 0) {
+    ssize_t put = write(pipe_fd, data, length);
+    if (put < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoStatus(errno, "read reply pipe");
+    }
+    data += put;
+    length -= static_cast<size_t>(put);
+  }
+  return Status::Ok();
+}
+
+// The zeros of a hole, `length` of them, into the pipe.
+Status ZerosToPipe(int pipe_fd, size_t length) {
+  static constexpr char kZeros[4096] = {};  // immutable
+  while (length > 0) {
+    const size_t now = std::min(length, sizeof(kZeros));
+    SFS_RETURN_IF_ERROR(WriteToPipe(pipe_fd, kZeros, now));
+    length -= now;
+  }
+  return Status::Ok();
+}
+
 
 void FreeTracker::Begin(uint64_t object_id) {
   std::lock_guard<std::mutex> lock(mu_);

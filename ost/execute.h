@@ -59,6 +59,12 @@ class FreeTracker {
 // REQUIRES: request.object is set and opens its object through `objects`.
 Outcome Execute(IoRequest& request, ObjectCache& objects, FreeTracker* frees = nullptr);
 
+// Writes all of [data, data+length) into the pipe, which has room for it
+// (a read's reply pipe, ost::IoRequest::pipe).
+Status WriteToPipe(int pipe_fd, const char* data, size_t length);
+// The zeros of a hole, `length` of them, into the pipe.
+Status ZerosToPipe(int pipe_fd, size_t length);
+
 // Zeroes the iovecs from byte `from` on: the part of a read past the
 // object's end (a read returns short only there).
 void ZeroFrom(std::vector<iovec>& iov, size_t from);

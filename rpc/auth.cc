@@ -23,10 +23,6 @@ std::string Trim(std::string text) {
   return text.substr(first, text.find_last_not_of(space) - first + 1);
 }
 
-void AppendNumber(std::string& out, uint64_t value) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(value >> (8 * i)));
-}
-
 }  // namespace
 
 Result<Key> ReadKeyFile(const std::string& path) {
@@ -114,12 +110,20 @@ std::string SessionKey(const Key& key, std::string_view client_nonce,
   return HmacSha256(key.bytes, message);
 }
 
+void AppendField(std::string& out, uint64_t value) {
+  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(value >> (8 * i)));
+}
+
+void AppendField(std::string& out, std::string_view text) {
+  AppendField(out, text.size());
+  out.append(text);
+}
+
 std::string CallMac(std::string_view session_key, std::string_view method, uint64_t sequence,
                     std::string_view fields) {
   std::string message;
-  AppendNumber(message, method.size());
-  message.append(method);
-  AppendNumber(message, sequence);
+  AppendField(message, method);
+  AppendField(message, sequence);
   message.append(fields);
   return HmacSha256(session_key, message);
 }

@@ -51,6 +51,11 @@ inline constexpr size_t kNonceBytes = 16;
 std::string HmacSha256(std::string_view key, std::string_view message);
 std::string SessionKey(const Key& key, std::string_view client_nonce,
                        std::string_view server_nonce);
+// A field of a signed message: a number as 8 bytes little endian, a text
+// as its length then its bytes, so that no two field lists encode alike.
+void AppendField(std::string& out, uint64_t value);
+void AppendField(std::string& out, std::string_view text);
+
 // The MAC of one call; `fields` is the call's canonical description
 // (rpc/wire.h, IoCallFields and the like).
 std::string CallMac(std::string_view session_key, std::string_view method, uint64_t sequence,

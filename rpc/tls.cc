@@ -1,5 +1,6 @@
 #include "rpc/tls.h"
 
+#include <grpcpp/grpcpp.h>
 #include <sys/stat.h>
 
 #include <fstream>

@@ -4,12 +4,17 @@
 // (docs/design.md, "Security"). Off unless files are given.
 #pragma once
 
-#include <grpcpp/grpcpp.h>
-
 #include <memory>
 #include <string>
 
 #include "common/status.h"
+
+// gRPC's own types, declared only: this header reaches fs/ (through the
+// mount's options), which need not compile gRPC's headers.
+namespace grpc {
+class ChannelCredentials;
+class ServerCredentials;
+}  // namespace grpc
 
 namespace sfs::rpc {
 

@@ -5,52 +5,41 @@
 #include "rpc/auth.h"
 
 namespace sfs::rpc {
-namespace {
-
-void Put(std::string& out, uint64_t value) {
-  for (int i = 0; i < 8; ++i) out.push_back(static_cast<char>(value >> (8 * i)));
-}
-// Length first, so that no two different field lists encode alike.
-void Put(std::string& out, const std::string& text) {
-  Put(out, text.size());
-  out.append(text);
-}
-
-}  // namespace
 
 std::string OstRefFields(const OstRef& ost) {
   std::string out;
-  Put(out, ost.dir());
-  Put(out, ost.fs_uuid());
-  Put(out, ost.ost_uuid());
-  Put(out, ost.index());
+  AppendField(out, ost.dir());
+  AppendField(out, ost.fs_uuid());
+  AppendField(out, ost.ost_uuid());
+  AppendField(out, ost.index());
   return out;
 }
 
 std::string IoCallFields(const IoCall& call) {
   std::string out = OstRefFields(call.ost());
-  Put(out, call.op());
-  Put(out, call.object_id());
-  Put(out, call.offset());
-  Put(out, call.length());
-  Put(out, call.truncate_size());
-  Put(out, (call.keep_size() ? 1 : 0) | (call.data_only() ? 2 : 0) | (call.must_exist() ? 4 : 0));
-  Put(out, static_cast<uint64_t>(static_cast<int64_t>(call.whence())));
-  Put(out, call.caller().uid());
-  Put(out, call.caller().gid());
-  Put(out, call.caller().pid());
-  Put(out, call.caller().jobid());
-  Put(out, call.data().size());
+  AppendField(out, call.op());
+  AppendField(out, call.object_id());
+  AppendField(out, call.offset());
+  AppendField(out, call.length());
+  AppendField(out, call.truncate_size());
+  AppendField(
+      out, (call.keep_size() ? 1 : 0) | (call.data_only() ? 2 : 0) | (call.must_exist() ? 4 : 0));
+  AppendField(out, static_cast<uint64_t>(static_cast<int64_t>(call.whence())));
+  AppendField(out, call.caller().uid());
+  AppendField(out, call.caller().gid());
+  AppendField(out, call.caller().pid());
+  AppendField(out, call.caller().jobid());
+  AppendField(out, call.data().size());
   return out;
 }
 
 std::string LabelCallFields(const LabelCall& call) {
   std::string out;
-  Put(out, call.dir());
-  Put(out, call.fs_uuid());
-  Put(out, call.index());
-  Put(out, call.ost_uuid());
-  Put(out, (call.force() ? 1 : 0) | (call.check_only() ? 2 : 0));
+  AppendField(out, call.dir());
+  AppendField(out, call.fs_uuid());
+  AppendField(out, call.index());
+  AppendField(out, call.ost_uuid());
+  AppendField(out, (call.force() ? 1 : 0) | (call.check_only() ? 2 : 0));
   return out;
 }
 
@@ -75,7 +64,8 @@ grpc::Status CheckCall(SessionTable& sessions, const grpc::ServerContextBase& co
   auto number = [&](const char* key, uint64_t& value) {
     auto it = metadata.find(key);
     if (it == metadata.end()) return false;
-    auto [end, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), value);
+    auto [end, ec] =
+        std::from_chars(it->second.data(), it->second.data() + it->second.size(), value);
     return ec == std::errc() && end == it->second.data() + it->second.size();
   };
   uint64_t session = 0, sequence = 0;
