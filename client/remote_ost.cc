@@ -8,11 +8,13 @@
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <random>
 #include <thread>
 #include <unordered_set>
 
 #include "common/log.h"
 #include "ost/execute.h"
+#include "rpc/nrs_wire.h"
 #include "rpc/wire.h"
 
 namespace sfs::client {
@@ -26,6 +28,9 @@ constexpr int kMaxMessageBytes = (64 << 20) + (1 << 20);
 constexpr std::chrono::milliseconds kStatusInterval{200};
 // How long mount-time checks (and a stop's wait for calls) may take.
 constexpr std::chrono::seconds kConnectPatience{5};
+// How long a settings change or an nrs_stats read waits for an OSS; one
+// that does not answer gets the settings when it does (the status thread).
+constexpr std::chrono::seconds kSettingsPatience{2};
 // An OSS that stops answering (a dead machine, a cut network, a stopped
 // process) is found by HTTP/2 pings: none answered within kPingTimeout of
 // one sent kPingInterval after the last traffic closes the connection, and
@@ -317,28 +322,45 @@ class RemoteOst final : public ost::Service {
   void Raise(ost::IoRequest&) override {}
   bool Cancel(ost::IoRequest&) override { return false; }
 
-  // The settings plane does not reach OSSs yet (docs/design.md): their
-  // OSTs run the policies their OSS starts with.
-  void StartPolicy(nrs::Head, std::unique_ptr<nrs::Policy> policy) override {
-    NotPublished("nrs policy " + std::string(policy ? policy->Name() : "stop"));
+  // The settings layer's decision for this OST, sent whole to its OSS now
+  // if it answers, else by the status thread once it does (an OSS that
+  // restarted runs fifo until then: its Status says it runs none).
+  void Apply(const nrs::TargetSettings&, const nrs::TargetSettings& next,
+             const nrs::PolicyRegistry&) override {
+    {
+      std::lock_guard lock(mu_);
+      settings_ = next;
+      settings_bytes_ = rpc::ToWire(next).SerializeAsString();
+      ++settings_version_;
+    }
+    if (connected_.load()) SendSettings();
   }
-  void StopPolicy(nrs::Head) override { NotPublished("nrs policy stop"); }
-  void Retune(nrs::Head, const nrs::Tunables&) override { NotPublished("nrs tunables"); }
-  void SetHighPriority(nrs::OpSet, uint32_t) override { NotPublished("nrs high priority"); }
-  void SetEpochLength(std::chrono::nanoseconds) override { NotPublished("nrs epoch length"); }
+  // Unused: Apply sends the whole, and nothing else calls these on an OST.
+  void StartPolicy(nrs::Head, std::unique_ptr<nrs::Policy>) override {}
+  void StopPolicy(nrs::Head) override {}
+  void Retune(nrs::Head, const nrs::Tunables&) override {}
+  void SetHighPriority(nrs::OpSet, uint32_t) override {}
+  void SetEpochLength(std::chrono::nanoseconds) override {}
   nrs::Epoch epoch() const override { return 0; }
   nrs::Standing EpochStanding() const override { return nrs::Standing::kAbsent; }
   void Drain() override {}
 
-  std::string PrimaryName(nrs::Head) const override { return "(on " + options_.oss.address + ")"; }
-  std::vector<nrs::PolicyStatus> PolicyStatus(nrs::Head, const std::vector<std::string>&,
-                                              bool) const override {
-    return {};
+  std::string PrimaryName(nrs::Head head) const override {
+    std::lock_guard lock(mu_);
+    const std::string& spec = settings_.specs[head == nrs::Head::kRegular ? 0 : 1];
+    return spec.substr(0, spec.find(' '));
   }
-  nrs::HeadStats HeadStats(nrs::Head) const override { return {}; }
-  std::string SettingsUnreachable() const override {
-    return "OST " + std::to_string(options_.index) + " is on an OSS (" + name_ +
-           "): NRS settings do not reach OSSs yet";
+  // From the OSS (a call, at most kSettingsPatience); nothing if it does
+  // not answer.
+  std::vector<nrs::PolicyStatus> PolicyStatus(nrs::Head head,
+                                              const std::vector<std::string>& registered,
+                                              bool with_classes) const override {
+    auto reply = NrsStatusCall(head, registered, with_classes);
+    return reply ? rpc::PoliciesFromWire(*reply) : std::vector<nrs::PolicyStatus>{};
+  }
+  nrs::HeadStats HeadStats(nrs::Head head) const override {
+    auto reply = NrsStatusCall(head, {}, false);
+    return reply ? rpc::HeadStatsFromWire(*reply) : nrs::HeadStats{};
   }
   ost::ServiceCounters Counters() const override {
     std::lock_guard lock(mu_);
@@ -407,12 +429,69 @@ class RemoteOst final : public ost::Service {
 
   bool ResponsiveLocked() const { return connected_.load() && server_responsive_; }
 
-  void NotPublished(const std::string& what) {
-    if (!warned_settings_.exchange(true)) {
-      Logger("client")->warn("{}: {} not applied: settings do not reach OSSs yet; its OSS's "
-                             "defaults stay",
-                             name_, what);
+  // Sends the latest settings (serialized with other sends, so the OSS
+  // gets them in order); true once the OSS runs them.
+  bool SendSettings() {
+    std::lock_guard send_lock(send_settings_mu_);
+    rpc::ConfigureCall call;
+    std::shared_ptr<rpc::ClientSession> session;
+    {
+      std::lock_guard lock(mu_);
+      if (settings_version_ == settings_base_) return true;  // nothing decided yet
+      session = session_;
+      call.set_version(settings_version_);
+      call.set_settings(settings_bytes_);
     }
+    if (!session) return false;  // the status thread opens one, then sends
+    *call.mutable_ost() = ref_;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kSettingsPatience);
+    rpc::SignCall(*session, context, rpc::kConfigureMethod, rpc::ConfigureCallFields(call));
+    rpc::ConfigureReply reply;
+    const grpc::Status status = stub_->Configure(&context, call, &reply);
+    std::lock_guard lock(mu_);
+    if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
+      if (session_ == session) session_.reset();  // the OSS restarted: sent in the next one
+      return false;
+    }
+    if (!status.ok()) {
+      Logger("client")->warn("{}: NRS settings not sent ({}); sent when it answers", name_,
+                             status.error_message());
+      return false;
+    }
+    if (reply.err() != 0) {
+      // It runs what it ran; the same settings are not sent again until
+      // they change (they would be refused again).
+      if (refused_version_ != call.version()) {
+        Logger("client")->error("{}: the OSS refused NRS settings: {}", name_, reply.message());
+        refused_version_ = call.version();
+      }
+      return false;
+    }
+    return true;
+  }
+
+  std::optional<rpc::NrsStatusReply> NrsStatusCall(nrs::Head head,
+                                                   const std::vector<std::string>& registered,
+                                                   bool with_classes) const {
+    std::shared_ptr<rpc::ClientSession> session;
+    {
+      std::lock_guard lock(mu_);
+      session = session_;
+    }
+    if (!session || !connected_.load()) return std::nullopt;
+    rpc::NrsStatusCall call;
+    *call.mutable_ost() = ref_;
+    call.set_head(static_cast<uint32_t>(head));
+    call.set_with_classes(with_classes);
+    for (const std::string& name : registered) call.add_registered(name);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kSettingsPatience);
+    rpc::SignCall(*session, context, rpc::kNrsStatusMethod, rpc::NrsStatusCallFields(call));
+    rpc::NrsStatusReply reply;
+    const grpc::Status status = stub_->NrsStatus(&context, call, &reply);
+    if (!status.ok() || reply.err() != 0) return std::nullopt;
+    return reply;
   }
 
   // Signs and sends `call` in the current session, or queues it for the
@@ -471,7 +550,7 @@ class RemoteOst final : public ost::Service {
       std::shared_ptr<rpc::ClientSession> session = session_;
       lock.unlock();
       if (!session) session = OpenSession();
-      if (session) PollStatus(session);
+      if (session && PollStatus(session)) SendSettings();
       lock.lock();
     }
   }
@@ -506,7 +585,9 @@ class RemoteOst final : public ost::Service {
     return session;
   }
 
-  void PollStatus(const std::shared_ptr<rpc::ClientSession>& session) {
+  // True when the OSS answered and runs other NRS settings than the
+  // latest (it was down, or restarted): the caller sends them.
+  bool PollStatus(const std::shared_ptr<rpc::ClientSession>& session) {
     grpc::ClientContext context;
     context.set_deadline(std::chrono::system_clock::now() + kConnectPatience);
     rpc::StatusCall call;
@@ -517,7 +598,7 @@ class RemoteOst final : public ost::Service {
     std::lock_guard lock(mu_);
     if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
       if (session_ == session) session_.reset();  // the OSS restarted: a new one next time
-      return;
+      return false;
     }
     if (!status.ok() || reply.err() != 0) {
       connected_.store(false);
@@ -528,10 +609,19 @@ class RemoteOst final : public ost::Service {
         Logger("client")->warn("{}: status: {}", name_, why);
         last_problem_ = std::move(why);
       }
-      return;
+      return false;
     }
     last_problem_.clear();
     TakeStatusLocked(reply, Clock::now());
+    const bool behind = settings_version_ != settings_base_ &&
+                        reply.settings_version() != settings_version_ &&
+                        refused_version_ != settings_version_;
+    if (behind && reply.settings_version() != reported_behind_) {
+      Logger("client")->info("{}: its OSS runs {} NRS settings; sending this mount's", name_,
+                             reply.settings_version() == 0 ? "no" : "other");
+      reported_behind_ = reply.settings_version();
+    }
+    return behind;
   }
 
   void OnReply(Call* call, grpc::Status status) {
@@ -668,11 +758,11 @@ class RemoteOst final : public ost::Service {
   RemoteBackend backend_;  // borrows connected_
   jobstats::JobStats job_stats_;  // its own lock
   std::atomic<uint64_t> destroys_{0};
-  std::atomic<bool> warned_settings_{false};
   std::atomic<bool> inline_busy_{false};  // a caller's thread is in a call (ClaimInline)
   // Set before the first request (ost::Service's rule); read by reply threads.
   std::function<void(uint32_t, uint64_t, nrs::TimePoint)> freed_listener_;
 
+  std::mutex send_settings_mu_;  // one Configure call at a time, in order
   mutable std::mutex mu_;  // guards everything below
   std::condition_variable idle_;         // in_flight_ became empty
   std::condition_variable wake_status_;  // stopping_ or hello_due_ set
@@ -692,6 +782,18 @@ class RemoteOst final : public ost::Service {
   ost::ServiceCounters counters_;
   ost::SpaceSample space_;
   std::function<void(uint32_t, bool)> health_listener_;
+  // The NRS settings decided for this OST (Apply) and their version. The
+  // count starts at a random number so that a version an OSS kept from
+  // an earlier mount is never taken for this mount's.
+  nrs::TargetSettings settings_;
+  std::string settings_bytes_;  // rpc::NrsSettings, serialized
+  const uint64_t settings_base_ = [] {
+    std::random_device random;
+    return (uint64_t{random()} << 32 | random()) | 1;
+  }();
+  uint64_t settings_version_ = settings_base_;  // == base: none decided yet
+  uint64_t refused_version_ = 0;  // the OSS refused it; not resent
+  uint64_t reported_behind_ = ~uint64_t{0};  // logged once per version the OSS runs
   std::thread status_thread_;  // StatusLoop, from Connect to the destructor
 };
 

@@ -198,36 +198,25 @@ Status NrsControl::Commit(State next) {
   return Status::Ok();
 }
 
+nrs::TargetSettings NrsControl::SettingsOf(const State& state, size_t target) const {
+  nrs::TargetSettings out;
+  // Per-service and filesystem-wide values: the same in both heads' cells.
+  const TunableValues& values = state.cells[0][target];
+  out.hp_ops = values.hp_ops;
+  out.hp_ratio = values.hp_ratio;
+  out.epoch_length = values.epoch_length;
+  out.eh_timeout = values.eh_timeout;
+  for (size_t head = 0; head < kHeads; head++) {
+    out.specs[head] = state.specs[head][target];
+    out.tunables[head] = TunablesFor(state, head, target);
+  }
+  return out;
+}
+
 void NrsControl::Publish(const State& previous, const State& next) {
   if (epochs_ != nullptr && !targets_.empty()) epochs_->SetTimeout(next.cells[0][0].eh_timeout);
   for (size_t target = 0; target < targets_.size(); target++) {
-    nrs::Target& service = *targets_[target];
-    // Per-service values: the same on both heads' cells.
-    const TunableValues& values = next.cells[0][target];
-    service.SetHighPriority(values.hp_ops, values.hp_ratio);
-    service.SetEpochLength(values.epoch_length);
-    for (size_t head = 0; head < kHeads; head++) {
-      const nrs::Head which = kHeadOf[head];
-      const nrs::Tunables tunables = TunablesFor(next, head, target);
-      const std::string& spec = next.specs[head][target];
-      if (spec == previous.specs[head][target]) {
-        service.Retune(which, tunables);
-        continue;
-      }
-      if (spec == "fifo") {
-        service.StopPolicy(which);
-        continue;
-      }
-      auto policy = registry_->Create(spec, tunables);
-      if (!policy.ok()) {
-        // Check() built this very spec a moment ago, so this is a bug.
-        Logger("nrs")->error("{} {}: starting '{}' failed after validation: {}",
-                             TargetLabel(target), nrs::HeadName(which), spec,
-                             policy.status().ToString());
-        continue;
-      }
-      service.StartPolicy(which, std::move(policy).value());
-    }
+    targets_[target]->Apply(SettingsOf(previous, target), SettingsOf(next, target), *registry_);
   }
 }
 
@@ -463,14 +452,6 @@ Result<NrsControl::Reach> NrsControl::ReachOf(const SettingName& name, TunableRe
 
 Status NrsControl::Set(std::string_view full_name, std::string_view value) {
   std::lock_guard<std::mutex> lock(mu_);
-  // All or none: a policy that would run on some OSTs and not others is
-  // not what was asked.
-  for (const nrs::Target* target : targets_) {
-    if (std::string why = target->SettingsUnreachable(); !why.empty()) {
-      Logger("nrs")->warn("{}={} refused: {}", full_name, value, why);
-      return Status::Error(EOPNOTSUPP, why);
-    }
-  }
   const std::string_view name = Unprefixed(full_name);
   const SettingName split = SplitSettingName(name);
   if (split.base == "nrs_policies" && !split.head_given) return SetPolicies(name, value);

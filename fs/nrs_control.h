@@ -127,7 +127,10 @@ class NrsControl {
   Status Check(const State& next) const;
   // Validates `next`, persists all of it in one write and publishes it.
   Status Commit(State next);
+  // Gives every target its part of `next` (Target::Apply: a remote
+  // target's server gets it whole, now or when it answers again).
   void Publish(const State& previous, const State& next);
+  nrs::TargetSettings SettingsOf(const State& state, size_t target) const;
   std::map<std::string, std::string> Persisted(const State& state) const;
 
   // The targets and heads `name` reaches: EINVAL when the prefix does not

@@ -25,9 +25,18 @@ class LatencyHistogram {
   uint64_t Percentile(double p) const;
   void Merge(const LatencyHistogram& other);
 
- private:
+  // Its buckets one by one, for a copy that crosses a process boundary
+  // (rpc/nrs_wire.h); AddToBucket with an index out of range does nothing.
   static constexpr int kSubBits = 2;
   static constexpr int kBuckets = 64 << kSubBits;
+  uint32_t bucket(int index) const { return buckets_[index]; }
+  void AddToBucket(int index, uint32_t times) {
+    if (index < 0 || index >= kBuckets) return;
+    buckets_[index] += times;
+    count_ += times;
+  }
+
+ private:
   static int BucketOf(uint64_t ns);
   static uint64_t UpperBoundOf(int bucket);
 

@@ -4,6 +4,7 @@
 // each service serializes these calls with its own lock.
 #pragma once
 
+#include <array>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -11,14 +12,49 @@
 
 #include "nrs/nrs.h"
 #include "nrs/policy.h"
+#include "nrs/registry.h"
 #include "nrs/scheduler.h"
 #include "nrs/tunables.h"
 
 namespace sfs::nrs {
 
+// Everything the settings layer decides for one target, whole: what a
+// remote target sends to its server (client/remote_ost.h) and what the
+// server applies to its own (oss/server.h). Index 0 is the regular head,
+// 1 the high-priority one.
+struct TargetSettings {
+  // Canonical policy spec per head (PolicyRegistry::Canonical); "fifo" =
+  // the fallback alone.
+  std::array<std::string, 2> specs{"fifo", "fifo"};
+  // Per head, with its TBF rules and CRR-N weights (never null once the
+  // settings layer made them).
+  std::array<Tunables, 2> tunables;
+  OpSet hp_ops = kDefaultHpOps;
+  uint32_t hp_ratio = kDefaultHpRatio;
+  std::chrono::nanoseconds epoch_length = std::chrono::milliseconds(50);
+  // The filesystem's epoch handler's (nrs_eh_timeout): a server gives it
+  // to the hub its targets share.
+  std::chrono::nanoseconds eh_timeout = std::chrono::seconds(1);
+};
+
+class Target;
+// What Target::Apply does unless a target overrides it: the calls below,
+// a policy started only on a head whose spec changed (else retuned).
+// `registry` built every spec of `next` before (the caller's check), so a
+// failure here is a bug, logged.
+void ApplySettings(Target& target, const TargetSettings& previous, const TargetSettings& next,
+                   const PolicyRegistry& registry);
+
 class Target {
  public:
   virtual ~Target() = default;
+
+  // The settings layer's way in: `next` replaces `previous` (what this
+  // target was last given). A remote target sends `next` to its server.
+  virtual void Apply(const TargetSettings& previous, const TargetSettings& next,
+                     const PolicyRegistry& registry) {
+    ApplySettings(*this, previous, next, registry);
+  }
 
   // Switches the primary policy of one head while requests run (see
   // nrs::Scheduler); requests a throttling policy held are looked at again.

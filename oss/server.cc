@@ -17,6 +17,10 @@
 #include "ost/label.h"
 #include "ost/local_service.h"
 #include "ost/monitor.h"
+#include "nrs/epoch_data.h"
+#include "nrs/epoch_hub.h"
+#include "nrs/registry.h"
+#include "rpc/nrs_wire.h"
 #include "rpc/wire.h"
 
 namespace sfs::oss {
@@ -65,12 +69,23 @@ bool GoodUuid(const std::string& text) {
   return true;
 }
 
+// A refusal in a reply (every reply has err and message).
+template <typename Reply>
+void Refuse(Reply* reply, const Status& status) {
+  reply->set_err(status.err());
+  reply->set_message(status.message());
+}
+
 // One OST directory this server was given.
 struct OstSlot {
   std::string dir;
-  std::mutex mu;  // guards label and service (Label replaces them)
+  std::mutex mu;  // guards every member below (Label replaces them)
   std::optional<ost::Label> label;
   std::shared_ptr<ost::LocalService> service;
+  // The NRS settings the service runs (Configure), and their version as
+  // the mount numbered them (0: none since the service started).
+  nrs::TargetSettings applied;
+  uint64_t settings_version = 0;
 };
 
 // One Io call in flight: the request's observer, which fills in the reply
@@ -144,6 +159,8 @@ class OssService final : public rpc::Oss::Service {
     }
     monitor_ = std::make_unique<ost::Monitor>(
         services, ost::Monitor::IntervalFor(options_.ost_timeout));
+    std::lock_guard hubs_lock(hubs_mu_);
+    for (const auto& [fs_uuid, hub] : hubs_) monitor_->AddHub(hub);
     return ::sfs::Status::Ok();
   }
 
@@ -186,8 +203,7 @@ class OssService final : public rpc::Oss::Service {
     ::sfs::Status valid = service.ok() ? CheckIo(*call) : service.status();
     if (!valid.ok()) {
       Logger("oss")->warn("refused a request from {}: {}", context->peer(), valid.message());
-      reply->set_err(valid.err());
-      reply->set_message(valid.message());
+      Refuse(reply, valid);
       return grpc::Status::OK;
     }
     auto request = std::make_unique<ost::IoRequest>();
@@ -238,10 +254,12 @@ class OssService final : public rpc::Oss::Service {
     }
     auto service = Find(call->ost());
     if (!service.ok()) {
-      reply->set_err(service.err());
-      reply->set_message(service.status().message());
+      Refuse(reply, service.status());
     } else {
       FillStatus(**service, *reply);
+      OstSlot* slot = SlotOf(call->ost().dir());
+      std::lock_guard lock(slot->mu);
+      if (slot->service == *service) reply->set_settings_version(slot->settings_version);
     }
     return grpc::Status::OK;
   }
@@ -255,13 +273,97 @@ class OssService final : public rpc::Oss::Service {
     ::sfs::Status done = DoLabel(*call);
     if (!done.ok()) {
       Logger("oss")->warn("label of {} refused: {}", call->dir(), done.message());
-      reply->set_err(done.err());
-      reply->set_message(done.message());
+      Refuse(reply, done);
     }
     return grpc::Status::OK;
   }
 
+  // The mount's NRS settings for one OST, applied whole or not at all.
+  grpc::Status Configure(grpc::ServerContext* context, const rpc::ConfigureCall* call,
+                         rpc::ConfigureReply* reply) override {
+    if (grpc::Status auth =
+            Authenticate(*context, rpc::kConfigureMethod, rpc::ConfigureCallFields(*call));
+        !auth.ok()) {
+      return auth;
+    }
+    ::sfs::Status done = DoConfigure(*call);
+    if (!done.ok()) {
+      Logger("oss")->warn("NRS settings for {} refused: {}", call->ost().dir(), done.message());
+      Refuse(reply, done);
+    }
+    return grpc::Status::OK;
+  }
+
+  grpc::Status NrsStatus(grpc::ServerContext* context, const rpc::NrsStatusCall* call,
+                         rpc::NrsStatusReply* reply) override {
+    if (grpc::Status auth =
+            Authenticate(*context, rpc::kNrsStatusMethod, rpc::NrsStatusCallFields(*call));
+        !auth.ok()) {
+      return auth;
+    }
+    auto service = Find(call->ost());
+    if (!service.ok()) {
+      Refuse(reply, service.status());
+      return grpc::Status::OK;
+    }
+    if (call->head() > static_cast<uint32_t>(nrs::Head::kHighPriority)) {
+      Refuse(reply, ::sfs::Status::Error(EINVAL, "no head " + std::to_string(call->head())));
+      return grpc::Status::OK;
+    }
+    const auto head = static_cast<nrs::Head>(call->head());
+    const std::vector<std::string> registered(call->registered().begin(),
+                                              call->registered().end());
+    rpc::ToWire((*service)->PolicyStatus(head, registered, call->with_classes()),
+                (*service)->HeadStats(head), reply);
+    return grpc::Status::OK;
+  }
+
  private:
+  ::sfs::Status DoConfigure(const rpc::ConfigureCall& call) {
+    rpc::NrsSettings wire;
+    if (!wire.ParseFromString(call.settings())) {
+      return ::sfs::Status::Error(EINVAL, "NRS settings that do not parse");
+    }
+    auto next = rpc::FromWire(wire);
+    if (!next.ok()) return next.status();
+    // Every policy it names must start here before any is switched: a
+    // server older than its mount refuses rather than half applies.
+    for (size_t head = 0; head < 2; head++) {
+      if (next->specs[head] == "fifo") continue;
+      auto policy = registry_.Create(next->specs[head], next->tunables[head]);
+      if (!policy.ok()) return policy.status();
+    }
+    auto service = Find(call.ost());
+    if (!service.ok()) return service.status();
+    OstSlot* slot = SlotOf(call.ost().dir());
+    std::lock_guard lock(slot->mu);
+    if (slot->service != *service) {
+      return ::sfs::Status::Error(EIO, slot->dir + " was labelled anew meanwhile");
+    }
+    slot->service->Apply(slot->applied, *next, registry_);
+    HubFor(slot->label->fs_uuid)->SetTimeout(next->eh_timeout);
+    slot->applied = *next;
+    if (slot->settings_version != call.version()) {
+      Logger("oss")->info("{}: NRS settings applied (regular head {}, high-priority head {})",
+                          slot->dir, next->specs[0], next->specs[1]);
+    }
+    slot->settings_version = call.version();
+    return ::sfs::Status::Ok();
+  }
+
+  // The epoch hub the OSTs of filesystem `fs_uuid` on this server share
+  // (made on first use): filesystem-wide TBF rates are shared among them.
+  std::shared_ptr<nrs::SharedEpochHub> HubFor(const std::string& fs_uuid) {
+    std::lock_guard lock(hubs_mu_);
+    auto& hub = hubs_[fs_uuid];
+    if (!hub) {
+      hub = std::make_shared<nrs::SharedEpochHub>(nrs::CombineEpochData,
+                                                  nrs::TargetSettings{}.eh_timeout);
+      if (monitor_) monitor_->AddHub(hub);
+    }
+    return hub;
+  }
+
   grpc::Status Authenticate(const grpc::ServerContext& context, const char* method,
                             const std::string& fields) {
     grpc::Status checked = rpc::CheckCall(sessions_, context, method, fields);
@@ -324,11 +426,15 @@ class OssService final : public rpc::Oss::Service {
     options.timeout = options_.ost_timeout;
     options.inline_budget = inline_budget_;
     options.open_objects = ObjectsPerOst(fd_limit_, slots_.size());
+    options.epochs = HubFor(label.fs_uuid);
     auto service = std::make_shared<ost::LocalService>(options, std::move(backend).value());
     service->SetSpaceFreedListener(
         [](uint32_t, uint64_t bytes, nrs::TimePoint) { tls_freed += bytes; });
     slot.label = label;
     slot.service = std::move(service);
+    // A new service runs fifo until its mount sends what it should run.
+    slot.applied = nrs::TargetSettings{};
+    slot.settings_version = 0;
     Logger("oss")->info("serving {} as OST {} of filesystem {}", slot.dir, label.index,
                         label.fs_uuid);
     return ::sfs::Status::Ok();
@@ -412,6 +518,9 @@ class OssService final : public rpc::Oss::Service {
   }
 
   rpc::SessionTable sessions_;
+  const nrs::PolicyRegistry registry_ = nrs::BuiltinPolicies();
+  std::mutex hubs_mu_;  // guards hubs_
+  std::map<std::string, std::shared_ptr<nrs::SharedEpochHub>> hubs_;  // by filesystem uuid
   const std::vector<std::unique_ptr<OstSlot>> slots_;
   const ServerOptions& options_;  // the Server's, which owns this
   std::unique_ptr<ost::Monitor> monitor_;

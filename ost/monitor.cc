@@ -15,12 +15,12 @@ Monitor::Monitor(std::vector<Service*> services, std::chrono::nanoseconds interv
                  std::shared_ptr<nrs::EpochHub> hub)
     : services_(std::move(services)),
       interval_(interval),
-      hub_(std::move(hub)),
       work_(io_.get_executor()) {
+  if (hub != nullptr) hubs_.push_back(std::move(hub));
   boost::asio::post(io_, [this] {
     for (Service* service : services_) service->Tick(nrs::Clock::now());
     Arm();
-    if (hub_ != nullptr) ArmHub();
+    if (!hubs_.empty()) ArmHub();
   });
   thread_ = std::thread([this] {
     pthread_setname_np(pthread_self(), "ost-monitor");
@@ -32,6 +32,13 @@ void Monitor::Add(Service* service) {
   boost::asio::post(io_, [this, service] {
     services_.push_back(service);
     service->Tick(nrs::Clock::now());
+  });
+}
+
+void Monitor::AddHub(std::shared_ptr<nrs::EpochHub> hub) {
+  boost::asio::post(io_, [this, hub = std::move(hub)] {
+    hubs_.push_back(hub);
+    if (hubs_.size() == 1 && work_.has_value()) ArmHub();
   });
 }
 
@@ -61,7 +68,7 @@ void Monitor::ArmHub() {
   hub_timer_.expires_after(kHubTick);
   hub_timer_.async_wait([this](const boost::system::error_code& ec) {
     if (ec == boost::asio::error::operation_aborted || !work_.has_value()) return;
-    hub_->Tick(nrs::Clock::now());
+    for (const auto& hub : hubs_) hub->Tick(nrs::Clock::now());
     ArmHub();
   });
 }

@@ -1,5 +1,6 @@
 // Keeps an eye on every OST: calls Service::Tick on each every `interval`,
-// and EpochHub::Tick on the filesystem's epoch hub every kHubTick (so a
+// and EpochHub::Tick on the filesystem's epoch hub (an OSS's: each of its
+// filesystems') every kHubTick (so a
 // participant that misses eh_timeout is evicted within 10 ms of it),
 // on a thread of its own that never touches an OST's disk, so it keeps
 // going whatever the OSTs do (ost/service.h: unresponsive OSTs, expiry of
@@ -42,6 +43,8 @@ class Monitor {
   // Ticks `service` too from now on (an OST added to a mounted filesystem;
   // its health listener set already). Borrowed like the others.
   void Add(Service* service);
+  // Ticks `hub` too from now on.
+  void AddHub(std::shared_ptr<nrs::EpochHub> hub);
 
  private:
   void Arm();
@@ -50,7 +53,7 @@ class Monitor {
   std::vector<Service*> services_;  // used on the monitor's thread only
   const std::chrono::nanoseconds interval_;
   boost::asio::io_context io_;
-  const std::shared_ptr<nrs::EpochHub> hub_;  // may be null
+  std::vector<std::shared_ptr<nrs::EpochHub>> hubs_;  // used on the monitor's thread only
   boost::asio::steady_timer timer_{io_};      // used on the monitor's thread only
   boost::asio::steady_timer hub_timer_{io_};  // likewise
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;

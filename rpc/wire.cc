@@ -43,6 +43,21 @@ std::string LabelCallFields(const LabelCall& call) {
   return out;
 }
 
+std::string ConfigureCallFields(const ConfigureCall& call) {
+  std::string out = OstRefFields(call.ost());
+  AppendField(out, call.version());
+  AppendField(out, call.settings());
+  return out;
+}
+
+std::string NrsStatusCallFields(const NrsStatusCall& call) {
+  std::string out = OstRefFields(call.ost());
+  AppendField(out, call.head());
+  AppendField(out, call.with_classes() ? 1 : 0);
+  for (const std::string& name : call.registered()) AppendField(out, name);
+  return out;
+}
+
 Status FromGrpc(const grpc::Status& status, const std::string& peer) {
   if (status.ok()) return Status::Ok();
   const int err = status.error_code() == grpc::StatusCode::UNAUTHENTICATED ? EACCES : EIO;

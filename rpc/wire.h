@@ -16,11 +16,15 @@ namespace sfs::rpc {
 std::string IoCallFields(const IoCall& call);
 std::string OstRefFields(const OstRef& ost);
 std::string LabelCallFields(const LabelCall& call);
+std::string ConfigureCallFields(const ConfigureCall& call);  // the settings' bytes too
+std::string NrsStatusCallFields(const NrsStatusCall& call);
 
 // Method names as they are signed.
 inline constexpr const char* kIoMethod = "Io";
 inline constexpr const char* kStatusMethod = "Status";
 inline constexpr const char* kLabelMethod = "Label";
+inline constexpr const char* kConfigureMethod = "Configure";
+inline constexpr const char* kNrsStatusMethod = "NrsStatus";
 
 // A transport failure as the caller of a remote OST sees it: unreachable,
 // timed out or cut (EIO: the data is not known to be there), refused

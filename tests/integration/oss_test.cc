@@ -216,30 +216,6 @@ TEST_F(OssTest, DfAndOstStatusShowRemoteOstsAsLocalOnes) {
   EXPECT_EQ(ok, 4u) << df.output;
 }
 
-TEST_F(OssTest, SettingsThatCannotReachTheOssesAreRefusedNotHalfApplied) {
-  const std::string before = GetSetting(*fs_, "ost0.nrs_policies");
-  CommandResult set = Shell(std::string(StripefsBinary()) + " set_param " + fs_->mnt() +
-                            " nrs_policies=tbf");
-  EXPECT_NE(set.exit_code, 0);
-  EXPECT_TRUE(Contains(set.output, "Operation not supported")) << set.output;
-  // The log says why; nothing changed, on the local OST either.
-  EXPECT_TRUE(Contains(fs_->Log(), "NRS settings do not reach OSSs yet")) << fs_->Log();
-  EXPECT_EQ(GetSetting(*fs_, "ost0.nrs_policies"), before);
-}
-
-TEST_F(OssTest, AMountWithoutTheRightKeyIsRefused) {
-  ASSERT_TRUE(fs_->Unmount());
-  const std::string wrong = NewKey(fs_->root() + "/wrong");
-  CommandResult mounted = Shell(std::string(StripefsBinary()) + " mount " + fs_->meta_dir() + " " +
-                                fs_->mnt() + " -o key=" + wrong);
-  EXPECT_NE(mounted.exit_code, 0);
-  EXPECT_TRUE(Contains(mounted.output, "refused this filesystem's key")) << mounted.output;
-  mounted = Shell(std::string(StripefsBinary()) + " mount " + fs_->meta_dir() + " " + fs_->mnt());
-  EXPECT_NE(mounted.exit_code, 0);
-  EXPECT_TRUE(Contains(mounted.output, "key=FILE")) << mounted.output;
-  EXPECT_TRUE(Contains(oss_a_->Log() + oss_b_->Log(), "wrong call signature"));
-}
-
 // The OSTs' state column of `stripefs df` for OST `index`.
 std::string OstState(const MountedFs& fs, int index) {
   CommandResult df = Shell(std::string(StripefsBinary()) + " df " + fs.mnt());
@@ -253,6 +229,69 @@ std::string OstState(const MountedFs& fs, int index) {
     if (fields.size() > 6 && fields[0] == name) return fields[6];
   }
   return "";
+}
+
+// How many times `pattern` occurs in `text`.
+size_t Count(const std::string& text, const std::string& pattern) {
+  size_t n = 0;
+  for (size_t at = text.find(pattern); at != std::string::npos; at = text.find(pattern, at + 1)) ++n;
+  return n;
+}
+
+// Whether nrs_stats shows requests of OST `ost` served by TBF on the OSS.
+bool ServedByTbf(const MountedFs& fs, int ost) {
+  const std::regex served("ost" + std::to_string(ost) + R"( reg tbf class=\S+ requests=[1-9])");
+  return std::regex_search(GetSetting(fs, "nrs_stats"), served);
+}
+
+TEST_F(OssTest, SettingsReachEveryOssAndOneThatWasDownCatchesUp) {
+  CommandResult set = Shell(std::string(StripefsBinary()) + " set_param " + fs_->mnt() +
+                            " nrs_policies=tbf");
+  ASSERT_EQ(set.exit_code, 0) << set.output << fs_->Log();
+  set = Shell(std::string(StripefsBinary()) + " set_param " + fs_->mnt() +
+              " nrs_tbf_rule='start root uid={0} rate=100000'");
+  ASSERT_EQ(set.exit_code, 0) << set.output << fs_->Log();
+  // Each OSS runs TBF on its OSTs (two on a, one on b), with the rule.
+  EXPECT_TRUE(WaitFor([&] { return Count(oss_a_->Log(), "regular head tbf") >= 2; }))
+      << oss_a_->Log();
+  EXPECT_TRUE(WaitFor([&] { return Count(oss_b_->Log(), "regular head tbf") >= 1; }))
+      << oss_b_->Log();
+  // Requests to the remote OSTs meet TBF there; nrs_stats shows them as it
+  // shows the local OST's.
+  ASSERT_TRUE(WriteFile(fs_->Path("f"), RandomBytes(1 << 20, 3)));
+  for (int ost = 0; ost < 4; ++ost) {
+    EXPECT_TRUE(ServedByTbf(*fs_, ost)) << ost << "\n" << GetSetting(*fs_, "nrs_stats");
+  }
+  const std::string rules = GetSetting(*fs_, "nrs_tbf_rule");
+  EXPECT_TRUE(Contains(rules, "root uid={0}")) << rules;
+
+  // b is down while the settings change: the change is taken (stored, and
+  // run by the OSTs that answer), and b gets it when it is back.
+  oss_b_->Signal(SIGKILL);
+  EXPECT_TRUE(WaitFor([&] { return OstState(*fs_, 3) == "unresponsive"; }, 30000));
+  set = Shell(std::string(StripefsBinary()) + " set_param " + fs_->mnt() + " nrs_policies=orr");
+  ASSERT_EQ(set.exit_code, 0) << set.output << fs_->Log();
+  EXPECT_TRUE(WaitFor([&] { return Count(oss_a_->Log(), "regular head orr") >= 2; }));
+  const size_t logged = oss_b_->Log().size();
+  ASSERT_TRUE(oss_b_->Restart());
+  EXPECT_TRUE(WaitFor([&] { return Contains(oss_b_->Log().substr(logged), "regular head orr"); },
+                      30000))
+      << oss_b_->Log();
+  EXPECT_TRUE(Contains(fs_->Log(), "its OSS runs no NRS settings; sending this mount's"))
+      << fs_->Log();
+}
+
+TEST_F(OssTest, AMountWithoutTheRightKeyIsRefused) {
+  ASSERT_TRUE(fs_->Unmount());
+  const std::string wrong = NewKey(fs_->root() + "/wrong");
+  CommandResult mounted = Shell(std::string(StripefsBinary()) + " mount " + fs_->meta_dir() + " " +
+                                fs_->mnt() + " -o key=" + wrong);
+  EXPECT_NE(mounted.exit_code, 0);
+  EXPECT_TRUE(Contains(mounted.output, "refused this filesystem's key")) << mounted.output;
+  mounted = Shell(std::string(StripefsBinary()) + " mount " + fs_->meta_dir() + " " + fs_->mnt());
+  EXPECT_NE(mounted.exit_code, 0);
+  EXPECT_TRUE(Contains(mounted.output, "key=FILE")) << mounted.output;
+  EXPECT_TRUE(Contains(oss_a_->Log() + oss_b_->Log(), "wrong call signature"));
 }
 
 TEST_F(OssTest, AStoppedOssFailsItsRequestsInBoundedTimeAndComesBack) {

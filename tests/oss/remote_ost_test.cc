@@ -13,6 +13,9 @@
 #include <thread>
 
 #include "client/remote_ost.h"
+#include "nrs/crrn_weights.h"
+#include "nrs/registry.h"
+#include "nrs/tbf_rules.h"
 #include "oss/server.h"
 #include "rpc/oss.grpc.pb.h"
 #include "rpc/wire.h"
@@ -226,6 +229,93 @@ TEST_F(RemoteOstTest, MkfsMayNotRelabelAnotherFilesystemsOstWithoutForce) {
   EXPECT_EQ(client::LabelRemoteOst(address_, key_, {}, "fs-2", 0, "x", /*force=*/false, true).err(),
             EEXIST);
   EXPECT_TRUE(client::LabelRemoteOst(address_, key_, {}, "fs-2", 0, "x", /*force=*/true, true).ok());
+}
+
+// Waits (10 s at most) for `done`.
+bool Eventually(const std::function<bool()>& done) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (!done()) {
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return true;
+}
+
+// The primary policy the OSS runs on `head` of the remote OST, as its
+// nrs_stats say ("" if none or no answer).
+std::string PrimaryOnOss(const ost::Service& remote, nrs::Head head) {
+  for (const nrs::PolicyStatus& policy : remote.PolicyStatus(head, {})) {
+    if (policy.primary && policy.state == nrs::PolicyState::kStarted) return policy.name;
+  }
+  return "";
+}
+
+nrs::TargetSettings TbfSettings(const std::string& rule) {
+  nrs::TargetSettings settings;
+  settings.specs[0] = "tbf";
+  for (nrs::Tunables& tunables : settings.tunables) {
+    tunables.crrn_weights = nrs::CrrnWeights::Empty();
+    tunables.tbf_rules = nrs::TbfRuleSet::Empty();
+  }
+  settings.tunables[0].tbf_rules = *nrs::TbfRuleSet::Empty()->Apply(rule);
+  return settings;
+}
+
+TEST_F(RemoteOstTest, NrsSettingsRunOnTheOssAndItsNrsStatsComeBack) {
+  Connect();
+  ASSERT_TRUE(Eventually([&] { return remote_->responsive() && remote_->LastSpace().space; }));
+  const nrs::PolicyRegistry registry = nrs::BuiltinPolicies();
+  const nrs::TargetSettings fifo;
+  const nrs::TargetSettings tbf = TbfSettings("start u1000 uid={1000} rate=5000");
+  remote_->Apply(fifo, tbf, registry);
+  EXPECT_EQ(remote_->PrimaryName(nrs::Head::kRegular), "tbf");
+  EXPECT_EQ(PrimaryOnOss(*remote_, nrs::Head::kRegular), "tbf");
+  EXPECT_EQ(PrimaryOnOss(*remote_, nrs::Head::kHighPriority), "");
+  // A request of uid 1000 passes the OSS's TBF, in the class of its uid.
+  std::string data(4096, 'a');
+  ASSERT_TRUE(Run(nrs::Op::kWrite, 0x55, 0, &data).ok());
+  bool counted = false;
+  for (const nrs::PolicyStatus& policy : remote_->PolicyStatus(nrs::Head::kRegular, {}, true)) {
+    if (policy.name != "tbf") continue;
+    EXPECT_EQ(policy.stats.completed, 1u);
+    for (const nrs::ClassStats& c : policy.classes) {
+      if (c.name.find("1000") != std::string::npos && c.requests == 1 && c.wait.count() == 1) {
+        counted = true;
+      }
+    }
+  }
+  EXPECT_TRUE(counted);
+  EXPECT_GE(remote_->HeadStats(nrs::Head::kRegular).dequeued, 1u);
+
+  // A policy the OSS cannot start is refused whole: it keeps running TBF.
+  nrs::TargetSettings unknown = tbf;
+  unknown.specs[0] = "no-such-policy";
+  remote_->Apply(tbf, unknown, registry);
+  EXPECT_EQ(PrimaryOnOss(*remote_, nrs::Head::kRegular), "tbf");
+  // Back to fifo.
+  remote_->Apply(unknown, fifo, registry);
+  EXPECT_TRUE(Eventually([&] { return PrimaryOnOss(*remote_, nrs::Head::kRegular).empty(); }));
+}
+
+TEST_F(RemoteOstTest, AnOssThatRestartedGetsTheSettingsAgain) {
+  Connect();
+  ASSERT_TRUE(Eventually([&] { return remote_->responsive(); }));
+  const nrs::PolicyRegistry registry = nrs::BuiltinPolicies();
+  remote_->Apply({}, TbfSettings("start u7 uid={7} rate=100"), registry);
+  ASSERT_EQ(PrimaryOnOss(*remote_, nrs::Head::kRegular), "tbf");
+  // The OSS stops and starts again on its port: it runs fifo until the
+  // mount's status thread sees that and sends the settings once more.
+  const std::string listen = address_.address;
+  server_.reset();
+  ASSERT_TRUE(Eventually([&] { return !remote_->responsive(); }));
+  oss::ServerOptions options;
+  options.listen = listen;
+  options.key = key_;
+  options.dirs = {dir_};
+  auto server = oss::StartServer(options);
+  ASSERT_TRUE(server.ok()) << server.status().ToString();
+  server_ = std::move(server).value();
+  EXPECT_TRUE(Eventually([&] { return PrimaryOnOss(*remote_, nrs::Head::kRegular) == "tbf"; }));
 }
 
 TEST(OssPathTest, ParsesAddressesAndRefusesTheRest) {
