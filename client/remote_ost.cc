@@ -136,6 +136,18 @@ class RemoteOst final : public ost::Service {
       stopping_ = true;
       wake_status_.notify_all();
     }
+    {
+      std::lock_guard lock(epoch_mu_);
+      epoch_stopping_ = true;
+      if (epoch_context_ != nullptr) epoch_context_->TryCancel();
+      wake_epochs_.notify_all();
+    }
+    if (epoch_thread_.joinable()) epoch_thread_.join();
+    {
+      // The hub may still hold a callback of this OST's; it finds no one.
+      std::lock_guard lock(epoch_gate_->mu);
+      epoch_gate_->self = nullptr;
+    }
     if (status_thread_.joinable()) status_thread_.join();
     // Calls that waited for a session the status thread will not open now.
     std::vector<Call*> waiting;
@@ -162,7 +174,9 @@ class RemoteOst final : public ost::Service {
   // an error here: the OST starts unresponsive and comes in when it does.
   Status Connect() {
     Status checked = CheckAtConnect();
-    if (checked.ok()) status_thread_ = std::thread([this] { StatusLoop(); });
+    if (!checked.ok()) return checked;
+    status_thread_ = std::thread([this] { StatusLoop(); });
+    if (options_.epochs) epoch_thread_ = std::thread([this] { EpochLoop(); });
     return checked;
   }
 
@@ -341,8 +355,11 @@ class RemoteOst final : public ost::Service {
   void Retune(nrs::Head, const nrs::Tunables&) override {}
   void SetHighPriority(nrs::OpSet, uint32_t) override {}
   void SetEpochLength(std::chrono::nanoseconds) override {}
-  nrs::Epoch epoch() const override { return 0; }
-  nrs::Standing EpochStanding() const override { return nrs::Standing::kAbsent; }
+  // As the mount's hub sees the OST's scheduler on the OSS.
+  nrs::Epoch epoch() const override { return epoch_.load(); }
+  nrs::Standing EpochStanding() const override {
+    return options_.epochs ? options_.epochs->StandingOf(options_.index) : nrs::Standing::kAbsent;
+  }
   void Drain() override {}
 
   std::string PrimaryName(nrs::Head head) const override {
@@ -428,6 +445,115 @@ class RemoteOst final : public ost::Service {
   };
 
   bool ResponsiveLocked() const { return connected_.load() && server_responsive_; }
+
+  // The epoch thread: while the OSS answers, one Epochs stream on which
+  // the OST's scheduler there asks the mount's hub for its epochs.
+  void EpochLoop() {
+    for (;;) {
+      std::shared_ptr<rpc::ClientSession> session;
+      {
+        std::unique_lock lock(epoch_mu_);
+        wake_epochs_.wait_for(lock, kStatusInterval, [&] { return epoch_stopping_; });
+        if (epoch_stopping_) return;
+      }
+      {
+        std::lock_guard lock(mu_);
+        session = session_;
+      }
+      if (session && connected_.load()) RunEpochStream(session);
+    }
+  }
+
+  void RunEpochStream(const std::shared_ptr<rpc::ClientSession>& session) {
+    grpc::ClientContext context;
+    rpc::SignCall(*session, context, rpc::kEpochsMethod, rpc::OstRefFields(ref_));
+    uint64_t generation = 0;
+    std::unique_ptr<grpc::ClientReaderWriter<rpc::EpochToOss, rpc::EpochFromOss>> stream;
+    {
+      std::lock_guard lock(epoch_mu_);
+      if (epoch_stopping_) return;
+      stream = stub_->Epochs(&context);
+      epoch_context_ = &context;
+      epoch_stream_ = stream.get();
+      generation = ++epoch_generation_;
+    }
+    rpc::EpochToOss open;
+    *open.mutable_ost() = ref_;
+    bool ok = false;
+    {
+      std::lock_guard lock(epoch_mu_);
+      ok = stream->Write(open);
+    }
+    nrs::EpochHub& hub = *options_.epochs;
+    const nrs::ParticipantId who = options_.index;
+    rpc::EpochFromOss message;
+    bool opened = false;
+    while (ok && stream->Read(&message)) {
+      if (!opened) {
+        Logger("client")->info("{}: its scheduler takes part in this mount's epochs", name_);
+        opened = true;
+      }
+      switch (message.kind()) {
+        case rpc::EpochFromOss::NEXT: {
+          const std::string& bytes = message.data();
+          hub.NextEpoch(who, message.epoch(), nrs::EpochData(bytes.begin(), bytes.end()),
+                        [gate = epoch_gate_, generation](
+                            nrs::Epoch next, std::shared_ptr<const nrs::EpochData> reduced) {
+                          std::lock_guard lock(gate->mu);
+                          if (gate->self != nullptr) gate->self->AnswerEpoch(generation, next, reduced);
+                        });
+          break;
+        }
+        case rpc::EpochFromOss::LAST:
+          hub.LastEpoch(who, message.epoch());
+          break;
+        case rpc::EpochFromOss::EVICT:
+          hub.Evict(who);
+          break;
+        default:
+          break;
+      }
+    }
+    bool stopping = false;
+    {
+      std::lock_guard lock(epoch_mu_);
+      epoch_context_ = nullptr;
+      epoch_stream_ = nullptr;
+      stopping = epoch_stopping_;
+    }
+    const grpc::Status status = stream->Finish();
+    // Its scheduler is out of reach (or the mount stops): the others do
+    // not wait eh_timeout for it. It joins afresh on the next stream.
+    const nrs::Standing standing = hub.StandingOf(who);
+    if (standing == nrs::Standing::kMember || standing == nrs::Standing::kAsked) {
+      if (stopping) {
+        hub.LastEpoch(who, epoch_.load());
+      } else {
+        hub.Evict(who);
+      }
+    }
+    if (status.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
+      std::lock_guard lock(mu_);
+      if (session_ == session) session_.reset();
+    }
+    if (opened && !stopping) {
+      Logger("client")->warn("{}: epoch stream ended ({})", name_,
+                             status.ok() ? "closed by the OSS" : status.error_message());
+    }
+  }
+
+  // The mount's hub answers the OSS's NEXT (on whichever thread completed
+  // the epoch); dropped if the stream it was asked on is gone.
+  void AnswerEpoch(uint64_t generation, nrs::Epoch next,
+                   const std::shared_ptr<const nrs::EpochData>& reduced) {
+    if (!nrs::EpochError(next)) epoch_.store(next);
+    rpc::EpochToOss answer;
+    answer.set_epoch(next);
+    if (reduced) answer.set_data(reduced->data(), reduced->size());
+    std::lock_guard lock(epoch_mu_);
+    if (epoch_stream_ == nullptr || generation != epoch_generation_) return;
+    epoch_stream_->Write(answer);
+  }
 
   // Sends the latest settings (serialized with other sends, so the OSS
   // gets them in order); true once the OSS runs them.
@@ -763,6 +889,22 @@ class RemoteOst final : public ost::Service {
   std::function<void(uint32_t, uint64_t, nrs::TimePoint)> freed_listener_;
 
   std::mutex send_settings_mu_;  // one Configure call at a time, in order
+
+  // The Epochs stream (EpochLoop) and the hub's way back to it.
+  struct EpochGate {
+    explicit EpochGate(RemoteOst* owner) : self(owner) {}
+    std::mutex mu;  // guards self; held while a callback uses it
+    RemoteOst* self;
+  };
+  const std::shared_ptr<EpochGate> epoch_gate_ = std::make_shared<EpochGate>(this);
+  std::atomic<nrs::Epoch> epoch_{0};  // the latest the hub started for it
+  std::thread epoch_thread_;
+  std::mutex epoch_mu_;  // guards the four below; one stream write at a time
+  std::condition_variable wake_epochs_;  // epoch_stopping_ set
+  bool epoch_stopping_ = false;
+  grpc::ClientContext* epoch_context_ = nullptr;  // the stream's, while it is open
+  grpc::ClientReaderWriter<rpc::EpochToOss, rpc::EpochFromOss>* epoch_stream_ = nullptr;
+  uint64_t epoch_generation_ = 0;  // of the latest stream
   mutable std::mutex mu_;  // guards everything below
   std::condition_variable idle_;         // in_flight_ became empty
   std::condition_variable wake_status_;  // stopping_ or hello_due_ set
@@ -833,7 +975,7 @@ Result<std::unique_ptr<ost::Service>> ConnectRemoteOst(RemoteOstOptions options)
 Result<std::unique_ptr<ost::Service>> ConnectRemoteOst(
     uint32_t index, const std::string& path, const std::string& fs_uuid,
     const std::string& ost_uuid, const Credentials& credentials,
-    std::shared_ptr<std::atomic<int>> inline_budget) {
+    std::shared_ptr<std::atomic<int>> inline_budget, std::shared_ptr<nrs::EpochHub> epochs) {
   const std::string& key_file = credentials.key_file;
   auto oss = ParseOssPath(path);
   if (!oss.ok()) return oss.status();
@@ -844,7 +986,7 @@ Result<std::unique_ptr<ost::Service>> ConnectRemoteOst(
   auto key = rpc::ReadKeyFile(key_file);
   if (!key.ok()) return key.status();
   return ConnectRemoteOst({index, *oss, fs_uuid, ost_uuid, std::move(key).value(),
-                           credentials.tls, std::move(inline_budget)});
+                           credentials.tls, std::move(inline_budget), std::move(epochs)});
 }
 
 Status LabelRemoteOst(const OssAddress& oss, const rpc::Key& key, const rpc::TlsFiles& tls,

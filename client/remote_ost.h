@@ -20,6 +20,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "nrs/epoch_hub.h"
 #include "ost/service.h"
 #include "rpc/auth.h"
 #include "rpc/tls.h"
@@ -48,6 +49,11 @@ struct RemoteOstOptions {
   // wait on the network at once in SubmitOrRun (a call made on the
   // caller's thread, whose reply wakes that thread alone); null: never.
   std::shared_ptr<std::atomic<int>> inline_budget;
+  // The mount's epoch hub (the one its local OSTs share): the OST's
+  // scheduler on the OSS takes part in it over an Epochs stream
+  // (rpc/oss.proto). Null: no stream; the OSS's OSTs share a hub of their
+  // own.
+  std::shared_ptr<nrs::EpochHub> epochs;
 };
 
 // Reaches the OST, checking (a few seconds' patience) that its OSS takes
@@ -69,7 +75,7 @@ struct Credentials {
 Result<std::unique_ptr<ost::Service>> ConnectRemoteOst(
     uint32_t index, const std::string& path, const std::string& fs_uuid,
     const std::string& ost_uuid, const Credentials& credentials,
-    std::shared_ptr<std::atomic<int>> inline_budget);
+    std::shared_ptr<std::atomic<int>> inline_budget, std::shared_ptr<nrs::EpochHub> epochs);
 
 // mkfs and `ost add`: labels directory `oss.dir` on its OSS (check_only:
 // only whether it could). EACCES without the key; the OSS's reason

@@ -262,7 +262,8 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
     const OstIdentity& id = identities[index];
     if (client::IsOssPath(id.path)) {
       auto remote = client::ConnectRemoteOst(index, id.path, id.fs_uuid, id.ost_uuid,
-                                             config.oss_credentials, fs->inline_budget_);
+                                             config.oss_credentials, fs->inline_budget_,
+                                             fs->epochs_);
       if (!remote.ok()) return remote.status();
       SFS_RETURN_IF_ERROR(fs->osts_.Add(std::move(remote).value()));
       continue;

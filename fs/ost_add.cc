@@ -166,7 +166,7 @@ Status Filesystem::AddOst(const std::string& requested) {
   std::unique_ptr<ost::Service> service;
   if (remote) {
     auto connected = client::ConnectRemoteOst(index, dir, fs_uuid, label->ost_uuid,
-                                              config_.oss_credentials, inline_budget_);
+                                              config_.oss_credentials, inline_budget_, epochs_);
     if (!connected.ok()) return unpublished(connected.status());
     service = std::move(connected).value();
   } else {

@@ -17,9 +17,8 @@
 #include "ost/label.h"
 #include "ost/local_service.h"
 #include "ost/monitor.h"
-#include "nrs/epoch_data.h"
-#include "nrs/epoch_hub.h"
 #include "nrs/registry.h"
+#include "oss/epoch_relay.h"
 #include "rpc/nrs_wire.h"
 #include "rpc/wire.h"
 
@@ -318,7 +317,89 @@ class OssService final : public rpc::Oss::Service {
     return grpc::Status::OK;
   }
 
+  // One OST's epochs, relayed between its scheduler here and the mount's
+  // hub (oss/epoch_relay.h), for as long as the mount keeps the stream.
+  grpc::Status Epochs(grpc::ServerContext* context,
+                      grpc::ServerReaderWriter<rpc::EpochFromOss, rpc::EpochToOss>* stream) override {
+    rpc::EpochToOss message;
+    if (!stream->Read(&message)) return grpc::Status::OK;
+    if (grpc::Status auth =
+            Authenticate(*context, rpc::kEpochsMethod, rpc::OstRefFields(message.ost()));
+        !auth.ok()) {
+      return auth;
+    }
+    auto service = Find(message.ost());
+    if (!service.ok()) {
+      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, service.status().message());
+    }
+    const nrs::ParticipantId who = message.ost().index();
+    const std::string dir = message.ost().dir();
+    const std::shared_ptr<EpochRelay> relay = HubFor(message.ost().fs_uuid());
+    {
+      std::lock_guard lock(streams_mu_);
+      if (stopping_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "stopping");
+      streams_.insert(context);
+    }
+    // Writes come from the OST's threads; the stream is this call's, so a
+    // write after the call ended must find it gone.
+    auto writer = std::make_shared<StreamWriter>(stream);
+    const uint64_t token = relay->Attach(
+        who, [writer](EpochRelay::Kind kind, nrs::Epoch epoch, const nrs::EpochData& data) {
+          rpc::EpochFromOss out;
+          out.set_kind(kind == EpochRelay::Kind::kNext   ? rpc::EpochFromOss::NEXT
+                       : kind == EpochRelay::Kind::kLast ? rpc::EpochFromOss::LAST
+                                                         : rpc::EpochFromOss::EVICT);
+          out.set_epoch(epoch);
+          out.set_data(data.data(), data.size());
+          return writer->Write(out);
+        });
+    Logger("oss")->info("{}: epochs from the mount's hub ({})", dir, context->peer());
+    while (stream->Read(&message)) {
+      const std::string& bytes = message.data();
+      if (bytes.size() > nrs::kMaxEpochData) {
+        relay->Deliver(who, token, -EMSGSIZE, {});
+        continue;
+      }
+      relay->Deliver(who, token, message.epoch(), nrs::EpochData(bytes.begin(), bytes.end()));
+    }
+    writer->Close();
+    relay->Detach(who, token);
+    {
+      std::lock_guard lock(streams_mu_);
+      streams_.erase(context);
+    }
+    Logger("oss")->info("{}: the mount's epoch stream ended; epochs from this server's own hub",
+                        dir);
+    return grpc::Status::OK;
+  }
+
+  // Ends every Epochs call (before the server stops: they would hold it).
+  void CancelStreams() {
+    std::lock_guard lock(streams_mu_);
+    stopping_ = true;
+    for (grpc::ServerContext* context : streams_) context->TryCancel();
+  }
+
  private:
+  // An Epochs stream's writing end, shared by the threads that write.
+  class StreamWriter {
+   public:
+    explicit StreamWriter(grpc::ServerReaderWriter<rpc::EpochFromOss, rpc::EpochToOss>* stream)
+        : stream_(stream) {}
+    bool Write(const rpc::EpochFromOss& message) {
+      std::lock_guard lock(mu_);
+      return stream_ != nullptr && stream_->Write(message);
+    }
+    void Close() {
+      std::lock_guard lock(mu_);
+      stream_ = nullptr;
+    }
+
+   private:
+    std::mutex mu_;  // guards stream_; one write at a time
+    grpc::ServerReaderWriter<rpc::EpochFromOss, rpc::EpochToOss>* stream_;
+  };
+
   ::sfs::Status DoConfigure(const rpc::ConfigureCall& call) {
     rpc::NrsSettings wire;
     if (!wire.ParseFromString(call.settings())) {
@@ -353,12 +434,11 @@ class OssService final : public rpc::Oss::Service {
 
   // The epoch hub the OSTs of filesystem `fs_uuid` on this server share
   // (made on first use): filesystem-wide TBF rates are shared among them.
-  std::shared_ptr<nrs::SharedEpochHub> HubFor(const std::string& fs_uuid) {
+  std::shared_ptr<EpochRelay> HubFor(const std::string& fs_uuid) {
     std::lock_guard lock(hubs_mu_);
     auto& hub = hubs_[fs_uuid];
     if (!hub) {
-      hub = std::make_shared<nrs::SharedEpochHub>(nrs::CombineEpochData,
-                                                  nrs::TargetSettings{}.eh_timeout);
+      hub = std::make_shared<EpochRelay>(nrs::TargetSettings{}.eh_timeout);
       if (monitor_) monitor_->AddHub(hub);
     }
     return hub;
@@ -520,7 +600,10 @@ class OssService final : public rpc::Oss::Service {
   rpc::SessionTable sessions_;
   const nrs::PolicyRegistry registry_ = nrs::BuiltinPolicies();
   std::mutex hubs_mu_;  // guards hubs_
-  std::map<std::string, std::shared_ptr<nrs::SharedEpochHub>> hubs_;  // by filesystem uuid
+  std::map<std::string, std::shared_ptr<EpochRelay>> hubs_;  // by filesystem uuid
+  std::mutex streams_mu_;  // guards streams_
+  std::set<grpc::ServerContext*> streams_;  // Epochs calls under way
+  bool stopping_ = false;                   // guarded by streams_mu_: no new stream
   const std::vector<std::unique_ptr<OstSlot>> slots_;
   const ServerOptions& options_;  // the Server's, which owns this
   std::unique_ptr<ost::Monitor> monitor_;
@@ -598,6 +681,7 @@ class ServerImpl final : public Server {
     // Calls under way finish, their OSTs serving as fast as they can (no
     // throttle holds a request back: ost::Service::Drain); new ones are
     // refused.
+    service_->CancelStreams();
     service_->DrainOsts();
     server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
     service_->StopOsts();

@@ -25,6 +25,7 @@ inline constexpr const char* kStatusMethod = "Status";
 inline constexpr const char* kLabelMethod = "Label";
 inline constexpr const char* kConfigureMethod = "Configure";
 inline constexpr const char* kNrsStatusMethod = "NrsStatus";
+inline constexpr const char* kEpochsMethod = "Epochs";  // signs OstRefFields
 
 // A transport failure as the caller of a remote OST sees it: unreachable,
 // timed out or cut (EIO: the data is not known to be there), refused

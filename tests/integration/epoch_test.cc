@@ -29,34 +29,12 @@ int Set(const MountedFs& fs, const std::string& name, const std::string& value) 
 }
 std::string Get(const MountedFs& fs, const std::string& name) { return GetSetting(fs, name); }
 
-// The epoch OST `ost` runs, from ost_status; -1 if not shown.
-long EpochOf(const MountedFs& fs, int ost) {
-  const std::string status = Get(fs, "ost_status");
-  const size_t line = status.find("ost" + std::to_string(ost) + " ");
-  if (line == std::string::npos) return -1;
-  const size_t at = status.find(" epoch=", line);
-  return at == std::string::npos ? -1 : std::atol(status.c_str() + at + 7);
-}
-
 // Creates `name` with the given OSTs and stripe size, writable by anyone.
 bool MakeFile(MountedFs& fs, const std::string& name, const std::string& osts,
               const std::string& stripe_size) {
   CommandResult r = Shell(fs.PublicBinary() + " setstripe -o " + osts + " -S " + stripe_size +
                           " " + fs.Path(name) + " && chmod 666 " + fs.Path(name));
   return r.exit_code == 0;
-}
-
-// Requests/s of `writes` O_DIRECT writes of 64 KiB (one OST request each,
-// going round the file's stripes) as nobody; -1 on failure.
-double WriteRateAsNobody(const MountedFs& fs, const std::string& name, int writes) {
-  const auto start = std::chrono::steady_clock::now();
-  CommandResult r = Shell("runuser -u nobody -- dd if=/dev/zero of=" + fs.Path(name) +
-                          " bs=64k count=" + std::to_string(writes) +
-                          " oflag=direct conv=notrunc status=none");
-  if (r.exit_code != 0) return -1;
-  const double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return writes / seconds;
 }
 
 TEST(EpochTest, ARuleHoldsForTheWholeFilesystemWithFsScope) {

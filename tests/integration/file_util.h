@@ -11,8 +11,10 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <sstream>
 #include <chrono>
 #include <cstdint>
 #include <cstdlib>
@@ -197,6 +199,39 @@ inline uint64_t SumOfOstCounter(const MountedFs& fs, const std::string& key) {
     sum += std::strtoull(status.c_str() + at + field.size(), nullptr, 10);
   }
   return sum;
+}
+
+// ost_status's `key=` field of OST `ost` ("" if not shown).
+inline std::string OstField(const MountedFs& fs, int ost, const std::string& key) {
+  std::istringstream lines(GetSetting(fs, "ost_status"));
+  const std::string name = "ost" + std::to_string(ost) + " ";
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind(name, 0) != 0) continue;
+    const size_t at = line.find(" " + key + "=");
+    if (at == std::string::npos) return "";
+    const size_t from = at + key.size() + 2;
+    return line.substr(from, line.find(' ', from) - from);
+  }
+  return "";
+}
+
+// The epoch OST `ost` runs, from ost_status; -1 if not shown.
+inline long EpochOf(const MountedFs& fs, int ost) {
+  const std::string epoch = OstField(fs, ost, "epoch");
+  return epoch.empty() ? -1 : std::atol(epoch.c_str());
+}
+
+// Requests/s of `writes` O_DIRECT writes of 64 KiB (one OST request each,
+// going round the file's stripes) into `name` as nobody; -1 on failure.
+inline double WriteRateAsNobody(const MountedFs& fs, const std::string& name, int writes) {
+  const auto start = std::chrono::steady_clock::now();
+  CommandResult r = Shell("runuser -u nobody -- dd if=/dev/zero of=" + fs.Path(name) +
+                          " bs=64k count=" + std::to_string(writes) +
+                          " oflag=direct conv=notrunc status=none");
+  if (r.exit_code != 0) return -1;
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return writes / seconds;
 }
 
 // The object files of a file, from its user.stripefs.layout

@@ -14,6 +14,8 @@
 
 #include "client/remote_ost.h"
 #include "nrs/crrn_weights.h"
+#include "nrs/epoch_data.h"
+#include "nrs/epoch_hub.h"
 #include "nrs/registry.h"
 #include "nrs/tbf_rules.h"
 #include "oss/server.h"
@@ -82,8 +84,9 @@ class RemoteOstTest : public ::testing::Test {
     server_.reset();
     stdfs::remove_all(root_);
   }
-  void Connect() {
-    auto remote = client::ConnectRemoteOst({3, address_, "fs-1", "ost-3", key_, {}, nullptr});
+  void Connect(std::shared_ptr<nrs::EpochHub> epochs = nullptr) {
+    auto remote =
+        client::ConnectRemoteOst({3, address_, "fs-1", "ost-3", key_, {}, nullptr, epochs});
     ASSERT_TRUE(remote.ok()) << remote.status().ToString();
     remote_ = std::move(remote).value();
   }
@@ -316,6 +319,39 @@ TEST_F(RemoteOstTest, AnOssThatRestartedGetsTheSettingsAgain) {
   ASSERT_TRUE(server.ok()) << server.status().ToString();
   server_ = std::move(server).value();
   EXPECT_TRUE(Eventually([&] { return PrimaryOnOss(*remote_, nrs::Head::kRegular) == "tbf"; }));
+}
+
+TEST_F(RemoteOstTest, TheOssSchedulerTakesPartInTheMountsEpochs) {
+  auto hub = std::make_shared<nrs::SharedEpochHub>(nrs::CombineEpochData, std::chrono::seconds(1));
+  Connect(hub);
+  // The OST's scheduler on the OSS asks the mount's hub over its stream:
+  // it is a member and its epochs advance.
+  ASSERT_TRUE(Eventually([&] { return hub->StandingOf(3) == nrs::Standing::kMember; }));
+  ASSERT_TRUE(Eventually([&] { return remote_->epoch() > 2; }));
+  const nrs::Epoch before = remote_->epoch();
+  EXPECT_TRUE(Eventually([&] { return remote_->epoch() > before + 2; }));
+  EXPECT_EQ(remote_->EpochStanding(), hub->StandingOf(3));
+  // A second participant in the mount (a local OST) and the remote one
+  // meet in one handler: both advance through the same epochs.
+  std::atomic<nrs::Epoch> local{nrs::kFirstEpoch};
+  std::function<void()> ask;
+  ask = [&] {
+    hub->NextEpoch(0, local.load(), {}, [&](nrs::Epoch next, std::shared_ptr<const nrs::EpochData>) {
+      if (nrs::EpochError(next)) return;
+      local.store(next);
+    });
+  };
+  for (int i = 0; i < 5; ++i) {
+    const nrs::Epoch mine = local.load();
+    ask();
+    ASSERT_TRUE(Eventually([&] { return local.load() > mine; }));
+  }
+  EXPECT_NEAR(static_cast<double>(local.load()), static_cast<double>(remote_->epoch()), 1.0);
+  hub->LastEpoch(0, local.load());
+  // The OSS stops: the stream ends and the mount's hub lets it go at once.
+  server_.reset();
+  EXPECT_TRUE(Eventually([&] { return hub->StandingOf(3) != nrs::Standing::kMember &&
+                                      hub->StandingOf(3) != nrs::Standing::kAsked; }));
 }
 
 TEST(OssPathTest, ParsesAddressesAndRefusesTheRest) {

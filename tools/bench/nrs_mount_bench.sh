@@ -32,7 +32,11 @@
 #     each run, medians, orr/fifo as a geometric mean [95 % interval].
 #
 #   tools/bench/nrs_mount_bench.sh [--dir DIR] [--seconds S] [--only tbf|seek|disk]
-#       [--pairs N] [--iops N] [--readahead KB] [--seed N] [--mount-opts OPTS]
+#       [--pairs N] [--iops N] [--readahead KB] [--seed N] [--mount-opts OPTS] [--oss]
+# --oss (part 1 only, issue 34): the two OSTs are served by a `stripefs
+# oss` process on 127.0.0.2 (port --oss-port, 7710 by default), so the
+# rules are the mount's settings published to the OSS, and its NRS
+# throttles the requests that cross the socket.
 # --mount-opts: more options for every stripefs mount, e.g. io_uring=on (the
 # figures on FUSE's io_uring transport; enable_uring is then set to Y for
 # the run and restored on exit).
@@ -55,6 +59,8 @@ iops=400
 readahead=""
 seed=1
 mount_opts=""
+oss=0
+oss_port=7710
 while [ $# -gt 0 ]; do
   case $1 in
     --dir) dir=$2; shift 2 ;;
@@ -65,10 +71,13 @@ while [ $# -gt 0 ]; do
     --readahead) readahead=$2; shift 2 ;;
     --seed) seed=$2; shift 2 ;;
     --mount-opts) mount_opts=",$2"; shift 2 ;;
+    --oss) oss=1; shift ;;
+    --oss-port) oss_port=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
 case $only in ""|tbf|seek|disk) ;; *) echo "--only takes tbf, seek or disk" >&2; exit 2 ;; esac
+if [ "$oss" = 1 ] && [ "$only" != tbf ]; then echo "--oss goes with --only tbf" >&2; exit 2; fi
 strided=$PWD/build/tools/bench/strided_read
 [ -x "$bin" ] || { echo "build first: scripts/build.sh" >&2; exit 1; }
 command -v fio >/dev/null || { echo "fio missing: apt-get install fio" >&2; exit 1; }
@@ -80,6 +89,7 @@ part() { [ -z "$only" ] || [ "$only" = "$1" ]; }
 
 mnt=$dir/mnt
 loop=""
+oss_pid=""
 cgroup=/sys/fs/cgroup/blkio/stripefs-nrs-bench-$$
 unmount_sfs() {
   if grep -q " $mnt fuse.stripefs " /proc/mounts; then fusermount3 -u "$mnt" || fusermount3 -uz "$mnt"; fi
@@ -89,6 +99,7 @@ unmount_sfs() {
 }
 cleanup() {
   unmount_sfs
+  if [ -n "$oss_pid" ]; then kill "$oss_pid" 2>/dev/null; wait "$oss_pid" 2>/dev/null || true; oss_pid=""; fi
   # The daemon may still be closing its OST after fusermount returns.
   for _ in $(seq 50); do
     grep -q " $dir/disk " /proc/mounts || break
@@ -105,6 +116,21 @@ fresh_fs() {  # $1 = stripe count, $2 = extra mount options
   cleanup
   rm -rf "$dir"
   mkdir -p "$mnt"
+  if [ "$oss" = 1 ]; then
+    mkdir -p "$dir/oss-ost0" "$dir/oss-ost1"
+    $bin key new "$dir/key"
+    $bin oss --listen "127.0.0.2:$oss_port" --key "$dir/key" --log-level warn \
+      --log-file "$dir/oss.log" -f "$dir/oss-ost0" "$dir/oss-ost1" &
+    oss_pid=$!
+    for _ in $(seq 100); do
+      (exec 3<>"/dev/tcp/127.0.0.2/$oss_port") 2>/dev/null && break
+      sleep 0.1
+    done
+    $bin mkfs --meta "$dir/meta" --key "$dir/key" --ost "oss://127.0.0.2:$oss_port$dir/oss-ost0" \
+      --ost "oss://127.0.0.2:$oss_port$dir/oss-ost1" --stripe-count "$1" --stripe-size 1M >/dev/null
+    $bin mount "$dir/meta" "$mnt" -o "log_level=warn,key=$dir/key$2$mount_opts"
+    return
+  fi
   $bin mkfs --meta "$dir/meta" --ost "$dir/ost0" --ost "$dir/ost1" --stripe-count "$1" \
     --stripe-size 1M >/dev/null
   $bin mount "$dir/meta" "$mnt" -o "log_level=warn$2$mount_opts"
@@ -125,7 +151,8 @@ served_and_seek() {
 }
 
 if part tbf; then
-  echo "== TBF accuracy (one uid, 4 processes, one OST, ${seconds} s per rate; $(date -u +%F))"
+  where="one OST"; [ "$oss" = 1 ] && where="one OST behind a stripefs oss on 127.0.0.2"
+  echo "== TBF accuracy (one uid, 4 processes, $where, ${seconds} s per rate; $(date -u +%F))"
   fresh_fs 1 ""
   dd if=/dev/zero of="$mnt/tbf.dat" bs=1M count=64 status=none
   read -r free_iops free_mibs < <(fio_write 4k "$seconds")
