@@ -27,8 +27,14 @@
 # The epoch data coordinates 63 classes per epoch, so N > 63 shows that
 # every class is reached in turn (nrs/tbf_shares.h).
 #
+# --oss (issue 34): the 4 OSTs are served by two `stripefs oss` processes,
+# OSTs 0-1 by one on 127.0.0.2, 2-3 by one on 127.0.0.3 (ports 7720,
+# 7721), so the rule is the mount's, published to both, and the shares
+# come from the mount's epoch handler over the network; the frozen-OST case
+# is left out (the OSTs are not this machine's mount's to freeze).
+#
 #   tools/bench/tbf_scope_bench.sh [--dir DIR] [--seconds S] [--rate R] [--mibs B]
-#                                  [--classes N [--class-rate R]]
+#                                  [--classes N [--class-rate R]] [--oss]
 # Must run as root (mounts, loop device, fsfreeze).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -39,6 +45,7 @@ rate=400
 mibs=20
 classes=0
 class_rate=2
+oss=0
 while [ $# -gt 0 ]; do
   case $1 in
     --dir) dir=$2; shift 2 ;;
@@ -47,6 +54,7 @@ while [ $# -gt 0 ]; do
     --mibs) mibs=$2; shift 2 ;;
     --classes) classes=$2; shift 2 ;;
     --class-rate) class_rate=$2; shift 2 ;;
+    --oss) oss=1; shift ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -54,9 +62,11 @@ done
 command -v fio >/dev/null || { echo "fio missing: apt-get install fio" >&2; exit 1; }
 
 mnt=$dir/mnt
-loop="" stuck=""
+loop="" stuck="" oss_pids=""
 cleanup() {
   set +e
+  if [ -n "$oss_pids" ] && grep -q " $mnt fuse.stripefs " /proc/mounts; then fusermount3 -u "$mnt"; fi
+  for pid in $oss_pids; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; done
   fsfreeze -u "$dir/dev3" 2>/dev/null
   [ -n "$stuck" ] && wait "$stuck" 2>/dev/null
   if grep -q " $mnt fuse.stripefs " /proc/mounts; then fusermount3 -u "$mnt" || fusermount3 -uz "$mnt"; fi
@@ -70,13 +80,33 @@ cleanup() {
 trap cleanup EXIT
 rm -rf "$dir"
 mkdir -p "$mnt" "$dir/dev3"
-truncate -s 256M "$dir/dev3.img"
-loop=$(losetup --find --show "$dir/dev3.img")
-mkfs.ext4 -q -F "$loop"
-mount "$loop" "$dir/dev3"
-$bin mkfs --meta "$dir/meta" --ost "$dir/ost0" --ost "$dir/ost1" --ost "$dir/ost2" \
-  --ost "$dir/dev3/ost" --stripe-count 1 --stripe-size 1M >/dev/null
-$bin mount "$dir/meta" "$mnt" -o log_level=warn,ost_timeout=2
+if [ "$oss" = 1 ]; then
+  $bin key new "$dir/key"
+  osts=""
+  for server in 0 1; do
+    address=127.0.0.$((2 + server)):$((7720 + server))
+    mkdir -p "$dir/oss$server-a" "$dir/oss$server-b"
+    $bin oss --listen "$address" --key "$dir/key" --log-level warn --log-file "$dir/oss$server.log" \
+      -f "$dir/oss$server-a" "$dir/oss$server-b" &
+    oss_pids="$oss_pids $!"
+    for _ in $(seq 100); do
+      (exec 3<>"/dev/tcp/${address%:*}/${address#*:}") 2>/dev/null && break
+      sleep 0.1
+    done
+    osts="$osts --ost oss://$address$dir/oss$server-a --ost oss://$address$dir/oss$server-b"
+  done
+  # shellcheck disable=SC2086
+  $bin mkfs --meta "$dir/meta" --key "$dir/key" $osts --stripe-count 1 --stripe-size 1M >/dev/null
+  $bin mount "$dir/meta" "$mnt" -o "log_level=warn,ost_timeout=2,key=$dir/key"
+else
+  truncate -s 256M "$dir/dev3.img"
+  loop=$(losetup --find --show "$dir/dev3.img")
+  mkfs.ext4 -q -F "$loop"
+  mount "$loop" "$dir/dev3"
+  $bin mkfs --meta "$dir/meta" --ost "$dir/ost0" --ost "$dir/ost1" --ost "$dir/ost2" \
+    --ost "$dir/dev3/ost" --stripe-count 1 --stripe-size 1M >/dev/null
+  $bin mount "$dir/meta" "$mnt" -o log_level=warn,ost_timeout=2
+fi
 set_param() { $bin set_param "$mnt" "$@" >/dev/null; }
 
 make_file() {  # $1 = name, $2 = OST list
@@ -141,7 +171,8 @@ run_case() {  # $1 = case, $2 = block size
 
 set_param nrs_policies="tbf uid"
 set_param nrs_tbf_rule="start bench uid={0} rate=$rate"
-echo "== Filesystem-wide TBF: one uid, 8 fio processes, 4 OSTs, ${seconds} s per case ($(date -u +%F))"
+where="4 OSTs"; [ "$oss" = 1 ] && where="4 OSTs on two stripefs oss processes (0-1, 2-3)"
+echo "== Filesystem-wide TBF: one uid, 8 fio processes, $where, ${seconds} s per case ($(date -u +%F))"
 printf "%-10s %-6s %-14s %14s %14s %7s\n" stripes scope limit configured measured ratio
 for limit in rate bps; do
   if [ $limit = rate ]; then
@@ -167,6 +198,7 @@ for limit in rate bps; do
 done
 
 # ---- OST 3 frozen: it leaves the epochs, the rule holds over the others ----
+[ "$oss" = 1 ] && exit 0
 fsfreeze -f "$dir/dev3"
 dd if=/dev/zero of="$mnt/v3" bs=64k count=1 oflag=direct conv=notrunc status=none &
 stuck=$!
