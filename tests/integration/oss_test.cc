@@ -324,6 +324,29 @@ TEST_F(OssTest, AFilesystemWideRuleHoldsAcrossOssProcesses) {
   EXPECT_TRUE(Contains(fs_->Log(), "missed eh_timeout")) << fs_->Log();
 }
 
+// A slow OSS (its NRS delaying every request 50-150 ms, set from the
+// mount): I/O through it is slower, finishes, and leaves nothing behind.
+TEST_F(OssTest, ASlowOssDelaysRequestsAndLeaksNone) {
+  ASSERT_EQ(SetSetting(*fs_, "nrs_delay_min", "50ms"), 0);
+  ASSERT_EQ(SetSetting(*fs_, "nrs_delay_max", "150ms"), 0);
+  ASSERT_EQ(SetSetting(*fs_, "nrs_policies", "delay"), 0);
+  const std::string data = RandomBytes(2 << 20, 5);
+  ASSERT_TRUE(WriteFile(fs_->Path("slow"), data));
+  ASSERT_EQ(Shell("echo 3 > /proc/sys/vm/drop_caches").exit_code, 0);
+  EXPECT_TRUE(SameBytes(ReadFile(fs_->Path("slow")), data));
+  // The delay ran on the OSSs (their requests waited in it), and once
+  // done, no request is left queued or in service anywhere (as the next
+  // status poll, within 200 ms, shows).
+  EXPECT_TRUE(std::regex_search(GetSetting(*fs_, "nrs_stats"),
+                                std::regex(R"(ost3 reg delay class=\S+ requests=[1-9])")))
+      << GetSetting(*fs_, "nrs_stats");
+  for (int ost = 0; ost < 4; ++ost) {
+    EXPECT_TRUE(WaitFor([&] {
+      return OstField(*fs_, ost, "queued") == "0" && OstField(*fs_, ost, "in_service") == "0";
+    })) << GetSetting(*fs_, "ost_status");
+  }
+}
+
 TEST_F(OssTest, AMountWithoutTheRightKeyIsRefused) {
   ASSERT_TRUE(fs_->Unmount());
   const std::string wrong = NewKey(fs_->root() + "/wrong");
