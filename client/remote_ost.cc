@@ -1,5 +1,6 @@
 #include "client/remote_ost.h"
 
+#include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 
 #include "common/log.h"
 #include "ost/execute.h"
+#include "rpc/bulk.h"
 #include "rpc/nrs_wire.h"
 #include "rpc/wire.h"
 
@@ -79,20 +81,35 @@ Result<std::shared_ptr<rpc::ClientSession>> Hello(rpc::Oss::Stub& stub, const rp
 // A read's reply into the request's buffers, as a local OST leaves them:
 // `length` bytes, zeros past what the OSS sent. A longer reply is cut (an
 // OSS does not send one; the pipe has room for `length` bytes only).
-Status Deliver(const std::string& data, ost::IoRequest& r) {
-  const size_t size = static_cast<size_t>(std::min<uint64_t>(data.size(), r.info.length));
-  if (r.pipe >= 0) {
-    SFS_RETURN_IF_ERROR(ost::WriteToPipe(r.pipe, data.data(), size));
-    return ost::ZerosToPipe(r.pipe, r.info.length - size);
+// A read's reply bytes, in pieces (one for a message, the received
+// slices for a bulk reply), into the request's pipe or buffers; past what
+// the OSS sent (the object's end) zeros.
+Status Deliver(const std::vector<std::string_view>& pieces, ost::IoRequest& r) {
+  const uint64_t length = r.info.length;
+  uint64_t at = 0;
+  size_t next_iov = 0, iov_at = 0;
+  for (std::string_view piece : pieces) {
+    piece = piece.substr(0, static_cast<size_t>(std::min<uint64_t>(piece.size(), length - at)));
+    if (r.pipe >= 0) {
+      SFS_RETURN_IF_ERROR(ost::WriteToPipe(r.pipe, piece.data(), piece.size()));
+    } else {
+      size_t from = 0;
+      while (from < piece.size() && next_iov < r.iov.size()) {
+        const iovec& part = r.iov[next_iov];
+        const size_t n = std::min(part.iov_len - iov_at, piece.size() - from);
+        std::memcpy(static_cast<char*>(part.iov_base) + iov_at, piece.data() + from, n);
+        from += n;
+        iov_at += n;
+        if (iov_at == part.iov_len) {
+          ++next_iov;
+          iov_at = 0;
+        }
+      }
+    }
+    at += piece.size();
   }
-  size_t at = 0;
-  for (const iovec& part : r.iov) {
-    if (at >= size) break;
-    const size_t n = std::min(part.iov_len, size - at);
-    std::memcpy(part.iov_base, data.data() + at, n);
-    at += n;
-  }
-  ost::ZeroFrom(r.iov, size);
+  if (r.pipe >= 0) return ost::ZerosToPipe(r.pipe, length - at);
+  ost::ZeroFrom(r.iov, at);
   return Status::Ok();
 }
 
@@ -122,7 +139,9 @@ class RemoteOst final : public ost::Service {
   RemoteOst(RemoteOstOptions options, std::shared_ptr<grpc::ChannelCredentials> credentials)
       : options_(std::move(options)),
         name_(kOssScheme + options_.oss.address + options_.oss.dir),
-        stub_(rpc::Oss::NewStub(MakeChannel(options_.oss.address, std::move(credentials)))),
+        channel_(MakeChannel(options_.oss.address, std::move(credentials))),
+        stub_(rpc::Oss::NewStub(channel_)),
+        bulk_stub_(channel_),
         backend_(name_, &connected_) {
     ref_.set_dir(options_.oss.dir);
     ref_.set_fs_uuid(options_.fs_uuid);
@@ -284,13 +303,16 @@ class RemoteOst final : public ost::Service {
     io.mutable_caller()->set_gid(r.info.gid);
     io.mutable_caller()->set_pid(r.info.pid);
     if (r.info.jobid) io.mutable_caller()->set_jobid(*r.info.jobid);
-    if (r.info.op == nrs::Op::kWrite) {
+    const bool data_op = r.info.op == nrs::Op::kWrite || r.info.op == nrs::Op::kRead;
+    call->bulk = data_op && r.info.length >= rpc::kBulkBytes;
+    if (r.info.op == nrs::Op::kWrite && !call->bulk) {
       std::string* data = io.mutable_data();
       data->reserve(r.info.length);
       for (const iovec& part : r.iov) data->append(static_cast<const char*>(part.iov_base), part.iov_len);
     }
     if (r.info.op == nrs::Op::kDestroy) destroys_.fetch_add(1, std::memory_order_relaxed);
-    call->fields = rpc::IoCallFields(io);
+    call->fields = call->bulk ? rpc::IoCallFields(io, r.info.op == nrs::Op::kWrite ? r.info.length : 0)
+                              : rpc::IoCallFields(io);
     return call;
   }
 
@@ -310,12 +332,49 @@ class RemoteOst final : public ost::Service {
 
   // The call, made and waited for on this thread.
   grpc::Status CallNow(Call& call, std::shared_ptr<rpc::ClientSession> session) {
+    StartContext(call, std::move(session));
+    if (!call.bulk) return stub_->Io(call.context.get(), call.call, &call.reply);
+    // The generic stub has no blocking call: this thread waits for its
+    // completion.
+    std::mutex mu;
+    std::condition_variable cv;
+    std::optional<grpc::Status> result;
+    StartBulk(call, [&](grpc::Status status) {
+      std::lock_guard lock(mu);
+      result = std::move(status);
+      cv.notify_one();
+    });
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return result.has_value(); });
+    return *result;
+  }
+
+  // A fresh context, signed in `session`, and the reply cleared.
+  void StartContext(Call& call, std::shared_ptr<rpc::ClientSession> session) {
     call.context = std::make_unique<grpc::ClientContext>();
     call.context->set_deadline(std::chrono::system_clock::now() + kIoDeadline);
     call.session = session;
-    rpc::SignCall(*session, *call.context, rpc::kIoMethod, call.fields);
+    rpc::SignCall(*session, *call.context, call.bulk ? rpc::kIoBulkMethod : rpc::kIoMethod,
+                  call.fields);
     call.reply.Clear();
-    return stub_->Io(call.context.get(), call.call, &call.reply);
+    call.reply_data.clear();
+  }
+
+  // Sends a bulk call: a write's bytes as slices of the request's own
+  // buffers (alive until its observer is told, after the reply). Encoded
+  // anew at each send: a resend may find the buffers moved
+  // (before_queueing).
+  void StartBulk(Call& call, std::function<void(grpc::Status)> done) {
+    std::vector<grpc::Slice> payload;
+    if (call.request->info.op == nrs::Op::kWrite) {
+      for (const iovec& part : call.request->iov) {
+        payload.emplace_back(part.iov_base, part.iov_len, grpc::Slice::STATIC_SLICE);
+      }
+    }
+    call.bulk_message = rpc::EncodeBulk(call.call, payload);
+    call.bulk_reply.Clear();
+    bulk_stub_.UnaryCall(call.context.get(), rpc::kIoBulkPath, grpc::StubOptions(),
+                         &call.bulk_message, &call.bulk_reply, std::move(done));
   }
 
  public:
@@ -442,6 +501,13 @@ class RemoteOst final : public ost::Service {
     std::shared_ptr<rpc::ClientSession> session;  // the one it was signed in
     bool resent = false;
     bool async = false;  // holds one of the kMaxAsyncCalls places
+    // A bulk call (rpc/bulk.h): the message sent (a write's payload refers
+    // to the request's buffers) and the one received, whose payload a
+    // read's reply bytes are.
+    bool bulk = false;
+    grpc::ByteBuffer bulk_message;
+    grpc::ByteBuffer bulk_reply;
+    std::vector<grpc::Slice> reply_data;
   };
 
   bool ResponsiveLocked() const { return connected_.load() && server_responsive_; }
@@ -654,13 +720,13 @@ class RemoteOst final : public ost::Service {
       ++async_calls_;
     }
     call->async = true;
-    call->context = std::make_unique<grpc::ClientContext>();
-    call->context->set_deadline(std::chrono::system_clock::now() + kIoDeadline);
-    call->session = session;
-    rpc::SignCall(*session, *call->context, rpc::kIoMethod, call->fields);
-    call->reply.Clear();
-    stub_->async()->Io(call->context.get(), &call->call, &call->reply,
-                       [this, call](grpc::Status status) { OnReply(call, std::move(status)); });
+    StartContext(*call, std::move(session));
+    auto done = [this, call](grpc::Status status) { OnReply(call, std::move(status)); };
+    if (call->bulk) {
+      StartBulk(*call, std::move(done));
+      return;
+    }
+    stub_->async()->Io(call->context.get(), &call->call, &call->reply, std::move(done));
   }
 
   // The status thread: every kStatusInterval (or at once when a call
@@ -778,6 +844,12 @@ class RemoteOst final : public ost::Service {
       Send(call);
       return;
     }
+    if (status.ok() && call->bulk) {
+      uint64_t bytes = 0;
+      if (!rpc::DecodeBulk(call->bulk_reply, &call->reply, &call->reply_data, &bytes)) {
+        status = grpc::Status(grpc::StatusCode::INTERNAL, "a bulk reply that does not parse");
+      }
+    }
     Status result = rpc::FromGrpc(status, name_);
     if (result.ok() && call->reply.err() != 0) {
       result = Status::Error(call->reply.err(), call->reply.message());
@@ -803,7 +875,15 @@ class RemoteOst final : public ost::Service {
         r.allocation->store(reply.allocation(), std::memory_order_relaxed);
       }
       if (r.info.op == nrs::Op::kRead) {
-        status = Deliver(reply.data(), r);
+        std::vector<std::string_view> pieces;
+        if (call->bulk) {
+          for (const grpc::Slice& slice : call->reply_data) {
+            pieces.emplace_back(reinterpret_cast<const char*>(slice.begin()), slice.size());
+          }
+        } else {
+          pieces.emplace_back(reply.data());
+        }
+        status = Deliver(pieces, r);
         if (!status.ok()) bytes = 0;
       }
       if (reply.freed() > 0 && freed_listener_) {
@@ -879,7 +959,9 @@ class RemoteOst final : public ost::Service {
   const RemoteOstOptions options_;
   const std::string name_;  // oss://ADDRESS:PORT/DIR
   rpc::OstRef ref_;         // set in the constructor, then read-only
+  std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<rpc::Oss::Stub> stub_;
+  grpc::GenericStub bulk_stub_;  // IoBulk (rpc/bulk.h) on channel_
   std::atomic<bool> connected_{false};
   RemoteBackend backend_;  // borrows connected_
   jobstats::JobStats job_stats_;  // its own lock

@@ -19,6 +19,7 @@
 #include "ost/monitor.h"
 #include "nrs/registry.h"
 #include "oss/epoch_relay.h"
+#include "rpc/bulk.h"
 #include "rpc/nrs_wire.h"
 #include "rpc/wire.h"
 
@@ -87,32 +88,37 @@ struct OstSlot {
   uint64_t settings_version = 0;
 };
 
+constexpr uint64_t kNoAllocation = ~uint64_t{0};
+
+// A finished request's outcome in its reply (its data, if any, is the
+// caller's to place).
+void FillReply(rpc::IoReply& reply, const ost::IoRequest& request, const Status& status,
+               size_t bytes, uint64_t allocation) {
+  reply.set_err(status.err());
+  if (!status.ok()) reply.set_message(status.message());
+  reply.set_bytes(bytes);
+  reply.set_object_exists(request.object_exists);
+  if (request.seek_result) {
+    reply.set_has_seek(true);
+    reply.set_seek_result(*request.seek_result);
+  }
+  if (allocation != kNoAllocation) {
+    reply.set_has_allocation(true);
+    reply.set_allocation(allocation);
+  }
+  reply.set_freed(std::exchange(tls_freed, 0));
+}
+
 // One Io call in flight: the request's observer, which fills in the reply
 // and wakes the call's thread (or finds it never slept: served inline).
 class ServedIo final : public ost::IoObserver {
  public:
-  static constexpr uint64_t kNoAllocation = ~uint64_t{0};
   explicit ServedIo(rpc::IoReply* reply) : reply_(reply) {}
   std::atomic<uint64_t> allocation{kNoAllocation};
 
   void PartDone(ost::IoRequest& request, const Status& status, size_t bytes) override {
-    reply_->set_err(status.err());
-    if (!status.ok()) {
-      reply_->set_message(status.message());
-      reply_->clear_data();
-    }
-    reply_->set_bytes(bytes);
-    reply_->set_object_exists(request.object_exists);
-    if (request.seek_result) {
-      reply_->set_has_seek(true);
-      reply_->set_seek_result(*request.seek_result);
-    }
-    const uint64_t allocated = allocation.load(std::memory_order_relaxed);
-    if (allocated != kNoAllocation) {
-      reply_->set_has_allocation(true);
-      reply_->set_allocation(allocated);
-    }
-    reply_->set_freed(std::exchange(tls_freed, 0));
+    FillReply(*reply_, request, status, bytes, allocation.load(std::memory_order_relaxed));
+    if (!status.ok()) reply_->clear_data();
     // Notified under the lock: once Wait returns, nothing here touches
     // this object (it lives on the waiting thread's stack).
     std::lock_guard lock(mu_);
@@ -131,13 +137,43 @@ class ServedIo final : public ost::IoObserver {
   bool done_ = false;
 };
 
+// One IoBulk call in flight (rpc/bulk.h): it owns what the request borrows
+// (the write's received slices, the read's slice) and finishes the call
+// from whichever thread served the request; then it is gone.
+class BulkServed final : public ost::IoObserver {
+ public:
+  BulkServed(grpc::ServerUnaryReactor* reactor, grpc::ByteBuffer* response)
+      : reactor_(reactor), response_(response) {}
+  std::atomic<uint64_t> allocation{kNoAllocation};
+  std::vector<grpc::Slice> payload;  // a write's bytes, where gRPC received them
+  grpc::Slice read;                  // a read's bytes, sent as they are
+
+  void PartDone(ost::IoRequest& request, const Status& status, size_t bytes) override {
+    rpc::IoReply reply;
+    FillReply(reply, request, status, bytes, allocation.load(std::memory_order_relaxed));
+    std::vector<grpc::Slice> data;
+    if (status.ok() && request.info.op == nrs::Op::kRead && bytes > 0) {
+      data.push_back(read.sub(0, std::min(bytes, read.size())));
+    }
+    *response_ = rpc::EncodeBulk(reply, data);
+    reactor_->Finish(grpc::Status::OK);
+    delete this;
+  }
+
+ private:
+  grpc::ServerUnaryReactor* const reactor_;
+  grpc::ByteBuffer* const response_;
+};
+
 // gRPC's synchronous server: a call runs on the thread that read it, and
 // a request the OST takes at once is served there too (SubmitOrRun), so a
 // call costs no thread hand-off on this side; one a policy holds back
 // keeps its thread waiting (gRPC starts more, up to kMaxThreads). The
 // callback API measured slower here (a hand-off to its "nexting" thread
 // per call; docs/design.md).
-class OssService final : public rpc::Oss::Service {
+// IoBulk is gRPC's callback API (the only one that hands a method its raw
+// ByteBuffer); the rest is synchronous.
+class OssService final : public rpc::Oss::WithRawCallbackMethod_IoBulk<rpc::Oss::Service> {
  public:
   OssService(rpc::Key key, std::vector<std::unique_ptr<OstSlot>> slots, const ServerOptions& options)
       : sessions_(std::move(key)), slots_(std::move(slots)), options_(options) {}
@@ -199,36 +235,19 @@ class OssService final : public rpc::Oss::Service {
       return auth;
     }
     auto service = Find(call->ost());
-    ::sfs::Status valid = service.ok() ? CheckIo(*call) : service.status();
+    ::sfs::Status valid = service.ok() ? CheckIo(*call, call->data().size()) : service.status();
     if (!valid.ok()) {
       Logger("oss")->warn("refused a request from {}: {}", context->peer(), valid.message());
       Refuse(reply, valid);
       return grpc::Status::OK;
     }
-    auto request = std::make_unique<ost::IoRequest>();
-    nrs::RequestInfo& info = request->info;
-    info.op = static_cast<nrs::Op>(call->op());
-    info.object_id = call->object_id();
-    info.offset = call->offset();
-    info.length = call->length();
-    info.uid = call->caller().uid();
-    info.gid = call->caller().gid();
-    info.pid = call->caller().pid();
-    if (!call->caller().jobid().empty()) {
-      info.jobid = std::make_shared<const std::string>(call->caller().jobid());
-    }
-    request->object = (*service)->Object(call->object_id());
-    request->truncate_size = call->truncate_size();
-    request->keep_size = call->keep_size();
-    request->data_only = call->data_only();
-    request->whence = call->whence();
-    request->must_exist = call->must_exist();
-    if (info.op == nrs::Op::kWrite) {
+    std::unique_ptr<ost::IoRequest> request = MakeRequest(*call, **service);
+    if (request->info.op == nrs::Op::kWrite) {
       // The call's bytes, written from where gRPC parsed them.
       request->iov.push_back({const_cast<char*>(call->data().data()), call->data().size()});
-    } else if (info.op == nrs::Op::kRead) {
+    } else if (request->info.op == nrs::Op::kRead) {
       std::string* data = reply->mutable_data();
-      data->resize(info.length);
+      data->resize(request->info.length);
       request->iov.push_back({data->data(), data->size()});
     }
     ServedIo observer(reply);
@@ -242,6 +261,54 @@ class OssService final : public rpc::Oss::Service {
     (*service)->SubmitOrRun(std::move(request), [](ost::IoRequest&) {});
     observer.Wait();
     return grpc::Status::OK;
+  }
+
+  // A large read or write: queued for the OST's service threads (this
+  // callback thread must not wait on a disk), which finish the call.
+  grpc::ServerUnaryReactor* IoBulk(grpc::CallbackServerContext* context,
+                                   const grpc::ByteBuffer* message,
+                                   grpc::ByteBuffer* response) override {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    auto served = std::make_unique<BulkServed>(reactor, response);
+    rpc::IoCall call;
+    uint64_t data_bytes = 0;
+    if (!rpc::DecodeBulk(*message, &call, &served->payload, &data_bytes)) {
+      reactor->Finish(grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, "not a bulk call"));
+      return reactor;
+    }
+    if (grpc::Status auth =
+            Authenticate(*context, rpc::kIoBulkMethod, rpc::IoCallFields(call, data_bytes));
+        !auth.ok()) {
+      reactor->Finish(auth);
+      return reactor;
+    }
+    auto service = Find(call.ost());
+    ::sfs::Status valid = service.ok() ? CheckIo(call, data_bytes) : service.status();
+    if (valid.ok() && call.op() != static_cast<uint32_t>(nrs::Op::kRead) &&
+        call.op() != static_cast<uint32_t>(nrs::Op::kWrite)) {
+      valid = ::sfs::Status::Error(EINVAL, "a bulk call is a read or a write");
+    }
+    if (!valid.ok()) {
+      Logger("oss")->warn("refused a request from {}: {}", context->peer(), valid.message());
+      rpc::IoReply reply;
+      Refuse(&reply, valid);
+      *response = rpc::EncodeBulk(reply, {});
+      reactor->Finish(grpc::Status::OK);
+      return reactor;
+    }
+    std::unique_ptr<ost::IoRequest> request = MakeRequest(call, **service);
+    if (request->info.op == nrs::Op::kWrite) {
+      for (const grpc::Slice& slice : served->payload) {
+        request->iov.push_back({const_cast<uint8_t*>(slice.begin()), slice.size()});
+      }
+    } else {
+      served->read = grpc::Slice(static_cast<size_t>(request->info.length));
+      request->iov.push_back({const_cast<uint8_t*>(served->read.begin()), served->read.size()});
+    }
+    request->allocation = &served->allocation;
+    request->observer = served.release();  // deletes itself when done
+    (*service)->Submit(std::move(request));
+    return reactor;
   }
 
   grpc::Status Status(grpc::ServerContext* context, const rpc::StatusCall* call,
@@ -444,7 +511,7 @@ class OssService final : public rpc::Oss::Service {
     return hub;
   }
 
-  grpc::Status Authenticate(const grpc::ServerContext& context, const char* method,
+  grpc::Status Authenticate(const grpc::ServerContextBase& context, const char* method,
                             const std::string& fields) {
     grpc::Status checked = rpc::CheckCall(sessions_, context, method, fields);
     if (!checked.ok()) {
@@ -481,7 +548,30 @@ class OssService final : public rpc::Oss::Service {
     return slot->service;
   }
 
-  static ::sfs::Status CheckIo(const rpc::IoCall& call) {
+  static std::unique_ptr<ost::IoRequest> MakeRequest(const rpc::IoCall& call,
+                                                     ost::LocalService& service) {
+    auto request = std::make_unique<ost::IoRequest>();
+    nrs::RequestInfo& info = request->info;
+    info.op = static_cast<nrs::Op>(call.op());
+    info.object_id = call.object_id();
+    info.offset = call.offset();
+    info.length = call.length();
+    info.uid = call.caller().uid();
+    info.gid = call.caller().gid();
+    info.pid = call.caller().pid();
+    if (!call.caller().jobid().empty()) {
+      info.jobid = std::make_shared<const std::string>(call.caller().jobid());
+    }
+    request->object = service.Object(call.object_id());
+    request->truncate_size = call.truncate_size();
+    request->keep_size = call.keep_size();
+    request->data_only = call.data_only();
+    request->whence = call.whence();
+    request->must_exist = call.must_exist();
+    return request;
+  }
+
+  static ::sfs::Status CheckIo(const rpc::IoCall& call, uint64_t data_bytes) {
     if (!IsDataOp(call.op())) {
       return ::sfs::Status::Error(EINVAL, "op " + std::to_string(call.op()) + " is not an OST's");
     }
@@ -490,7 +580,7 @@ class OssService final : public rpc::Oss::Service {
       return ::sfs::Status::Error(EINVAL, "a request of " + std::to_string(call.length()) +
                                               " bytes is over the largest");
     }
-    if (op == nrs::Op::kWrite && call.data().size() != call.length()) {
+    if (op == nrs::Op::kWrite && data_bytes != call.length()) {
       return ::sfs::Status::Error(EINVAL, "a write's data is not its length");
     }
     return ::sfs::Status::Ok();

@@ -15,7 +15,9 @@ std::string OstRefFields(const OstRef& ost) {
   return out;
 }
 
-std::string IoCallFields(const IoCall& call) {
+std::string IoCallFields(const IoCall& call) { return IoCallFields(call, call.data().size()); }
+
+std::string IoCallFields(const IoCall& call, uint64_t data_bytes) {
   std::string out = OstRefFields(call.ost());
   AppendField(out, call.op());
   AppendField(out, call.object_id());
@@ -29,7 +31,7 @@ std::string IoCallFields(const IoCall& call) {
   AppendField(out, call.caller().gid());
   AppendField(out, call.caller().pid());
   AppendField(out, call.caller().jobid());
-  AppendField(out, call.data().size());
+  AppendField(out, data_bytes);
   return out;
 }
 

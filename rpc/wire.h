@@ -14,6 +14,8 @@ namespace sfs::rpc {
 // Canonical bytes of a call's identifying fields: everything but a write's
 // payload (which only TLS protects).
 std::string IoCallFields(const IoCall& call);
+// The same for a call whose payload travels apart (rpc/bulk.h).
+std::string IoCallFields(const IoCall& call, uint64_t data_bytes);
 std::string OstRefFields(const OstRef& ost);
 std::string LabelCallFields(const LabelCall& call);
 std::string ConfigureCallFields(const ConfigureCall& call);  // the settings' bytes too
@@ -21,6 +23,7 @@ std::string NrsStatusCallFields(const NrsStatusCall& call);
 
 // Method names as they are signed.
 inline constexpr const char* kIoMethod = "Io";
+inline constexpr const char* kIoBulkMethod = "IoBulk";
 inline constexpr const char* kStatusMethod = "Status";
 inline constexpr const char* kLabelMethod = "Label";
 inline constexpr const char* kConfigureMethod = "Configure";
