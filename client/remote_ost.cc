@@ -113,15 +113,69 @@ Status Deliver(const std::vector<std::string_view>& pieces, ost::IoRequest& r) {
   return Status::Ok();
 }
 
+// What a remote OST's backend asks of its RemoteOst (settling writes after
+// an unclean stop, fs/settle_writes.cc).
+class RemoteObjects {
+ public:
+  virtual ~RemoteObjects() = default;
+  // The object's size and allocation (rpc ObjectStat); ENOENT if missing.
+  virtual Result<rpc::ObjectReply> Stat(uint64_t object_id) = 0;
+  // A truncate or destroy of the object, as a request through its OST's
+  // NRS (the OSS's object cache sees it), waited for.
+  virtual Status Change(nrs::Op op, uint64_t object_id, uint64_t size) = 0;
+};
+
+// An object of a remote OST as settling sees it: looked at and cut or
+// removed, never read or written this way (requests do that).
+class RemoteObjectFile final : public ost::ObjectFile {
+ public:
+  RemoteObjectFile(RemoteObjects* objects, uint64_t object_id)
+      : objects_(objects), object_id_(object_id) {}
+  Result<size_t> ReadV(const iovec*, int, uint64_t) override { return Unsupported(); }
+  Status WriteV(const iovec*, int, uint64_t) override { return Unsupported(); }
+  Status Sync(bool) override { return Unsupported(); }
+  Status Truncate(uint64_t size) override {
+    return objects_->Change(nrs::Op::kTruncate, object_id_, size);
+  }
+  Status Punch(uint64_t, uint64_t) override { return Unsupported(); }
+  Status Allocate(uint64_t, uint64_t, bool) override { return Unsupported(); }
+  Result<uint64_t> Size() override {
+    auto stat = objects_->Stat(object_id_);
+    if (!stat.ok()) return stat.status();
+    return stat->size();
+  }
+  Result<uint64_t> Allocated() override {
+    auto stat = objects_->Stat(object_id_);
+    if (!stat.ok()) return stat.status();
+    return stat->allocated();
+  }
+  Result<std::optional<uint64_t>> Seek(uint64_t, int) override { return Unsupported(); }
+
+ private:
+  static Status Unsupported() {
+    return Status::Error(ENOTSUP, "objects of a remote OST are read and written by requests");
+  }
+  RemoteObjects* const objects_;
+  const uint64_t object_id_;
+};
+
 // What the mount keeps of an OST's backend when the OSS has it: a name for
-// log lines and whether it answers. Objects are reached only through
-// requests (the OSS's NRS sees every one).
+// log lines, whether it answers, and the little settling needs (objects
+// are otherwise reached only through requests: the OSS's NRS sees every
+// one).
 class RemoteBackend final : public ost::Backend {
  public:
-  RemoteBackend(std::string name, const std::atomic<bool>* connected)
-      : name_(std::move(name)), connected_(connected) {}
-  Result<std::unique_ptr<ost::ObjectFile>> Open(uint64_t, bool) override { return Unsupported(); }
-  Status Remove(uint64_t) override { return Unsupported(); }
+  RemoteBackend(std::string name, const std::atomic<bool>* connected, RemoteObjects* objects)
+      : name_(std::move(name)), connected_(connected), objects_(objects) {}
+  Result<std::unique_ptr<ost::ObjectFile>> Open(uint64_t object_id, bool create) override {
+    if (create) return Unsupported();
+    auto stat = objects_->Stat(object_id);
+    if (!stat.ok()) return stat.status();
+    return std::unique_ptr<ost::ObjectFile>(std::make_unique<RemoteObjectFile>(objects_, object_id));
+  }
+  Status Remove(uint64_t object_id) override {
+    return objects_->Change(nrs::Op::kDestroy, object_id, 0);
+  }
   Result<ost::SpaceInfo> Space() override { return Unsupported(); }
   bool Available() const override { return connected_->load(std::memory_order_relaxed); }
   std::string Describe() const override { return name_; }
@@ -132,9 +186,10 @@ class RemoteBackend final : public ost::Backend {
   }
   const std::string name_;
   const std::atomic<bool>* const connected_;  // the RemoteOst's
+  RemoteObjects* const objects_;               // the RemoteOst
 };
 
-class RemoteOst final : public ost::Service {
+class RemoteOst final : public ost::Service, private RemoteObjects {
  public:
   RemoteOst(RemoteOstOptions options, std::shared_ptr<grpc::ChannelCredentials> credentials)
       : options_(std::move(options)),
@@ -142,7 +197,7 @@ class RemoteOst final : public ost::Service {
         channel_(MakeChannel(options_.oss.address, std::move(credentials))),
         stub_(rpc::Oss::NewStub(channel_)),
         bulk_stub_(channel_),
-        backend_(name_, &connected_) {
+        backend_(name_, &connected_, this) {
     ref_.set_dir(options_.oss.dir);
     ref_.set_fs_uuid(options_.fs_uuid);
     ref_.set_ost_uuid(options_.ost_uuid);
@@ -281,6 +336,50 @@ class RemoteOst final : public ost::Service {
   }
 
  private:
+  Result<rpc::ObjectReply> Stat(uint64_t object_id) override {
+    std::shared_ptr<rpc::ClientSession> session;
+    {
+      std::lock_guard lock(mu_);
+      session = session_;
+    }
+    if (!session) return Status::Error(EIO, name_ + ": no session");
+    rpc::ObjectCall call;
+    *call.mutable_ost() = ref_;
+    call.set_object_id(object_id);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kConnectPatience);
+    rpc::SignCall(*session, context, rpc::kObjectStatMethod, rpc::ObjectCallFields(call));
+    rpc::ObjectReply reply;
+    SFS_RETURN_IF_ERROR(rpc::FromGrpc(stub_->ObjectStat(&context, call, &reply), name_));
+    if (reply.err() != 0) return Status::Error(reply.err(), name_ + ": " + reply.message());
+    return reply;
+  }
+
+  Status Change(nrs::Op op, uint64_t object_id, uint64_t size) override {
+    // Told on a reply thread; this one waits.
+    class Waiter final : public ost::IoObserver {
+     public:
+      void PartDone(ost::IoRequest&, const Status& status, size_t) override {
+        std::lock_guard lock(mu);
+        result = status;
+        cv.notify_one();
+      }
+      std::mutex mu;
+      std::condition_variable cv;
+      std::optional<Status> result;
+    } waiter;
+    auto request = std::make_unique<ost::IoRequest>();
+    request->info.op = op;
+    request->info.object_id = object_id;
+    request->object = Object(object_id);
+    request->truncate_size = size;
+    request->observer = &waiter;
+    Submit(std::move(request));
+    std::unique_lock lock(waiter.mu);
+    waiter.cv.wait(lock, [&] { return waiter.result.has_value(); });
+    return *waiter.result;
+  }
+
   struct Call;
   std::unique_ptr<Call> Prepare(std::unique_ptr<ost::IoRequest> request) {
     ost::IoRequest& r = *request;

@@ -440,6 +440,24 @@ class OssService final : public rpc::Oss::WithRawCallbackMethod_IoBulk<rpc::Oss:
     return grpc::Status::OK;
   }
 
+  grpc::Status ObjectStat(grpc::ServerContext* context, const rpc::ObjectCall* call,
+                          rpc::ObjectReply* reply) override {
+    if (grpc::Status auth =
+            Authenticate(*context, rpc::kObjectStatMethod, rpc::ObjectCallFields(*call));
+        !auth.ok()) {
+      return auth;
+    }
+    ::sfs::Status done = DoObjectStat(*call, *reply);
+    if (!done.ok()) {
+      if (done.err() != ENOENT) {
+        Logger("oss")->warn("object {:#x} of {}: {}", call->object_id(), call->ost().dir(),
+                            done.message());
+      }
+      Refuse(reply, done);
+    }
+    return grpc::Status::OK;
+  }
+
   // Ends every Epochs call (before the server stops: they would hold it).
   void CancelStreams() {
     std::lock_guard lock(streams_mu_);
@@ -466,6 +484,21 @@ class OssService final : public rpc::Oss::WithRawCallbackMethod_IoBulk<rpc::Oss:
     std::mutex mu_;  // guards stream_; one write at a time
     grpc::ServerReaderWriter<rpc::EpochFromOss, rpc::EpochToOss>* stream_;
   };
+
+  // A file of its own (not the OST's object cache): it only looks.
+  ::sfs::Status DoObjectStat(const rpc::ObjectCall& call, rpc::ObjectReply& reply) {
+    auto service = Find(call.ost());
+    if (!service.ok()) return service.status();
+    auto file = (*service)->backend().Open(call.object_id(), /*create=*/false);
+    if (!file.ok()) return file.status();
+    auto size = (*file)->Size();
+    if (!size.ok()) return size.status();
+    auto allocated = (*file)->Allocated();
+    if (!allocated.ok()) return allocated.status();
+    reply.set_size(*size);
+    reply.set_allocated(*allocated);
+    return ::sfs::Status::Ok();
+  }
 
   ::sfs::Status DoConfigure(const rpc::ConfigureCall& call) {
     rpc::NrsSettings wire;

@@ -60,6 +60,12 @@ std::string NrsStatusCallFields(const NrsStatusCall& call) {
   return out;
 }
 
+std::string ObjectCallFields(const ObjectCall& call) {
+  std::string out = OstRefFields(call.ost());
+  AppendField(out, call.object_id());
+  return out;
+}
+
 Status FromGrpc(const grpc::Status& status, const std::string& peer) {
   if (status.ok()) return Status::Ok();
   const int err = status.error_code() == grpc::StatusCode::UNAUTHENTICATED ? EACCES : EIO;

@@ -20,6 +20,7 @@ std::string OstRefFields(const OstRef& ost);
 std::string LabelCallFields(const LabelCall& call);
 std::string ConfigureCallFields(const ConfigureCall& call);  // the settings' bytes too
 std::string NrsStatusCallFields(const NrsStatusCall& call);
+std::string ObjectCallFields(const ObjectCall& call);
 
 // Method names as they are signed.
 inline constexpr const char* kIoMethod = "Io";
@@ -29,6 +30,7 @@ inline constexpr const char* kLabelMethod = "Label";
 inline constexpr const char* kConfigureMethod = "Configure";
 inline constexpr const char* kNrsStatusMethod = "NrsStatus";
 inline constexpr const char* kEpochsMethod = "Epochs";  // signs OstRefFields
+inline constexpr const char* kObjectStatMethod = "ObjectStat";
 
 // A transport failure as the caller of a remote OST sees it: unreachable,
 // timed out or cut (EIO: the data is not known to be there), refused

@@ -236,7 +236,9 @@ inline double WriteRateAsNobody(const MountedFs& fs, const std::string& name, in
 
 // The object files of a file, from its user.stripefs.layout
 // ("... stripe0=ost2:0x1a stripe1=ost3:0x1b").
-inline std::vector<std::string> ObjectPaths(const MountedFs& fs, const std::string& path) {
+// `ost_dir` names the directory of an OST by its index.
+inline std::vector<std::string> ObjectPaths(const std::string& path,
+                                            const std::function<std::string(int)>& ost_dir) {
   std::vector<std::string> objects;
   char layout[1024];
   ssize_t n = getxattr(path.c_str(), "user.stripefs.layout", layout, sizeof(layout) - 1);
@@ -248,9 +250,12 @@ inline std::vector<std::string> ObjectPaths(const MountedFs& fs, const std::stri
     if (sscanf(p, " stripe%u=ost%u:0x%" SCNx64, &stripe, &ost, &id) != 3) continue;
     char object[64];
     snprintf(object, sizeof(object), "/objects/%02" PRIx64 "/%016" PRIx64, id & 0xff, id);
-    objects.push_back(fs.ost_dir(static_cast<int>(ost)) + object);
+    objects.push_back(ost_dir(static_cast<int>(ost)) + object);
   }
   return objects;
+}
+inline std::vector<std::string> ObjectPaths(const MountedFs& fs, const std::string& path) {
+  return ObjectPaths(path, [&](int ost) { return fs.ost_dir(ost); });
 }
 
 }  // namespace sfs::test

@@ -438,6 +438,40 @@ TEST_F(OssTest, AnOssKilledAndRestartedKeepsWhatWasSyncedAndTheMountReconnects) 
   EXPECT_TRUE(SameBytes(ReadFile(fs_->Path("after")), data));
 }
 
+// An unclean stop of the mount with writes in flight to remote OSTs: the
+// next mount settles their objects through the OSSs (a tail past the
+// recorded size cut, an object the size does not reach removed), as it
+// does on local OSTs.
+TEST_F(OssTest, AMountKilledWithWritesInFlightSettlesRemoteObjects) {
+  const std::string path = fs_->Path("grown");
+  ASSERT_EQ(Shell(std::string(StripefsBinary()) + " setstripe -o 1,3 -c 2 " + path).exit_code, 0);
+  const std::string head(100, 'h');
+  const int fd = open(path.c_str(), O_RDWR);
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(PwriteAll(fd, head, 0));
+  const std::vector<std::string> objects = ObjectPaths(path, [&](int ost) {
+    return ost == 0 ? fs_->ost_dir(0) : ost == 1 ? oss_a_->dir(0) : ost == 2 ? oss_a_->dir(1)
+                                                                   : oss_b_->dir(0);
+  });
+  ASSERT_EQ(objects.size(), 2u);
+  ASSERT_TRUE(Exists(objects[0]));
+  fs_->Kill();
+  close(fd);
+  // As the kill could have left them: a write's tail past the recorded
+  // size on OST 1, and on OST 3 an object the file never recorded.
+  auto plant = [](const std::string& object, size_t bytes, char byte) {
+    return Shell("mkdir -p $(dirname " + object + ") && head -c " + std::to_string(bytes) +
+                 " /dev/zero | tr '\\0' '" + byte + "' >> " + object);
+  };
+  ASSERT_EQ(plant(objects[0], 5000, 'G').exit_code, 0);
+  ASSERT_EQ(plant(objects[1], 10, 'H').exit_code, 0);
+  ASSERT_TRUE(fs_->Mount()) << fs_->Log();
+  EXPECT_EQ(Stat(objects[0]).st_size, 100);
+  EXPECT_FALSE(Exists(objects[1])) << "an unrecorded object the size does not reach";
+  EXPECT_EQ(ReadFile(path), head);
+  EXPECT_TRUE(Contains(fs_->Log(), "objects settled")) << fs_->Log();
+}
+
 // A CA, a server certificate for 127.0.0.2 and a client certificate, made
 // with the openssl command in `dir`.
 bool MakeCertificates(const std::string& dir) {
