@@ -4,6 +4,7 @@
 #include <grpcpp/grpcpp.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <cstring>
@@ -224,13 +225,15 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
     }
     if (status_thread_.joinable()) status_thread_.join();
     // Calls that waited for a session the status thread will not open now.
-    std::vector<Call*> waiting;
+    std::vector<Call*> waiting, later;
     {
       std::lock_guard lock(mu_);
+      later.swap(deliver_later_);
       waiting.swap(waiting_);
       waiting.insert(waiting.end(), capped_.begin(), capped_.end());
       capped_.clear();
     }
+    for (Call* call : later) Complete(call, std::move(*call->parked));
     for (Call* call : waiting) Complete(call, Status::Error(EIO, name_ + ": stopping"));
     std::unique_lock lock(mu_);
     if (!idle_.wait_for(lock, kConnectPatience, [&] { return in_flight_.empty(); })) {
@@ -303,7 +306,7 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
     std::shared_ptr<rpc::ClientSession> session;
     if (ClaimInline()) {
       std::lock_guard lock(mu_);
-      session = session_;
+      session = WorkConservingLocked() ? session_ : nullptr;
       if (!session) ReleaseInline();
     }
     if (!session) {
@@ -317,6 +320,7 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
     {
       std::lock_guard lock(mu_);
       in_flight_.insert(call.get());
+      call->issued = true;
     }
     grpc::Status status = CallNow(*call, std::move(session));
     ReleaseInline();
@@ -410,8 +414,7 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
       for (const iovec& part : r.iov) data->append(static_cast<const char*>(part.iov_base), part.iov_len);
     }
     if (r.info.op == nrs::Op::kDestroy) destroys_.fetch_add(1, std::memory_order_relaxed);
-    call->fields = call->bulk ? rpc::IoCallFields(io, r.info.op == nrs::Op::kWrite ? r.info.length : 0)
-                              : rpc::IoCallFields(io);
+    io.set_request_id(next_request_id_.fetch_add(1, std::memory_order_relaxed));
     return call;
   }
 
@@ -450,6 +453,13 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
 
   // A fresh context, signed in `session`, and the reply cleared.
   void StartContext(Call& call, std::shared_ptr<rpc::ClientSession> session) {
+    // Signed as it is now (Raise may have marked it raised meanwhile).
+    {
+      std::lock_guard lock(mu_);
+      const bool write = call.request->info.op == nrs::Op::kWrite;
+      call.fields = call.bulk ? rpc::IoCallFields(call.call, write ? call.request->info.length : 0)
+                              : rpc::IoCallFields(call.call);
+    }
     call.context = std::make_unique<grpc::ClientContext>();
     call.context->set_deadline(std::chrono::system_clock::now() + kIoDeadline);
     call.session = session;
@@ -489,10 +499,84 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
   }
   void LetGo(std::shared_ptr<ost::ObjectFile>) override {}
 
-  // Requests are in the OSS's queues, out of this side's reach: a raise or
-  // cancel would be a call of its own (docs/design.md: not yet).
-  void Raise(ost::IoRequest&) override {}
-  bool Cancel(ost::IoRequest&) override { return false; }
+  // Seed 000's nrs_priority on the OSS: a request not sent yet goes
+  // marked raised; one the OSS may hold is raised there (rpc Steer, not
+  // waited for).
+  void Raise(ost::IoRequest& request) override {
+    uint64_t request_id = 0;
+    std::shared_ptr<rpc::ClientSession> session;
+    {
+      std::lock_guard lock(mu_);
+      Call* call = FindLocked(request);
+      if (call == nullptr) return;
+      if (!call->issued) {
+        call->call.set_raised(true);  // signed and sent so
+        return;
+      }
+      if (!call->session) return;
+      request_id = call->call.request_id();
+      session = call->session;
+    }
+    auto steer = std::make_shared<SteerState>();
+    steer->call.set_request_id(request_id);
+    rpc::SignCall(*session, steer->context, rpc::kSteerMethod, rpc::SteerCallFields(steer->call));
+    steer->context.set_deadline(std::chrono::system_clock::now() + kSettingsPatience);
+    stub_->async()->Steer(&steer->context, &steer->call, &steer->reply,
+                          [steer](grpc::Status) {});  // kept alive until done
+  }
+
+  // An interrupted caller: a request not sent yet is taken back here; one
+  // the OSS holds is taken out of its queues if it is still there (rpc
+  // Steer, at most kSettingsPatience), and its call's answer (ECANCELED)
+  // is dropped. False if it is in service or done (it goes on as usual).
+  bool Cancel(ost::IoRequest& request) override {
+    uint64_t request_id = 0;
+    std::shared_ptr<rpc::ClientSession> session;
+    Call* call = nullptr;
+    {
+      std::lock_guard lock(mu_);
+      call = FindLocked(request);
+      if (call == nullptr || call->cancel_pending || call->parked) return false;
+      if (TakeUnsentLocked(call)) {
+        call->request.release();  // the caller's again
+        in_flight_.erase(call);
+        if (in_flight_.empty()) idle_.notify_all();
+        delete call;
+        return true;
+      }
+      if (!call->issued || !call->session) return false;
+      call->cancel_pending = true;
+      request_id = call->call.request_id();
+      session = call->session;
+    }
+    rpc::SteerCall steer;
+    steer.set_request_id(request_id);
+    steer.set_cancel(true);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kSettingsPatience);
+    rpc::SignCall(*session, context, rpc::kSteerMethod, rpc::SteerCallFields(steer));
+    rpc::SteerReply reply;
+    const bool cancelled = stub_->Steer(&context, steer, &reply).ok() && reply.cancelled();
+    std::unique_lock lock(mu_);
+    if (cancelled) {
+      // Its call answers at once (ECANCELED); nobody is told of it.
+      parked_cv_.wait(lock, [&] { return call->parked.has_value(); });
+      in_flight_.erase(call);
+      if (in_flight_.empty()) idle_.notify_all();
+      call->request.release();  // the caller's again
+      lock.unlock();
+      delete call;
+      return true;
+    }
+    call->cancel_pending = false;
+    if (call->parked) {
+      // Its outcome came while the OSS was asked: told from the status
+      // thread (the caller of Cancel may hold the lock its observer takes).
+      deliver_later_.push_back(call);
+      wake_status_.notify_all();
+    }
+    return false;
+  }
 
   // The settings layer's decision for this OST, sent whole to its OSS now
   // if it answers, else by the status thread once it does (an OSS that
@@ -607,9 +691,53 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
     grpc::ByteBuffer bulk_message;
     grpc::ByteBuffer bulk_reply;
     std::vector<grpc::Slice> reply_data;
+    // Raise and Cancel (Steer): set under mu_.
+    bool issued = false;          // handed to gRPC (the OSS may hold it)
+    bool cancel_pending = false;  // Cancel asks the OSS; its outcome waits
+    std::optional<Status> parked;  // the outcome that came meanwhile
   };
 
   bool ResponsiveLocked() const { return connected_.load() && server_responsive_; }
+
+  // REQUIRES: mu_ held. Whether the OSS serves a request as soon as it
+  // can (its policies never hold one back on purpose): only then may a
+  // caller's thread wait for it. Under TBF or delay a request may wait
+  // long, and an interrupt must find it queued (Cancel), not in a call a
+  // thread is blocked in.
+  bool WorkConservingLocked() const {
+    for (const std::string& spec : settings_.specs) {
+      const std::string policy = spec.substr(0, spec.find(' '));
+      if (policy != "fifo" && policy != "crrn" && policy != "orr") return false;
+    }
+    return true;
+  }
+
+  // REQUIRES: mu_ held. The call of `request`, or null.
+  Call* FindLocked(const ost::IoRequest& request) const {
+    for (Call* call : in_flight_) {
+      if (call->request.get() == &request) return call;
+    }
+    return nullptr;
+  }
+  // REQUIRES: mu_ held. Takes `call` out of the queues of calls not sent
+  // yet (waiting for a session or a place); false if it is in none.
+  bool TakeUnsentLocked(Call* call) {
+    if (auto it = std::find(waiting_.begin(), waiting_.end(), call); it != waiting_.end()) {
+      waiting_.erase(it);
+      return true;
+    }
+    auto it = std::find(capped_.begin(), capped_.end(), call);
+    if (it == capped_.end()) return false;
+    capped_.erase(it);
+    return true;
+  }
+
+  // A Steer raise in flight, alive until its answer.
+  struct SteerState {
+    grpc::ClientContext context;
+    rpc::SteerCall call;
+    rpc::SteerReply reply;
+  };
 
   // The epoch thread: while the OSS answers, one Epochs stream on which
   // the OST's scheduler there asks the mount's hub for its epochs.
@@ -817,6 +945,7 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
         return;
       }
       ++async_calls_;
+      call->issued = true;
     }
     call->async = true;
     StartContext(*call, std::move(session));
@@ -836,7 +965,15 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
   void StatusLoop() {
     std::unique_lock lock(mu_);
     while (!stopping_) {
-      wake_status_.wait_for(lock, kStatusInterval, [&] { return stopping_ || hello_due_; });
+      wake_status_.wait_for(lock, kStatusInterval,
+                            [&] { return stopping_ || hello_due_ || !deliver_later_.empty(); });
+      if (!deliver_later_.empty()) {
+        std::vector<Call*> later;
+        later.swap(deliver_later_);
+        lock.unlock();
+        for (Call* call : later) Complete(call, std::move(*call->parked));
+        lock.lock();
+      }
       if (stopping_) break;
       std::shared_ptr<rpc::ClientSession> session = session_;
       lock.unlock();
@@ -961,8 +1098,17 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
     Complete(call, std::move(result));
   }
 
-  // Tells the request's observer, then forgets the call.
+  // Tells the request's observer, then forgets the call; while Cancel asks
+  // the OSS, the outcome waits for it instead.
   void Complete(Call* call, Status status) {
+    {
+      std::lock_guard lock(mu_);
+      if (call->cancel_pending) {
+        call->parked = std::move(status);
+        parked_cv_.notify_all();
+        return;
+      }
+    }
     ost::IoRequest& r = *call->request;
     size_t bytes = 0;
     const rpc::IoReply& reply = call->reply;
@@ -1066,6 +1212,7 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
   jobstats::JobStats job_stats_;  // its own lock
   std::atomic<uint64_t> destroys_{0};
   std::atomic<bool> inline_busy_{false};  // a caller's thread is in a call (ClaimInline)
+  std::atomic<uint64_t> next_request_id_{1};  // IoCall.request_id
   // Set before the first request (ost::Service's rule); read by reply threads.
   std::function<void(uint32_t, uint64_t, nrs::TimePoint)> freed_listener_;
 
@@ -1096,6 +1243,8 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
   size_t async_calls_ = 0;       // asynchronous calls in flight
   std::string last_problem_;     // of the latest failed status call, logged once
   std::deque<Call*> capped_;     // waiting for one of them to end
+  std::condition_variable parked_cv_;  // a call's outcome parked for Cancel
+  std::vector<Call*> deliver_later_;   // parked outcomes Cancel left to tell
   std::unordered_set<Call*> in_flight_;
   bool server_responsive_ = true;
   bool reported_responsive_ = true;

@@ -109,14 +109,31 @@ void FillReply(rpc::IoReply& reply, const ost::IoRequest& request, const Status&
   reply.set_freed(std::exchange(tls_freed, 0));
 }
 
+// A request an Io or IoBulk call queued, as Steer finds it (by the call's
+// session and request id): alive while `done` is false.
+struct QueuedCall {
+  std::mutex mu;  // guards done; held while Steer raises or cancels the request
+  bool done = false;  // its observer was told (or is being told)
+  ost::IoRequest* request = nullptr;
+  std::shared_ptr<ost::LocalService> service;
+  ost::IoObserver* observer = nullptr;
+  void MarkDone() {
+    std::lock_guard lock(mu);
+    done = true;
+  }
+};
+using CallKey = std::pair<uint64_t, uint64_t>;  // session, request id
+
 // One Io call in flight: the request's observer, which fills in the reply
 // and wakes the call's thread (or finds it never slept: served inline).
 class ServedIo final : public ost::IoObserver {
  public:
   explicit ServedIo(rpc::IoReply* reply) : reply_(reply) {}
   std::atomic<uint64_t> allocation{kNoAllocation};
+  std::shared_ptr<QueuedCall> queued;  // null: not steerable
 
   void PartDone(ost::IoRequest& request, const Status& status, size_t bytes) override {
+    if (queued) queued->MarkDone();
     FillReply(*reply_, request, status, bytes, allocation.load(std::memory_order_relaxed));
     if (!status.ok()) reply_->clear_data();
     // Notified under the lock: once Wait returns, nothing here touches
@@ -147,8 +164,12 @@ class BulkServed final : public ost::IoObserver {
   std::atomic<uint64_t> allocation{kNoAllocation};
   std::vector<grpc::Slice> payload;  // a write's bytes, where gRPC received them
   grpc::Slice read;                  // a read's bytes, sent as they are
+  std::shared_ptr<QueuedCall> queued;  // null: not steerable
+  std::function<void()> forget;        // takes it out of Steer's reach
 
   void PartDone(ost::IoRequest& request, const Status& status, size_t bytes) override {
+    if (queued) queued->MarkDone();
+    if (forget) forget();
     rpc::IoReply reply;
     FillReply(reply, request, status, bytes, allocation.load(std::memory_order_relaxed));
     std::vector<grpc::Slice> data;
@@ -253,13 +274,18 @@ class OssService final : public rpc::Oss::WithRawCallbackMethod_IoBulk<rpc::Oss:
     ServedIo observer(reply);
     request->observer = &observer;
     request->allocation = &observer.allocation;
+    const CallKey key{rpc::SessionOf(*context), call->request_id()};
+    observer.queued = Steerable(key, *service, *request, &observer);
     // Served on this thread when the OST is idle and its policy lets the
     // request go at once (bounded by the inline budget, so that a hung
     // disk holds few threads in system calls); else queued for the OST's
     // service threads while this one waits. The buffers are the call's,
     // alive until this returns: nothing to copy if it queues.
+    ost::IoRequest* submitted = request.get();
     (*service)->SubmitOrRun(std::move(request), [](ost::IoRequest&) {});
+    if (call->raised()) RaiseIfQueued(observer.queued, **service, submitted);
     observer.Wait();
+    Forget(key);
     return grpc::Status::OK;
   }
 
@@ -306,8 +332,15 @@ class OssService final : public rpc::Oss::WithRawCallbackMethod_IoBulk<rpc::Oss:
       request->iov.push_back({const_cast<uint8_t*>(served->read.begin()), served->read.size()});
     }
     request->allocation = &served->allocation;
+    const CallKey key{rpc::SessionOf(*context), call.request_id()};
+    served->queued = Steerable(key, *service, *request, served.get());
+    if (served->queued) served->forget = [this, key] { Forget(key); };
     request->observer = served.release();  // deletes itself when done
+    ost::IoRequest* submitted = request.get();
+    std::shared_ptr<QueuedCall> queued =
+        static_cast<BulkServed*>(request->observer)->queued;
     (*service)->Submit(std::move(request));
+    if (call.raised()) RaiseIfQueued(queued, **service, submitted);
     return reactor;
   }
 
@@ -458,6 +491,36 @@ class OssService final : public rpc::Oss::WithRawCallbackMethod_IoBulk<rpc::Oss:
     return grpc::Status::OK;
   }
 
+  grpc::Status Steer(grpc::ServerContext* context, const rpc::SteerCall* call,
+                     rpc::SteerReply* reply) override {
+    if (grpc::Status auth = Authenticate(*context, rpc::kSteerMethod, rpc::SteerCallFields(*call));
+        !auth.ok()) {
+      return auth;
+    }
+    std::shared_ptr<QueuedCall> queued;
+    {
+      std::lock_guard lock(calls_mu_);
+      auto it = calls_.find({rpc::SessionOf(*context), call->request_id()});
+      if (it == calls_.end()) return grpc::Status::OK;  // done already, or never here
+      queued = it->second;
+    }
+    std::unique_lock lock(queued->mu);
+    if (queued->done) return grpc::Status::OK;
+    if (!call->cancel()) {
+      queued->service->Raise(*queued->request);
+      return grpc::Status::OK;
+    }
+    if (!queued->service->Cancel(*queued->request)) return grpc::Status::OK;  // in service
+    // Out of the NRS, ours again: its call answers ECANCELED.
+    queued->done = true;
+    lock.unlock();
+    std::unique_ptr<ost::IoRequest> request(queued->request);
+    queued->observer->PartDone(*request, ::sfs::Status::Error(ECANCELED, "cancelled by its caller"),
+                               0);
+    reply->set_cancelled(true);
+    return grpc::Status::OK;
+  }
+
   // Ends every Epochs call (before the server stops: they would hold it).
   void CancelStreams() {
     std::lock_guard lock(streams_mu_);
@@ -466,6 +529,33 @@ class OssService final : public rpc::Oss::WithRawCallbackMethod_IoBulk<rpc::Oss:
   }
 
  private:
+  // Puts a request within Steer's reach (a call without a request id is
+  // not: null).
+  std::shared_ptr<QueuedCall> Steerable(const CallKey& key,
+                                        const std::shared_ptr<ost::LocalService>& service,
+                                        ost::IoRequest& request, ost::IoObserver* observer) {
+    if (key.second == 0) return nullptr;
+    auto queued = std::make_shared<QueuedCall>();
+    queued->request = &request;
+    queued->service = service;
+    queued->observer = observer;
+    std::lock_guard lock(calls_mu_);
+    calls_[key] = queued;
+    return queued;
+  }
+  void Forget(const CallKey& key) {
+    if (key.second == 0) return;
+    std::lock_guard lock(calls_mu_);
+    calls_.erase(key);
+  }
+  // A request its mount raised before sending it (seed 000's nrs_priority).
+  static void RaiseIfQueued(const std::shared_ptr<QueuedCall>& queued, ost::LocalService& service,
+                            ost::IoRequest* request) {
+    if (!queued) return;
+    std::lock_guard lock(queued->mu);
+    if (!queued->done) service.Raise(*request);
+  }
+
   // An Epochs stream's writing end, shared by the threads that write.
   class StreamWriter {
    public:
@@ -724,6 +814,8 @@ class OssService final : public rpc::Oss::WithRawCallbackMethod_IoBulk<rpc::Oss:
   const nrs::PolicyRegistry registry_ = nrs::BuiltinPolicies();
   std::mutex hubs_mu_;  // guards hubs_
   std::map<std::string, std::shared_ptr<EpochRelay>> hubs_;  // by filesystem uuid
+  std::mutex calls_mu_;  // guards calls_
+  std::map<CallKey, std::shared_ptr<QueuedCall>> calls_;  // Io and IoBulk calls under way
   std::mutex streams_mu_;  // guards streams_
   std::set<grpc::ServerContext*> streams_;  // Epochs calls under way
   bool stopping_ = false;                   // guarded by streams_mu_: no new stream

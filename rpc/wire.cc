@@ -32,6 +32,8 @@ std::string IoCallFields(const IoCall& call, uint64_t data_bytes) {
   AppendField(out, call.caller().pid());
   AppendField(out, call.caller().jobid());
   AppendField(out, data_bytes);
+  AppendField(out, call.request_id());
+  AppendField(out, call.raised() ? 1 : 0);
   return out;
 }
 
@@ -64,6 +66,23 @@ std::string ObjectCallFields(const ObjectCall& call) {
   std::string out = OstRefFields(call.ost());
   AppendField(out, call.object_id());
   return out;
+}
+
+std::string SteerCallFields(const SteerCall& call) {
+  std::string out;
+  AppendField(out, call.request_id());
+  AppendField(out, call.cancel() ? 1 : 0);
+  return out;
+}
+
+uint64_t SessionOf(const grpc::ServerContextBase& context) {
+  const auto& metadata = context.client_metadata();
+  auto it = metadata.find(kSessionHeader);
+  uint64_t session = 0;
+  if (it != metadata.end()) {
+    std::from_chars(it->second.data(), it->second.data() + it->second.size(), session);
+  }
+  return session;
 }
 
 Status FromGrpc(const grpc::Status& status, const std::string& peer) {

@@ -21,6 +21,9 @@ std::string LabelCallFields(const LabelCall& call);
 std::string ConfigureCallFields(const ConfigureCall& call);  // the settings' bytes too
 std::string NrsStatusCallFields(const NrsStatusCall& call);
 std::string ObjectCallFields(const ObjectCall& call);
+std::string SteerCallFields(const SteerCall& call);
+// The session an authenticated call was signed in (CheckCall passed).
+uint64_t SessionOf(const grpc::ServerContextBase& context);
 
 // Method names as they are signed.
 inline constexpr const char* kIoMethod = "Io";
@@ -31,6 +34,7 @@ inline constexpr const char* kConfigureMethod = "Configure";
 inline constexpr const char* kNrsStatusMethod = "NrsStatus";
 inline constexpr const char* kEpochsMethod = "Epochs";  // signs OstRefFields
 inline constexpr const char* kObjectStatMethod = "ObjectStat";
+inline constexpr const char* kSteerMethod = "Steer";
 
 // A transport failure as the caller of a remote OST sees it: unreachable,
 // timed out or cut (EIO: the data is not known to be there), refused

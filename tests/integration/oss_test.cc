@@ -438,6 +438,42 @@ TEST_F(OssTest, AnOssKilledAndRestartedKeepsWhatWasSyncedAndTheMountReconnects) 
   EXPECT_TRUE(SameBytes(ReadFile(fs_->Path("after")), data));
 }
 
+// Interrupted callers of requests an OSS's TBF holds: a signal ends their
+// calls at once (the mount takes the requests out of the OSS's queues)
+// instead of when the rate lets them through, one a second.
+TEST_F(OssTest, ASignalEndsCallsWhoseRequestsWaitInAnOss) {
+  ASSERT_EQ(chmod(fs_->mnt().c_str(), 0777), 0);
+  // A file each (the kernel lets one O_DIRECT write per file in flight).
+  for (int i = 0; i < 12; ++i) {
+    const std::string path = fs_->Path("slow" + std::to_string(i));
+    ASSERT_EQ(Shell(std::string(StripefsBinary()) + " setstripe -o 3 -c 1 " + path +
+                    " && chmod 666 " + path)
+                  .exit_code,
+              0);
+  }
+  ASSERT_EQ(SetSetting(*fs_, "nrs_policies", "tbf uid"), 0);
+  ASSERT_EQ(SetSetting(*fs_, "nrs_tbf_rule", "start slow uid={65534} rate=1"), 0);
+  // 12 callers, one 64 KiB O_DIRECT write each: at 1/s (a burst of 3
+  // first) the last would wait 8 s or more; SIGTERM after 1.5 s (a
+  // background job of sh ignores SIGINT). A dying caller still waits for
+  // its answer: the mount's interrupt handling ends it.
+  const CommandResult run = Shell(
+      // setpriv executes dd itself, so $! is dd's pid.
+      "pids=; for i in $(seq 0 11); do setpriv --reuid=65534 --regid=65534 --clear-groups "
+      "dd if=/dev/zero of=" + fs_->Path("slow") +
+      "$i bs=64k count=1 oflag=direct conv=notrunc status=none 2>/dev/null & "
+      "pids=\"$pids $!\"; done; "
+      "sleep 1.5; start=$(date +%s%N); kill -TERM $pids 2>/dev/null; wait; "
+      "echo waited_ms=$(( ($(date +%s%N) - start) / 1000000 ))");
+  const size_t at = run.output.find("waited_ms=");
+  ASSERT_NE(at, std::string::npos) << run.output;
+  const long waited_ms = std::atol(run.output.c_str() + at + 10);
+  std::printf("callers gone %ld ms after the signal\n", waited_ms);
+  EXPECT_LT(waited_ms, 4000) << "the requests were not taken out of the OSS's queue";
+  EXPECT_TRUE(WaitFor([&] { return OstField(*fs_, 3, "queued") == "0"; }))
+      << GetSetting(*fs_, "ost_status");
+}
+
 // An unclean stop of the mount with writes in flight to remote OSTs: the
 // next mount settles their objects through the OSSs (a tail past the
 // recorded size cut, an object the size does not reach removed), as it

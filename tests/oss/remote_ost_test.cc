@@ -349,6 +349,74 @@ TEST_F(RemoteOstTest, NrsSettingsRunOnTheOssAndItsNrsStatsComeBack) {
   EXPECT_TRUE(Eventually([&] { return PrimaryOnOss(*remote_, nrs::Head::kRegular).empty(); }));
 }
 
+// Records which requests finished, in order (by tag).
+class Recorder : public ost::IoObserver {
+ public:
+  void PartDone(ost::IoRequest& request, const Status& status, size_t) override {
+    std::lock_guard lock(mu_);
+    done_.push_back({request.tag, status.err()});
+    cv_.notify_all();
+  }
+  // Waits (`patience` at most) until `n` have finished; what they were.
+  std::vector<std::pair<uint64_t, int>> WaitFor(
+      size_t n, std::chrono::milliseconds patience = std::chrono::seconds(30)) {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, patience, [&] { return done_.size() >= n; });
+    return done_;
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::pair<uint64_t, int>> done_;
+};
+
+TEST_F(RemoteOstTest, QueuedRequestsOnTheOssAreRaisedAndCancelledFromTheMount) {
+  Connect();
+  ASSERT_TRUE(Eventually([&] { return remote_->responsive(); }));
+  const nrs::PolicyRegistry registry = nrs::BuiltinPolicies();
+  // uid 1000 at 2 requests/s on the OSS (a burst of 3 first).
+  remote_->Apply({}, TbfSettings("start slow uid={1000} rate=2"), registry);
+  ASSERT_EQ(PrimaryOnOss(*remote_, nrs::Head::kRegular), "tbf");
+  Recorder recorder;
+  std::vector<std::string> buffers(6);
+  std::vector<ost::IoRequest*> requests;
+  for (uint64_t i = 0; i < 6; ++i) {
+    buffers[i] = std::string(4096, static_cast<char>('a' + i));
+    auto request = std::make_unique<ost::IoRequest>();
+    request->info.op = nrs::Op::kWrite;
+    request->info.offset = i * 4096;
+    request->info.length = 4096;
+    request->info.uid = 1000;
+    request->object = remote_->Object(0x66);
+    request->iov.push_back({buffers[i].data(), buffers[i].size()});
+    request->observer = &recorder;
+    request->tag = i;
+    requests.push_back(request.get());
+    remote_->Submit(std::move(request));
+  }
+  // The burst goes; the others wait in the OSS's TBF. The last is taken
+  // back, unserved; the fifth is raised past the fourth.
+  ASSERT_EQ(recorder.WaitFor(3).size(), 3u);
+  std::unique_ptr<ost::IoRequest> taken;
+  ASSERT_TRUE(remote_->Cancel(*requests[5]));
+  taken.reset(requests[5]);  // ours again
+  remote_->Raise(*requests[4]);
+  const auto done = recorder.WaitFor(5);
+  ASSERT_EQ(done.size(), 5u);
+  EXPECT_EQ(done[3].first, 4u) << "the raised request went first";
+  EXPECT_EQ(done[4].first, 3u);
+  for (const auto& [tag, err] : done) EXPECT_EQ(err, 0) << tag;
+  // The cancelled write never reached the object; the others did.
+  std::ifstream file(ObjectFile(0x66), std::ios::binary);
+  std::string stored((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(stored.size(), 5u * 4096);
+  EXPECT_EQ(stored.substr(4 * 4096, 4096), buffers[4]);
+  // Its observer never hears of the cancelled one (at 2/s it would have
+  // been served within a second).
+  EXPECT_EQ(recorder.WaitFor(6, std::chrono::milliseconds(1500)).size(), 5u);
+}
+
 TEST_F(RemoteOstTest, AnOssThatRestartedGetsTheSettingsAgain) {
   Connect();
   ASSERT_TRUE(Eventually([&] { return remote_->responsive(); }));
