@@ -93,6 +93,8 @@ class RemoteOstTest : public ::testing::Test {
     ASSERT_TRUE(remote.ok()) << remote.status().ToString();
     remote_ = std::move(remote).value();
   }
+  // Connects and has the OSS run TBF with `rule` on the regular head.
+  void ConnectUnderTbf(const std::string& rule);
   // Submits one request and waits for it.
   Status Run(nrs::Op op, uint64_t object, uint64_t offset, std::string* buffer,
              uint64_t length = 0) {
@@ -313,6 +315,13 @@ nrs::TargetSettings TbfSettings(const std::string& rule) {
   return settings;
 }
 
+void RemoteOstTest::ConnectUnderTbf(const std::string& rule) {
+  Connect();
+  ASSERT_TRUE(Eventually([&] { return remote_->responsive(); }));
+  remote_->Apply({}, TbfSettings(rule), nrs::BuiltinPolicies());
+  ASSERT_EQ(PrimaryOnOss(*remote_, nrs::Head::kRegular), "tbf");
+}
+
 TEST_F(RemoteOstTest, NrsSettingsRunOnTheOssAndItsNrsStatsComeBack) {
   Connect();
   ASSERT_TRUE(Eventually([&] { return remote_->responsive() && remote_->LastSpace().space; }));
@@ -372,12 +381,8 @@ class Recorder : public ost::IoObserver {
 };
 
 TEST_F(RemoteOstTest, QueuedRequestsOnTheOssAreRaisedAndCancelledFromTheMount) {
-  Connect();
-  ASSERT_TRUE(Eventually([&] { return remote_->responsive(); }));
-  const nrs::PolicyRegistry registry = nrs::BuiltinPolicies();
-  // uid 1000 at 2 requests/s on the OSS (a burst of 3 first).
-  remote_->Apply({}, TbfSettings("start slow uid={1000} rate=2"), registry);
-  ASSERT_EQ(PrimaryOnOss(*remote_, nrs::Head::kRegular), "tbf");
+  // uid 1000 at 1 request/s on the OSS (a burst of 3 first).
+  ConnectUnderTbf("start slow uid={1000} rate=1");
   Recorder recorder;
   std::vector<std::string> buffers(6);
   std::vector<ost::IoRequest*> requests;
@@ -412,17 +417,13 @@ TEST_F(RemoteOstTest, QueuedRequestsOnTheOssAreRaisedAndCancelledFromTheMount) {
   std::string stored((std::istreambuf_iterator<char>(file)), std::istreambuf_iterator<char>());
   EXPECT_EQ(stored.size(), 5u * 4096);
   EXPECT_EQ(stored.substr(4 * 4096, 4096), buffers[4]);
-  // Its observer never hears of the cancelled one (at 2/s it would have
-  // been served within a second).
+  // Its observer never hears of the cancelled one (at 1/s it would have
+  // been served a second after the others).
   EXPECT_EQ(recorder.WaitFor(6, std::chrono::milliseconds(1500)).size(), 5u);
 }
 
 TEST_F(RemoteOstTest, AnOssThatRestartedGetsTheSettingsAgain) {
-  Connect();
-  ASSERT_TRUE(Eventually([&] { return remote_->responsive(); }));
-  const nrs::PolicyRegistry registry = nrs::BuiltinPolicies();
-  remote_->Apply({}, TbfSettings("start u7 uid={7} rate=100"), registry);
-  ASSERT_EQ(PrimaryOnOss(*remote_, nrs::Head::kRegular), "tbf");
+  ConnectUnderTbf("start u7 uid={7} rate=100");
   // The OSS stops and starts again on its port: it runs fifo until the
   // mount's status thread sees that and sends the settings once more.
   const std::string listen = address_.address;
