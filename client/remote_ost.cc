@@ -236,13 +236,32 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
     for (Call* call : later) Complete(call, std::move(*call->parked));
     for (Call* call : waiting) Complete(call, Status::Error(EIO, name_ + ": stopping"));
     std::unique_lock lock(mu_);
-    if (!idle_.wait_for(lock, kConnectPatience, [&] { return in_flight_.empty(); })) {
+    // Outcomes a Cancel left to tell now that the status thread is gone.
+    auto drain_later = [&] {
+      while (!deliver_later_.empty()) {
+        std::vector<Call*> later;
+        later.swap(deliver_later_);
+        lock.unlock();
+        for (Call* call : later) Complete(call, std::move(*call->parked));
+        lock.lock();
+      }
+    };
+    const auto patience = std::chrono::steady_clock::now() + kConnectPatience;
+    while (!in_flight_.empty() && std::chrono::steady_clock::now() < patience) {
+      drain_later();
+      idle_.wait_until(lock, std::min(patience, std::chrono::steady_clock::now() +
+                                                    std::chrono::milliseconds(100)));
+    }
+    if (!in_flight_.empty()) {
       Logger("client")->warn("{}: {} requests still unanswered at stop; cancelling them", name_,
                              in_flight_.size());
       for (Call* call : in_flight_) {
         if (call->context) call->context->TryCancel();
       }
-      idle_.wait(lock, [&] { return in_flight_.empty(); });
+      while (!in_flight_.empty()) {
+        drain_later();
+        idle_.wait_for(lock, std::chrono::milliseconds(100));
+      }
     }
   }
 
@@ -320,7 +339,6 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
     {
       std::lock_guard lock(mu_);
       in_flight_.insert(call.get());
-      call->issued = true;
     }
     grpc::Status status = CallNow(*call, std::move(session));
     ReleaseInline();
@@ -452,33 +470,39 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
   }
 
   // A fresh context, signed in `session`, and the reply cleared.
+  // A fresh context, signed in `session` as the call is now (Raise may
+  // have marked it raised meanwhile), published with the session and
+  // `issued` under mu_ (Raise, Cancel and a stop read them there).
   void StartContext(Call& call, std::shared_ptr<rpc::ClientSession> session) {
-    // Signed as it is now (Raise may have marked it raised meanwhile).
-    {
-      std::lock_guard lock(mu_);
-      const bool write = call.request->info.op == nrs::Op::kWrite;
-      call.fields = call.bulk ? rpc::IoCallFields(call.call, write ? call.request->info.length : 0)
-                              : rpc::IoCallFields(call.call);
-    }
-    call.context = std::make_unique<grpc::ClientContext>();
-    call.context->set_deadline(std::chrono::system_clock::now() + kIoDeadline);
-    call.session = session;
-    rpc::SignCall(*session, *call.context, call.bulk ? rpc::kIoBulkMethod : rpc::kIoMethod,
-                  call.fields);
+    auto context = std::make_unique<grpc::ClientContext>();
+    context->set_deadline(std::chrono::system_clock::now() + kIoDeadline);
     call.reply.Clear();
     call.reply_data.clear();
+    std::lock_guard lock(mu_);
+    const bool write = call.request->info.op == nrs::Op::kWrite;
+    call.fields = call.bulk ? rpc::IoCallFields(call.call, write ? call.request->info.length : 0)
+                            : rpc::IoCallFields(call.call);
+    rpc::SignCall(*session, *context, call.bulk ? rpc::kIoBulkMethod : rpc::kIoMethod, call.fields);
+    call.context = std::move(context);
+    call.session = std::move(session);
+    call.issued = true;
   }
 
-  // Sends a bulk call: a write's bytes as slices of the request's own
-  // buffers (alive until its observer is told, after the reply). Encoded
-  // anew at each send: a resend may find the buffers moved
-  // (before_queueing).
+  // Sends a bulk call. A write's bytes are copied once into a slice gRPC
+  // owns (the only copy on this side): slices referring to the caller's
+  // buffers could still be in the transport's hands after a call ended by
+  // deadline or cancellation, when the caller has freed them.
   void StartBulk(Call& call, std::function<void(grpc::Status)> done) {
     std::vector<grpc::Slice> payload;
     if (call.request->info.op == nrs::Op::kWrite) {
+      grpc::Slice owned(static_cast<size_t>(call.request->info.length));
+      uint8_t* at = const_cast<uint8_t*>(owned.begin());
       for (const iovec& part : call.request->iov) {
-        payload.emplace_back(part.iov_base, part.iov_len, grpc::Slice::STATIC_SLICE);
+        const size_t n = std::min<size_t>(part.iov_len, owned.end() - at);
+        std::memcpy(at, part.iov_base, n);
+        at += n;
       }
+      payload.push_back(std::move(owned));
     }
     call.bulk_message = rpc::EncodeBulk(call.call, payload);
     call.bulk_reply.Clear();
@@ -538,13 +562,16 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
       call = FindLocked(request);
       if (call == nullptr || call->cancel_pending || call->parked) return false;
       if (TakeUnsentLocked(call)) {
+        if (request.info.op == nrs::Op::kDestroy) destroys_.fetch_sub(1, std::memory_order_relaxed);
         call->request.release();  // the caller's again
         in_flight_.erase(call);
         if (in_flight_.empty()) idle_.notify_all();
         delete call;
         return true;
       }
-      if (!call->issued || !call->session) return false;
+      // A caller's thread waits in a synchronous call only while the OSS's
+      // policies hold nothing back (SubmitOrRun): not worth taking back.
+      if (!call->issued || !call->async || !call->session) return false;
       call->cancel_pending = true;
       request_id = call->call.request_id();
       session = call->session;
@@ -558,11 +585,15 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
     rpc::SteerReply reply;
     const bool cancelled = stub_->Steer(&context, steer, &reply).ok() && reply.cancelled();
     std::unique_lock lock(mu_);
-    if (cancelled) {
-      // Its call answers at once (ECANCELED); nobody is told of it.
-      parked_cv_.wait(lock, [&] { return call->parked.has_value(); });
+    // Its call answers at once (ECANCELED); nobody is told of it. Should
+    // the answer not come in time, it is not taken back: the ECANCELED
+    // that comes later sends it again (OnReply), and it is served.
+    if (cancelled &&
+        parked_cv_.wait_for(lock, kSettingsPatience, [&] { return call->parked.has_value(); }) &&
+        call->parked->err() == ECANCELED) {
       in_flight_.erase(call);
       if (in_flight_.empty()) idle_.notify_all();
+      if (request.info.op == nrs::Op::kDestroy) destroys_.fetch_sub(1, std::memory_order_relaxed);
       call->request.release();  // the caller's again
       lock.unlock();
       delete call;
@@ -759,29 +790,29 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
 
   void RunEpochStream(const std::shared_ptr<rpc::ClientSession>& session) {
     grpc::ClientContext context;
+    context.AddMetadata(rpc::kOstHeader, ref_.SerializeAsString());
     rpc::SignCall(*session, context, rpc::kEpochsMethod, rpc::OstRefFields(ref_));
-    uint64_t generation = 0;
-    std::unique_ptr<grpc::ClientReaderWriter<rpc::EpochToOss, rpc::EpochFromOss>> stream;
+    // The context is published before the call starts, so a stop can
+    // cancel it whatever the call is waiting for (a connection, a read);
+    // nothing blocking is done under epoch_mu_.
     {
       std::lock_guard lock(epoch_mu_);
       if (epoch_stopping_) return;
-      stream = stub_->Epochs(&context);
       epoch_context_ = &context;
-      epoch_stream_ = stream.get();
-      generation = ++epoch_generation_;
     }
-    rpc::EpochToOss open;
-    *open.mutable_ost() = ref_;
-    bool ok = false;
+    std::unique_ptr<grpc::ClientReaderWriter<rpc::EpochToOss, rpc::EpochFromOss>> stream =
+        stub_->Epochs(&context);
+    uint64_t generation = 0;
     {
       std::lock_guard lock(epoch_mu_);
-      ok = stream->Write(open);
+      epoch_stream_ = stream.get();
+      generation = ++epoch_generation_;
     }
     nrs::EpochHub& hub = *options_.epochs;
     const nrs::ParticipantId who = options_.index;
     rpc::EpochFromOss message;
     bool opened = false;
-    while (ok && stream->Read(&message)) {
+    while (stream->Read(&message)) {
       if (!opened) {
         Logger("client")->info("{}: its scheduler takes part in this mount's epochs", name_);
         opened = true;
@@ -879,8 +910,10 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
       return false;
     }
     if (reply.err() != 0) {
-      // It runs what it ran; the same settings are not sent again until
-      // they change (they would be refused again).
+      // It runs what it ran. Settings it cannot run (EINVAL) are not sent
+      // again until they change; any other refusal (a relabel under way)
+      // is tried again at the next status poll.
+      if (reply.err() != EINVAL) return false;
       if (refused_version_ != call.version()) {
         Logger("client")->error("{}: the OSS refused NRS settings: {}", name_, reply.message());
         refused_version_ = call.version();
@@ -920,6 +953,7 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
     {
       std::unique_lock lock(mu_);
       in_flight_.insert(call);
+      call->issued = false;  // (again): not on the OSS until Issue signs it anew
       if (stopping_) {
         lock.unlock();
         Complete(call, Status::Error(EIO, name_ + ": stopping"));
@@ -945,7 +979,6 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
         return;
       }
       ++async_calls_;
-      call->issued = true;
     }
     call->async = true;
     StartContext(*call, std::move(session));
@@ -1089,6 +1122,19 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
     Status result = rpc::FromGrpc(status, name_);
     if (result.ok() && call->reply.err() != 0) {
       result = Status::Error(call->reply.err(), call->reply.message());
+    }
+    if (result.err() == ECANCELED) {
+      // Taken out of the OSS's queue unserved by a Cancel that gave up
+      // waiting for the OSS's word: nothing ran, so it is sent again.
+      bool pending = false;
+      {
+        std::lock_guard lock(mu_);
+        pending = call->cancel_pending;
+      }
+      if (!pending) {
+        Send(call);
+        return;
+      }
     }
     if (!status.ok()) {
       std::lock_guard lock(mu_);

@@ -6,6 +6,7 @@
 
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <set>
@@ -117,6 +118,7 @@ struct QueuedCall {
   ost::IoRequest* request = nullptr;
   std::shared_ptr<ost::LocalService> service;
   ost::IoObserver* observer = nullptr;
+  bool raise_when_queued = false;  // a raise came before the call did
   void MarkDone() {
     std::lock_guard lock(mu);
     done = true;
@@ -283,7 +285,9 @@ class OssService final : public rpc::Oss::WithRawCallbackMethod_IoBulk<rpc::Oss:
     // alive until this returns: nothing to copy if it queues.
     ost::IoRequest* submitted = request.get();
     (*service)->SubmitOrRun(std::move(request), [](ost::IoRequest&) {});
-    if (call->raised()) RaiseIfQueued(observer.queued, **service, submitted);
+    if (call->raised() || (observer.queued && observer.queued->raise_when_queued)) {
+      RaiseIfQueued(observer.queued, **service, submitted);
+    }
     observer.Wait();
     Forget(key);
     return grpc::Status::OK;
@@ -340,7 +344,9 @@ class OssService final : public rpc::Oss::WithRawCallbackMethod_IoBulk<rpc::Oss:
     std::shared_ptr<QueuedCall> queued =
         static_cast<BulkServed*>(request->observer)->queued;
     (*service)->Submit(std::move(request));
-    if (call.raised()) RaiseIfQueued(queued, **service, submitted);
+    if (call.raised() || (queued && queued->raise_when_queued)) {
+      RaiseIfQueued(queued, **service, submitted);
+    }
     return reactor;
   }
 
@@ -421,20 +427,30 @@ class OssService final : public rpc::Oss::WithRawCallbackMethod_IoBulk<rpc::Oss:
   // hub (oss/epoch_relay.h), for as long as the mount keeps the stream.
   grpc::Status Epochs(grpc::ServerContext* context,
                       grpc::ServerReaderWriter<rpc::EpochFromOss, rpc::EpochToOss>* stream) override {
-    rpc::EpochToOss message;
-    if (!stream->Read(&message)) return grpc::Status::OK;
-    if (grpc::Status auth =
-            Authenticate(*context, rpc::kEpochsMethod, rpc::OstRefFields(message.ost()));
+    // The OST is named in the call's metadata, under its signature:
+    // checked before anything is read, so a peer without the key holds no
+    // thread here.
+    rpc::OstRef ost;
+    {
+      const auto& metadata = context->client_metadata();
+      auto it = metadata.find(rpc::kOstHeader);
+      if (it == metadata.end() || !ost.ParseFromArray(it->second.data(),
+                                                     static_cast<int>(it->second.size()))) {
+        return grpc::Status(grpc::StatusCode::UNAUTHENTICATED, "the call names no OST");
+      }
+    }
+    if (grpc::Status auth = Authenticate(*context, rpc::kEpochsMethod, rpc::OstRefFields(ost));
         !auth.ok()) {
       return auth;
     }
-    auto service = Find(message.ost());
+    auto service = Find(ost);
     if (!service.ok()) {
       return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION, service.status().message());
     }
-    const nrs::ParticipantId who = message.ost().index();
-    const std::string dir = message.ost().dir();
-    const std::shared_ptr<EpochRelay> relay = HubFor(message.ost().fs_uuid());
+    rpc::EpochToOss message;
+    const nrs::ParticipantId who = ost.index();
+    const std::string dir = ost.dir();
+    const std::shared_ptr<EpochRelay> relay = HubFor(ost.fs_uuid());
     {
       std::lock_guard lock(streams_mu_);
       if (stopping_) return grpc::Status(grpc::StatusCode::UNAVAILABLE, "stopping");
@@ -455,6 +471,7 @@ class OssService final : public rpc::Oss::WithRawCallbackMethod_IoBulk<rpc::Oss:
         });
     Logger("oss")->info("{}: epochs from the mount's hub ({})", dir, context->peer());
     while (stream->Read(&message)) {
+      if (message.epoch() == 0) continue;  // no answer (an older mount's opening message)
       const std::string& bytes = message.data();
       if (bytes.size() > nrs::kMaxEpochData) {
         relay->Deliver(who, token, -EMSGSIZE, {});
@@ -500,8 +517,14 @@ class OssService final : public rpc::Oss::WithRawCallbackMethod_IoBulk<rpc::Oss:
     std::shared_ptr<QueuedCall> queued;
     {
       std::lock_guard lock(calls_mu_);
-      auto it = calls_.find({rpc::SessionOf(*context), call->request_id()});
-      if (it == calls_.end()) return grpc::Status::OK;  // done already, or never here
+      const CallKey key{rpc::SessionOf(*context), call->request_id()};
+      auto it = calls_.find(key);
+      if (it == calls_.end()) {
+        // Done already, or its call not here yet (a raise may overtake a
+        // large call still arriving): a raise is kept for it.
+        if (!call->cancel()) RememberEarlyRaiseLocked(key);
+        return grpc::Status::OK;
+      }
       queued = it->second;
     }
     std::unique_lock lock(queued->mu);
@@ -541,7 +564,19 @@ class OssService final : public rpc::Oss::WithRawCallbackMethod_IoBulk<rpc::Oss:
     queued->observer = observer;
     std::lock_guard lock(calls_mu_);
     calls_[key] = queued;
+    if (early_raises_.erase(key) != 0) queued->raise_when_queued = true;
     return queued;
+  }
+  // REQUIRES: calls_mu_ held. At most kEarlyRaises kept, the oldest
+  // forgotten first (one whose call never comes is forgotten so).
+  void RememberEarlyRaiseLocked(const CallKey& key) {
+    static constexpr size_t kEarlyRaises = 4096;
+    if (!early_raises_.insert(key).second) return;
+    early_order_.push_back(key);
+    while (early_order_.size() > kEarlyRaises) {
+      early_raises_.erase(early_order_.front());
+      early_order_.pop_front();
+    }
   }
   void Forget(const CallKey& key) {
     if (key.second == 0) return;
@@ -816,6 +851,8 @@ class OssService final : public rpc::Oss::WithRawCallbackMethod_IoBulk<rpc::Oss:
   std::map<std::string, std::shared_ptr<EpochRelay>> hubs_;  // by filesystem uuid
   std::mutex calls_mu_;  // guards calls_
   std::map<CallKey, std::shared_ptr<QueuedCall>> calls_;  // Io and IoBulk calls under way
+  std::set<CallKey> early_raises_;    // raises that came before their calls
+  std::deque<CallKey> early_order_;   // early_raises_, oldest first
   std::mutex streams_mu_;  // guards streams_
   std::set<grpc::ServerContext*> streams_;  // Epochs calls under way
   bool stopping_ = false;                   // guarded by streams_mu_: no new stream
@@ -871,6 +908,10 @@ class ServerImpl final : public Server {
     // allowed, also between calls.
     builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
     builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+    // And this side pings too: a mount whose machine died (its Epochs
+    // streams and calls open) is found within 15 s, not TCP's minutes.
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
+    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
     // Calls a policy holds back keep their threads: room for many.
     grpc::ResourceQuota quota("stripefs-oss");
     quota.SetMaxThreads(kMaxThreads);

@@ -33,6 +33,9 @@ inline constexpr const char* kLabelMethod = "Label";
 inline constexpr const char* kConfigureMethod = "Configure";
 inline constexpr const char* kNrsStatusMethod = "NrsStatus";
 inline constexpr const char* kEpochsMethod = "Epochs";  // signs OstRefFields
+// An Epochs call's OST (an OstRef, serialized) in its metadata, so the
+// server checks the signature before it reads the stream.
+inline constexpr const char* kOstHeader = "sfs-ost-bin";
 inline constexpr const char* kObjectStatMethod = "ObjectStat";
 inline constexpr const char* kSteerMethod = "Steer";
 

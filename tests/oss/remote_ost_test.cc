@@ -267,6 +267,17 @@ TEST_F(RemoteOstTest, ABulkCallWithoutProofIsUnauthenticatedAndWritesNothing) {
   EXPECT_FALSE(stdfs::exists(ObjectFile(0x99)));
 }
 
+TEST_F(RemoteOstTest, AnEpochsStreamWithoutProofIsRefusedBeforeAnythingIsRead) {
+  auto stub = rpc::Oss::NewStub(
+      grpc::CreateChannel(address_.address, grpc::InsecureChannelCredentials()));
+  grpc::ClientContext context;
+  auto stream = stub->Epochs(&context);
+  rpc::EpochFromOss message;
+  // Nothing written: the OSS answers from the metadata alone.
+  EXPECT_FALSE(stream->Read(&message));
+  EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::UNAUTHENTICATED);
+}
+
 TEST_F(RemoteOstTest, AnOstUnderAnotherLabelIsRefusedWithTheReason) {
   auto remote = client::ConnectRemoteOst({3, address_, "fs-other", "ost-3", key_});
   ASSERT_FALSE(remote.ok());
