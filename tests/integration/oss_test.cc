@@ -20,8 +20,10 @@ namespace stdfs = std::filesystem;
 // read back from its log).
 class OssProcess {
  public:
+  // `listen`: ADDRESS:PORT to listen on; by default `address`:0.
   OssProcess(const std::string& root, const std::string& name, const std::string& address,
-             const std::string& key_file, int dirs, std::vector<std::string> extra_args = {})
+             const std::string& key_file, int dirs, std::vector<std::string> extra_args = {},
+             const std::string& listen = "")
       : log_(root + "/" + name + ".log"),
         host_(address),
         key_file_(key_file),
@@ -30,7 +32,7 @@ class OssProcess {
       dirs_.push_back(root + "/" + name + "-ost" + std::to_string(i));
       stdfs::create_directories(dirs_.back());
     }
-    Start(host_ + ":0");
+    Start(listen.empty() ? host_ + ":0" : listen);
   }
   ~OssProcess() { Stop(); }
 
@@ -69,6 +71,7 @@ class OssProcess {
   }
 
   bool running() const { return !address_.empty() && pid_ > 0; }
+  const std::string& address() const { return address_; }
   std::string Url(int dir) const { return "oss://" + address_ + dirs_[dir]; }
   const std::string& dir(int i) const { return dirs_[i]; }
   std::string Log() const { return ReadFile(log_).value_or(""); }
@@ -418,6 +421,33 @@ TEST_F(OssTest, AnOssBackWithTheWrongDiskIsRefusedWithTheReason) {
   EXPECT_TRUE(WaitFor([&] { return OstState(*fs_, 3) == "ok"; }, 30000));
   EXPECT_TRUE(WriteFile(path, "back"));
   EXPECT_TRUE(SameBytes(ReadFile(path), std::string("back")));
+}
+
+TEST_F(OssTest, AnOssOnAnotherPortIsNotFoundAndAnotherOnItsPortIsRefused) {
+  // b stops; another OSS takes b's port, serving other directories: OST 3
+  // is not served there, and the mount says so; then b comes back on
+  // another port: not the OST's recorded address, so still not found;
+  // then b on its own port again: back.
+  const std::string b_address = oss_b_->address();
+  EXPECT_EQ(oss_b_->Stop(), 0);
+  auto other = std::make_unique<OssProcess>(fs_->root(), "c", "127.0.0.3", key_, 1,
+                                            std::vector<std::string>{}, b_address);
+  ASSERT_TRUE(other->running());
+  EXPECT_TRUE(WaitFor([&] { return OstState(*fs_, 3) == "unresponsive"; }, 30000));
+  EXPECT_TRUE(WaitFor([&] { return Contains(fs_->Log(), "this server does not serve " +
+                                                            oss_b_->dir(0)); },
+                      10000))
+      << fs_->Log();
+  EXPECT_EQ(other->Stop(), 0);
+  auto moved = std::make_unique<OssProcess>(fs_->root(), "b", "127.0.0.3", key_, 2);
+  ASSERT_TRUE(moved->running());
+  ASSERT_NE(moved->address(), b_address);
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  EXPECT_EQ(OstState(*fs_, 3), "unresponsive");
+  EXPECT_TRUE(ObjectFiles(oss_b_->dir(0)).empty());
+  EXPECT_EQ(moved->Stop(), 0);
+  ASSERT_TRUE(oss_b_->Restart());
+  EXPECT_TRUE(WaitFor([&] { return OstState(*fs_, 3) == "ok"; }, 30000));
 }
 
 TEST_F(OssTest, AnOssKilledAndRestartedKeepsWhatWasSyncedAndTheMountReconnects) {
