@@ -433,6 +433,54 @@ TEST_F(RemoteOstTest, QueuedRequestsOnTheOssAreRaisedAndCancelledFromTheMount) {
   EXPECT_EQ(recorder.WaitFor(6, std::chrono::milliseconds(1500)).size(), 5u);
 }
 
+// A raise that overtakes its call (sent while a large call still arrives)
+// is kept by the OSS and applied when the call comes.
+TEST_F(RemoteOstTest, ARaiseBeforeItsCallIsKeptForIt) {
+  ConnectUnderTbf("start slow uid={1000} rate=1");
+  auto stub = rpc::Oss::NewStub(
+      grpc::CreateChannel(address_.address, grpc::InsecureChannelCredentials()));
+  rpc::ClientSession session(key_);
+  {
+    grpc::ClientContext context;
+    rpc::HelloRequest hello;
+    hello.set_client_nonce(session.client_nonce());
+    rpc::HelloReply opened;
+    ASSERT_TRUE(stub->Hello(&context, hello, &opened).ok());
+    ASSERT_TRUE(session.Open(opened.session(), opened.server_nonce()).ok());
+  }
+  // uid 1000's burst spent, so its next request waits in TBF.
+  std::string block(4096, 'b');
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(Run(nrs::Op::kWrite, 0x76, 0, &block).ok());
+  const uint64_t hp_before = remote_->HeadStats(nrs::Head::kHighPriority).dequeued;
+  {
+    rpc::SteerCall steer;
+    steer.set_request_id(77);
+    grpc::ClientContext context;
+    rpc::SignCall(session, context, rpc::kSteerMethod, rpc::SteerCallFields(steer));
+    rpc::SteerReply reply;
+    ASSERT_TRUE(stub->Steer(&context, steer, &reply).ok());
+  }
+  rpc::IoCall call;
+  call.mutable_ost()->set_dir(dir_);
+  call.mutable_ost()->set_fs_uuid("fs-1");
+  call.mutable_ost()->set_ost_uuid("ost-3");
+  call.mutable_ost()->set_index(3);
+  call.set_op(static_cast<uint32_t>(nrs::Op::kWrite));
+  call.set_object_id(0x77);
+  call.set_length(5);
+  call.set_data("hello");
+  call.mutable_caller()->set_uid(1000);
+  call.mutable_caller()->set_jobid("job.7");  // Run's class (TBF keeps a bucket per class)
+  call.set_request_id(77);
+  grpc::ClientContext context;
+  rpc::SignCall(session, context, rpc::kIoMethod, rpc::IoCallFields(call));
+  rpc::IoReply reply;
+  ASSERT_TRUE(stub->Io(&context, call, &reply).ok());
+  EXPECT_EQ(reply.err(), 0) << reply.message();
+  // It was served by the high-priority head, where a raise puts it.
+  EXPECT_EQ(remote_->HeadStats(nrs::Head::kHighPriority).dequeued, hp_before + 1);
+}
+
 TEST_F(RemoteOstTest, AnOssThatRestartedGetsTheSettingsAgain) {
   ConnectUnderTbf("start u7 uid={7} rate=100");
   // The OSS stops and starts again on its port: it runs fifo until the
