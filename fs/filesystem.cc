@@ -257,7 +257,7 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
   fs->late_osts_ = std::move(opened.late);
   fs->inline_budget_ = std::make_shared<std::atomic<int>>(config.inline_ios);
   fs->epochs_ = std::make_shared<nrs::SharedEpochHub>(nrs::CombineEpochData,
-                                                      NrsControl::kDefaultEhTimeout);
+                                                      control::NrsControl::kDefaultEhTimeout);
   for (uint32_t index = 0; index < identities.size(); ++index) {
     const OstIdentity& id = identities[index];
     if (client::IsOssPath(id.path)) {
@@ -307,18 +307,18 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
                                                                  std::chrono::seconds(1)));
   std::vector<ost::Service*> services;
   for (auto& service : fs->osts_.All()) services.push_back(service.get());
-  fs->nrs_control_ = std::make_unique<NrsControl>(
-      NrsControl::Scope::kOsts, fs->meta_.get(),
+  fs->nrs_control_ = std::make_unique<control::NrsControl>(
+      control::NrsControl::Scope::kOsts, fs->meta_.get(),
       std::vector<nrs::Target*>(services.begin(), services.end()), &fs->registry_,
       fs->epochs_.get());
   if (Status loaded = fs->nrs_control_->Load(); !loaded.ok()) return loaded;
   if (config.mdt_nrs) {
     mdt::ServiceOptions mdt_options;
     mdt_options.max_active = config.mdt_active;
-    mdt_options.epoch_length = NrsControl::kDefaultEpochLength;
+    mdt_options.epoch_length = control::NrsControl::kDefaultEpochLength;
     fs->mdt_ = std::make_unique<mdt::Service>(mdt_options);
-    fs->mdt_nrs_control_ = std::make_unique<NrsControl>(
-        NrsControl::Scope::kMdt, fs->meta_.get(), std::vector<nrs::Target*>{fs->mdt_.get()},
+    fs->mdt_nrs_control_ = std::make_unique<control::NrsControl>(
+        control::NrsControl::Scope::kMdt, fs->meta_.get(), std::vector<nrs::Target*>{fs->mdt_.get()},
         &fs->registry_, /*epochs=*/nullptr);
     if (Status loaded = fs->mdt_nrs_control_->Load(); !loaded.ok()) return loaded;
   }
@@ -752,8 +752,8 @@ bool Filesystem::IsSettingName(const std::string& name) {
   return name == kJobidVarKey || name == kJobidNameKey || name == kOstStatusName ||
          name == kOstDfName || name == kJobStatsName || name == kJobCleanupKey ||
          name == kMetricsAddressName || name == kOstAddName || name == kOstCountKey ||
-         NrsControl::Handles(NrsControl::Scope::kOsts, name) ||
-         NrsControl::Handles(NrsControl::Scope::kMdt, name) || PlacementControl::Handles(name) ||
+         control::NrsControl::Handles(control::NrsControl::Scope::kOsts, name) ||
+         control::NrsControl::Handles(control::NrsControl::Scope::kMdt, name) || PlacementControl::Handles(name) ||
          QuotaControl::Handles(name);
 }
 
@@ -784,8 +784,8 @@ Result<std::string> Filesystem::GetSetting(const std::string& name) {
     return metrics_address_;
   }
   if (name == kJobCleanupKey) return std::to_string(meta_job_stats_.cleanup_interval().count());
-  if (NrsControl::Handles(NrsControl::Scope::kOsts, name)) return nrs_control_->Get(name);
-  if (NrsControl::Handles(NrsControl::Scope::kMdt, name)) {
+  if (control::NrsControl::Handles(control::NrsControl::Scope::kOsts, name)) return nrs_control_->Get(name);
+  if (control::NrsControl::Handles(control::NrsControl::Scope::kMdt, name)) {
     if (mdt_nrs_control_ == nullptr) return Status::Error(ENODATA, kMdtNrsOff);
     return mdt_nrs_control_->Get(name);
   }
@@ -868,8 +868,8 @@ std::vector<std::optional<ost::SpaceInfo>> Filesystem::SpaceSamples() const {
 }
 
 Status Filesystem::SetSetting(const std::string& name, const std::string& raw) {
-  if (NrsControl::Handles(NrsControl::Scope::kOsts, name)) return nrs_control_->Set(name, raw);
-  if (NrsControl::Handles(NrsControl::Scope::kMdt, name)) {
+  if (control::NrsControl::Handles(control::NrsControl::Scope::kOsts, name)) return nrs_control_->Set(name, raw);
+  if (control::NrsControl::Handles(control::NrsControl::Scope::kMdt, name)) {
     if (mdt_nrs_control_ == nullptr) return Status::Error(EINVAL, kMdtNrsOff);
     return mdt_nrs_control_->Set(name, raw);
   }

@@ -28,7 +28,7 @@
 #include "fs/fuse_channel.h"
 #include "fs/interrupts.h"
 #include "fs/jobid.h"
-#include "fs/nrs_control.h"
+#include "control/nrs_control.h"
 #include "fs/open_table.h"
 #include "fs/ops.h"
 #include "fs/ost_table.h"
@@ -332,7 +332,7 @@ class Filesystem {
   void Abandon();
 
   // Run-time settings on the mount root (user.stripefs.<name>): jobid_var,
-  // jobid_name and the NRS settings (fs/nrs_control.h).
+  // jobid_name and the NRS settings (control/nrs_control.h).
   Status SetSetting(const std::string& name, const std::string& value);
   Status RemoveSetting(const std::string& name);
   Result<std::string> GetSetting(const std::string& name);
@@ -424,8 +424,8 @@ class Filesystem {
   // After osts_ and meta_, so it dies first: a request it still serves at
   // shutdown uses both. Null with mdt_nrs=off.
   std::unique_ptr<mdt::Service> mdt_;
-  std::unique_ptr<NrsControl> nrs_control_;              // borrows meta_ and osts_
-  std::unique_ptr<NrsControl> mdt_nrs_control_;          // borrows meta_ and mdt_; may be null
+  std::unique_ptr<control::NrsControl> nrs_control_;              // borrows meta_ and osts_
+  std::unique_ptr<control::NrsControl> mdt_nrs_control_;          // borrows meta_ and mdt_; may be null
   std::unique_ptr<PlacementControl> placement_control_;  // borrows meta_ and osts_
   std::unique_ptr<QuotaControl> quota_;                  // borrows meta_
   std::unique_ptr<SpaceGrants> space_;                   // reads osts_' samples

@@ -1,7 +1,7 @@
 #include "fs/metrics_report.h"
 
 #include "fs/filesystem.h"
-#include "fs/nrs_heads.h"
+#include "control/nrs_heads.h"
 #include "metrics/exposition.h"
 
 namespace sfs::fs {
@@ -69,10 +69,10 @@ void AddJobs(Exposition& e, const std::string& target, const std::vector<jobstat
 // The NRS counters of every policy of both heads of one service; `where`
 // names it ({ost="3"} or {target="mdt"}).
 void AddPolicies(Exposition& e, const nrs::Target& service, const Labels& where) {
-  for (size_t head = 0; head < std::size(kHeadOf); head++) {
-    for (const nrs::PolicyStatus& policy : service.PolicyStatus(kHeadOf[head], {})) {
+  for (size_t head = 0; head < std::size(control::kHeadOf); head++) {
+    for (const nrs::PolicyStatus& policy : service.PolicyStatus(control::kHeadOf[head], {})) {
       Labels policy_labels = where;
-      policy_labels.emplace_back("head", kHeadTitle[head]);
+      policy_labels.emplace_back("head", control::kHeadTitle[head]);
       policy_labels.emplace_back("policy", policy.name);
       e.Add("stripefs_nrs_queued", policy_labels, policy.stats.queued);
       e.Add("stripefs_nrs_wait_seconds_total", policy_labels, policy.stats.wait_ns / 1e9);

@@ -1,4 +1,4 @@
-// The user.stripefs.nrs_* settings' text (fs/nrs_settings.h) and the NRS
+// The user.stripefs.nrs_* settings' text (control/nrs_settings.h) and the NRS
 // parsers behind them: op sets (nrs_hp_ops, nrs/nrs.h), durations
 // (nrs_delay_min/max), counts, nrs_orr_supported, the nrs_policies value
 // with the policy factories' arguments (nrs/registry.h), and the head
@@ -8,7 +8,7 @@
 #include <iterator>
 #include <string>
 
-#include "fs/nrs_settings.h"
+#include "control/nrs_settings.h"
 #include "fuzz/fuzz_check.h"
 #include "nrs/nrs.h"
 #include "nrs/registry.h"
@@ -26,32 +26,32 @@ void OpSet(std::string_view text) {
 }
 
 void Duration(std::string_view text) {
-  auto d = fs::ParseDuration("d", text);
+  auto d = control::ParseDuration("d", text);
   if (!d.ok()) return;
   Check(d->count() >= 0 && *d <= std::chrono::hours(1), "a duration out of range", text);
-  const std::string formatted = fs::FormatDuration(*d);
-  auto again = fs::ParseDuration("d", formatted);
+  const std::string formatted = control::FormatDuration(*d);
+  auto again = control::ParseDuration("d", formatted);
   Check(again.ok() && *again == *d, "a duration changed through FormatDuration", text, formatted);
 }
 
 void Count(std::string_view text) {
-  auto n = fs::ParseCount("n", text, 1, 65535);
+  auto n = control::ParseCount("n", text, 1, 65535);
   if (!n.ok()) return;
   Check(*n >= 1 && *n <= 65535, "a count out of range", text);
-  auto again = fs::ParseCount("n", std::to_string(*n), 1, 65535);
+  auto again = control::ParseCount("n", std::to_string(*n), 1, 65535);
   Check(again.ok() && *again == *n, "a count changed through its text", text);
 }
 
 void OrrSupported(std::string_view text) {
-  auto s = fs::ParseOrrSupported(text);
+  auto s = control::ParseOrrSupported(text);
   if (!s.ok()) return;
   const std::string name = nrs::OrrSupportedName(*s);
-  auto again = fs::ParseOrrSupported(name);
+  auto again = control::ParseOrrSupported(name);
   Check(again.ok() && *again == *s, "nrs_orr_supported changed through its name", text, name);
 }
 
 void Policies(std::string_view text) {
-  auto setting = fs::ParsePolicySetting(text);
+  auto setting = control::ParsePolicySetting(text);
   if (!setting.ok()) return;
   Check(!setting->spec.empty() && (setting->heads.regular || setting->heads.high),
         "a policy setting with no policy or no head", text);
@@ -61,7 +61,7 @@ void Policies(std::string_view text) {
   std::string stored = setting->spec;
   if (!setting->heads.high) stored += " reg";
   if (!setting->heads.regular) stored += " hp";
-  auto again = fs::ParsePolicySetting(stored);
+  auto again = control::ParsePolicySetting(stored);
   Check(again.ok() && again->spec == setting->spec && again->heads == setting->heads,
         "a policy setting changed through its text", text, stored);
   static const nrs::PolicyRegistry registry = nrs::BuiltinPolicies();
@@ -75,7 +75,7 @@ void Policies(std::string_view text) {
 }
 
 void Rule(std::string_view text) {
-  const fs::RuleSetting setting = fs::ParseRuleSetting(text);
+  const control::RuleSetting setting = control::ParseRuleSetting(text);
   Check(setting.heads.regular || setting.heads.high, "a rule setting with no head", text);
   Check(Trim(setting.command) == setting.command, "the command is not trimmed", text);
   if (setting.heads.regular && setting.heads.high) {

@@ -1,4 +1,4 @@
-// Per-OST and per-head NRS tunables (fs/nrs_settings.h) and the id lists
+// Per-OST and per-head NRS tunables (control/nrs_settings.h) and the id lists
 // of rule expressions (common/id_list.h). The first byte chooses:
 //   a setting name ("ost3.hp.nrs_orr_quantum"): its canonical name splits
 //     back to the same OST, heads and base;
@@ -12,19 +12,19 @@
 
 #include "common/id_list.h"
 #include "common/text.h"
-#include "fs/nrs_settings.h"
+#include "control/nrs_settings.h"
 #include "fuzz/fuzz_check.h"
 
 namespace sfs::fuzz {
 namespace {
 
 void Name(std::string_view text) {
-  const fs::SettingName split = fs::SplitSettingName(text);
+  const control::SettingName split = control::SplitSettingName(text);
   Check(split.heads.regular || split.heads.high, "a name with no head", text);
   Check(split.head_given || (split.heads.regular && split.heads.high), "one head without a prefix",
         text);
-  const std::string joined = fs::JoinSettingName(split);
-  const fs::SettingName again = fs::SplitSettingName(joined);
+  const std::string joined = control::JoinSettingName(split);
+  const control::SettingName again = control::SplitSettingName(joined);
   Check(again.ost == split.ost && again.heads == split.heads &&
             again.head_given == split.head_given && again.base == split.base,
         "a setting name changed through its canonical form", text, joined);
@@ -32,22 +32,22 @@ void Name(std::string_view text) {
 
 void Tunable(std::string_view text) {
   if (text.empty()) return;
-  const auto names = fs::TunableNames();
+  const auto names = control::TunableNames();
   const std::string_view name = names[static_cast<uint8_t>(text[0]) % names.size()].name;
   const std::string_view value = text.substr(1);
-  fs::TunableValues values;
-  const std::string before = fs::FormatTunable(name, values);
-  Status parsed = fs::ParseTunable(name, value, &values);
+  control::TunableValues values;
+  const std::string before = control::FormatTunable(name, values);
+  Status parsed = control::ParseTunable(name, value, &values);
   if (!parsed.ok()) {
     Check(parsed.err() == EINVAL, "a refusal other than EINVAL", text);
-    Check(fs::FormatTunable(name, values) == before, "a refused value changed the values", text);
+    Check(control::FormatTunable(name, values) == before, "a refused value changed the values", text);
     return;
   }
-  const std::string formatted = fs::FormatTunable(name, values);
-  fs::TunableValues fresh;
-  Status again = fs::ParseTunable(name, formatted, &fresh);
+  const std::string formatted = control::FormatTunable(name, values);
+  control::TunableValues fresh;
+  Status again = control::ParseTunable(name, formatted, &fresh);
   if (!again.ok()) Fail("ParseTunable refused FormatTunable's text", formatted, again.message());
-  Check(fs::FormatTunable(name, fresh) == formatted, "a tunable changed through its text", text,
+  Check(control::FormatTunable(name, fresh) == formatted, "a tunable changed through its text", text,
         formatted);
 }
 

@@ -1,7 +1,7 @@
 // The metadata service (Lustre's MDT request handling; seed 000 schedules
 // metadata services as it does data ones): the NRS heads every metadata
 // operation passes through before it runs, with the policies, rules and
-// control syntax of the OSTs' heads (fs/nrs_control.h, "mdt." settings).
+// control syntax of the OSTs' heads (control/nrs_control.h, "mdt." settings).
 //
 // A metadata operation runs on the caller's thread (a FUSE worker) as soon
 // as its policy lets it, and while fewer than `max_active` requests are in

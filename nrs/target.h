@@ -1,4 +1,4 @@
-// What the settings layer (fs/nrs_control.h) drives on a service that runs
+// What the settings layer (control/nrs_control.h) drives on a service that runs
 // NRS heads: an OST's (ost::Service) or the metadata service's
 // (mdt::Service). The same policies, rules and tunables apply to either;
 // each service serializes these calls with its own lock.

@@ -106,7 +106,7 @@ Result<nrs::TargetSettings> FromWire(const NrsSettings& wire) {
   out.hp_ratio = wire.hp_ratio();
   out.epoch_length = FromNanos(wire.epoch_length_ns());
   out.eh_timeout = FromNanos(wire.eh_timeout_ns());
-  // The settings layer keeps both within an hour (fs/nrs_settings.h).
+  // The settings layer keeps both within an hour (control/nrs_settings.h).
   constexpr uint64_t kHourNs = 3600ull * 1000 * 1000 * 1000;
   if (wire.epoch_length_ns() == 0 || wire.epoch_length_ns() > kHourNs ||
       wire.eh_timeout_ns() == 0 || wire.eh_timeout_ns() > kHourNs) {

@@ -95,6 +95,29 @@ class RemoteOstTest : public ::testing::Test {
   }
   // Connects and has the OSS run TBF with `rule` on the regular head.
   void ConnectUnderTbf(const std::string& rule);
+  // A write of `length` bytes (`data`, unless the caller sends them apart)
+  // to `object` of this OST, as a call made by hand.
+  rpc::IoCall RawWrite(uint64_t object, uint64_t length, const std::string& data = "") const {
+    rpc::IoCall call;
+    call.mutable_ost()->set_dir(dir_);
+    call.mutable_ost()->set_fs_uuid("fs-1");
+    call.mutable_ost()->set_ost_uuid("ost-3");
+    call.mutable_ost()->set_index(3);
+    call.set_op(static_cast<uint32_t>(nrs::Op::kWrite));
+    call.set_object_id(object);
+    call.set_length(length);
+    call.set_data(data);
+    return call;
+  }
+  // Opens `session` (made with the key) on the OSS by hand.
+  static void OpenSession(rpc::Oss::Stub& stub, rpc::ClientSession& session) {
+    grpc::ClientContext context;
+    rpc::HelloRequest hello;
+    hello.set_client_nonce(session.client_nonce());
+    rpc::HelloReply opened;
+    ASSERT_TRUE(stub.Hello(&context, hello, &opened).ok());
+    ASSERT_TRUE(session.Open(opened.session(), opened.server_nonce()).ok());
+  }
   // Submits one request and waits for it.
   Status Run(nrs::Op op, uint64_t object, uint64_t offset, std::string* buffer,
              uint64_t length = 0) {
@@ -189,15 +212,7 @@ TEST_F(RemoteOstTest, AWrongKeyIsRefusedAtConnectAndNothingIsWritten) {
 TEST_F(RemoteOstTest, ACallWithoutProofIsUnauthenticatedAndChangesNothing) {
   auto stub = rpc::Oss::NewStub(
       grpc::CreateChannel(address_.address, grpc::InsecureChannelCredentials()));
-  rpc::IoCall call;
-  call.mutable_ost()->set_dir(dir_);
-  call.mutable_ost()->set_fs_uuid("fs-1");
-  call.mutable_ost()->set_ost_uuid("ost-3");
-  call.mutable_ost()->set_index(3);
-  call.set_op(static_cast<uint32_t>(nrs::Op::kWrite));
-  call.set_object_id(0x77);
-  call.set_length(5);
-  call.set_data("hello");
+  const rpc::IoCall call = RawWrite(0x77, 5, "hello");
   grpc::ClientContext context;
   rpc::IoReply reply;
   grpc::Status status = stub->Io(&context, call, &reply);
@@ -205,13 +220,8 @@ TEST_F(RemoteOstTest, ACallWithoutProofIsUnauthenticatedAndChangesNothing) {
   EXPECT_FALSE(stdfs::exists(ObjectFile(0x77)));
   // A signature made with a session but for other fields is refused too:
   // the caller cannot change what it asks for after signing.
-  rpc::ClientSession session(rpc::Key{"a key that is long enough"});
-  grpc::ClientContext hello_context;
-  rpc::HelloRequest hello;
-  hello.set_client_nonce(session.client_nonce());
-  rpc::HelloReply opened;
-  ASSERT_TRUE(stub->Hello(&hello_context, hello, &opened).ok());
-  ASSERT_TRUE(session.Open(opened.session(), opened.server_nonce()).ok());
+  rpc::ClientSession session(key_);
+  OpenSession(*stub, session);
   grpc::ClientContext signed_context;
   rpc::IoCall other = call;
   other.set_object_id(0x78);
@@ -224,14 +234,7 @@ TEST_F(RemoteOstTest, ACallWithoutProofIsUnauthenticatedAndChangesNothing) {
 TEST_F(RemoteOstTest, ABulkCallWithoutProofIsUnauthenticatedAndWritesNothing) {
   auto channel = grpc::CreateChannel(address_.address, grpc::InsecureChannelCredentials());
   grpc::GenericStub stub(channel);
-  rpc::IoCall call;
-  call.mutable_ost()->set_dir(dir_);
-  call.mutable_ost()->set_fs_uuid("fs-1");
-  call.mutable_ost()->set_ost_uuid("ost-3");
-  call.mutable_ost()->set_index(3);
-  call.set_op(static_cast<uint32_t>(nrs::Op::kWrite));
-  call.set_object_id(0x99);
-  call.set_length(rpc::kBulkBytes);
+  const rpc::IoCall call = RawWrite(0x99, rpc::kBulkBytes);
   const std::string data(rpc::kBulkBytes, 'z');
   const grpc::ByteBuffer message =
       rpc::EncodeBulk(call, {grpc::Slice(data.data(), data.size())});
@@ -242,12 +245,7 @@ TEST_F(RemoteOstTest, ABulkCallWithoutProofIsUnauthenticatedAndWritesNothing) {
     rpc::ClientSession session(key_);
     if (signed_as_io) {
       auto io_stub = rpc::Oss::NewStub(channel);
-      grpc::ClientContext hello_context;
-      rpc::HelloRequest hello;
-      hello.set_client_nonce(session.client_nonce());
-      rpc::HelloReply opened;
-      ASSERT_TRUE(io_stub->Hello(&hello_context, hello, &opened).ok());
-      ASSERT_TRUE(session.Open(opened.session(), opened.server_nonce()).ok());
+      OpenSession(*io_stub, session);
       rpc::SignCall(session, context, rpc::kIoMethod, rpc::IoCallFields(call, data.size()));
     }
     grpc::ByteBuffer reply;
@@ -440,14 +438,7 @@ TEST_F(RemoteOstTest, ARaiseBeforeItsCallIsKeptForIt) {
   auto stub = rpc::Oss::NewStub(
       grpc::CreateChannel(address_.address, grpc::InsecureChannelCredentials()));
   rpc::ClientSession session(key_);
-  {
-    grpc::ClientContext context;
-    rpc::HelloRequest hello;
-    hello.set_client_nonce(session.client_nonce());
-    rpc::HelloReply opened;
-    ASSERT_TRUE(stub->Hello(&context, hello, &opened).ok());
-    ASSERT_TRUE(session.Open(opened.session(), opened.server_nonce()).ok());
-  }
+  OpenSession(*stub, session);
   // uid 1000's burst spent, so its next request waits in TBF.
   std::string block(4096, 'b');
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(Run(nrs::Op::kWrite, 0x76, 0, &block).ok());
@@ -460,15 +451,7 @@ TEST_F(RemoteOstTest, ARaiseBeforeItsCallIsKeptForIt) {
     rpc::SteerReply reply;
     ASSERT_TRUE(stub->Steer(&context, steer, &reply).ok());
   }
-  rpc::IoCall call;
-  call.mutable_ost()->set_dir(dir_);
-  call.mutable_ost()->set_fs_uuid("fs-1");
-  call.mutable_ost()->set_ost_uuid("ost-3");
-  call.mutable_ost()->set_index(3);
-  call.set_op(static_cast<uint32_t>(nrs::Op::kWrite));
-  call.set_object_id(0x77);
-  call.set_length(5);
-  call.set_data("hello");
+  rpc::IoCall call = RawWrite(0x77, 5, "hello");
   call.mutable_caller()->set_uid(1000);
   call.mutable_caller()->set_jobid("job.7");  // Run's class (TBF keeps a bucket per class)
   call.set_request_id(77);

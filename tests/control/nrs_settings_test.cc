@@ -1,12 +1,12 @@
-// The text of the nrs_* settings (fs/nrs_settings.h), without a mount.
-#include "fs/nrs_settings.h"
+// The text of the nrs_* settings (control/nrs_settings.h), without a mount.
+#include "control/nrs_settings.h"
 
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <utility>
 
-namespace sfs::fs {
+namespace sfs::control {
 namespace {
 
 using std::chrono::microseconds;
@@ -140,4 +140,4 @@ TEST(NrsSettingsTest, EveryTunableFormatsToTextThatParsesBack) {
 }
 
 }  // namespace
-}  // namespace sfs::fs
+}  // namespace sfs::control

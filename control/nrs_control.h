@@ -56,7 +56,7 @@
 #include <vector>
 
 #include "common/status.h"
-#include "fs/nrs_settings.h"
+#include "control/nrs_settings.h"
 #include "meta/meta_store.h"
 #include "nrs/crrn_weights.h"
 #include "nrs/epoch_hub.h"
@@ -66,12 +66,12 @@
 #include "nrs/tunables.h"
 #include "nrs/target.h"
 
-namespace sfs::fs {
+namespace sfs::control {
 
 class NrsControl {
  public:
-  static constexpr std::chrono::milliseconds kDefaultEpochLength = fs::kDefaultEpochLength;
-  static constexpr std::chrono::seconds kDefaultEhTimeout = fs::kDefaultEhTimeout;
+  static constexpr std::chrono::milliseconds kDefaultEpochLength = control::kDefaultEpochLength;
+  static constexpr std::chrono::seconds kDefaultEhTimeout = control::kDefaultEhTimeout;
 
   // Which schedulers one NrsControl drives.
   enum class Scope {
@@ -180,4 +180,4 @@ class NrsControl {
   State state_;            // GUARDED_BY(mu_): what the services run now
 };
 
-}  // namespace sfs::fs
+}  // namespace sfs::control

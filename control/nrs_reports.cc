@@ -10,10 +10,10 @@
 
 #include <fmt/format.h>
 
-#include "fs/nrs_control.h"
-#include "fs/nrs_heads.h"
+#include "control/nrs_control.h"
+#include "control/nrs_heads.h"
 
-namespace sfs::fs {
+namespace sfs::control {
 namespace {
 
 constexpr size_t kMaxReport = 60 * 1024;
@@ -141,4 +141,4 @@ std::string NrsControl::StatsReport() const {
   return out.Done();
 }
 
-}  // namespace sfs::fs
+}  // namespace sfs::control

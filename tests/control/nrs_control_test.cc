@@ -3,7 +3,7 @@
 // keys, what it refuses, and that a reload restores what was stored. The
 // services are fakes that record what they were told; the store is a real
 // RocksDB MetaStore.
-#include "fs/nrs_control.h"
+#include "control/nrs_control.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -22,7 +22,7 @@
 #include "nrs/crrn_weights.h"
 #include "nrs/registry.h"
 
-namespace sfs::fs {
+namespace sfs::control {
 namespace {
 
 using Scope = NrsControl::Scope;
@@ -435,4 +435,4 @@ TEST_F(NrsControlTest, MdtTunablesTakeAHeadPrefix) {
 }
 
 }  // namespace
-}  // namespace sfs::fs
+}  // namespace sfs::control

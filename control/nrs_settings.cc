@@ -1,4 +1,4 @@
-#include "fs/nrs_settings.h"
+#include "control/nrs_settings.h"
 
 #include <cerrno>
 #include <charconv>
@@ -11,7 +11,7 @@
 #include "common/text.h"
 #include "layout/layout.h"
 
-namespace sfs::fs {
+namespace sfs::control {
 namespace {
 
 bool TakeQualifier(std::string_view word, HeadChoice* choice) {
@@ -264,4 +264,4 @@ std::string FormatTunable(std::string_view name, const TunableValues& values) {
   return "";
 }
 
-}  // namespace sfs::fs
+}  // namespace sfs::control

@@ -1,5 +1,5 @@
-// Internal to fs/: the text of the user.stripefs.nrs_* settings (their
-// grammar is in fs/nrs_control.h), parsed and formatted apart from
+// The text of the user.stripefs.nrs_* settings (their
+// grammar is in control/nrs_control.h), parsed and formatted apart from
 // NrsControl so that it links alone (unit tests, fuzz/nrs_settings_fuzzer.cc).
 // Every parser refuses with EINVAL and a message naming the setting.
 #pragma once
@@ -15,7 +15,7 @@
 #include "nrs/nrs.h"
 #include "nrs/tunables.h"
 
-namespace sfs::fs {
+namespace sfs::control {
 
 // Which heads a setting applies to: "reg", "hp", or both when not given.
 struct HeadChoice {
@@ -104,4 +104,4 @@ Status ParseTunable(std::string_view name, std::string_view value, TunableValues
 // The text of tunable `name`, which ParseTunable takes back.
 std::string FormatTunable(std::string_view name, const TunableValues& values);
 
-}  // namespace sfs::fs
+}  // namespace sfs::control

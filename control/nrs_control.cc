@@ -1,4 +1,4 @@
-#include "fs/nrs_control.h"
+#include "control/nrs_control.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -9,11 +9,10 @@
 
 #include "common/log.h"
 #include "common/text.h"
-#include "fs/nrs_heads.h"
-#include "fs/nrs_settings.h"
-#include "fs/settings_keys.h"
+#include "control/nrs_heads.h"
+#include "control/nrs_settings.h"
 
-namespace sfs::fs {
+namespace sfs::control {
 namespace {
 
 constexpr std::string_view kWeightKey = "nrs_crrn_weight";
@@ -622,4 +621,4 @@ Result<std::string> NrsControl::Get(std::string_view full_name) const {
   return Status::Error(ENODATA, "no NRS setting " + std::string(full_name));
 }
 
-}  // namespace sfs::fs
+}  // namespace sfs::control
