@@ -322,9 +322,9 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
         &fs->registry_, /*epochs=*/nullptr);
     if (Status loaded = fs->mdt_nrs_control_->Load(); !loaded.ok()) return loaded;
   }
-  fs->placement_control_ = std::make_unique<PlacementControl>(fs->meta_.get(), services);
+  fs->placement_control_ = std::make_unique<control::PlacementControl>(fs->meta_.get(), services);
   if (Status loaded = fs->placement_control_->Load(); !loaded.ok()) return loaded;
-  fs->quota_ = std::make_unique<QuotaControl>(fs->meta_.get(), fs->osts_.size());
+  fs->quota_ = std::make_unique<control::QuotaControl>(fs->meta_.get(), fs->osts_.size());
   if (Status loaded = fs->quota_->Load(); !loaded.ok()) return loaded;
   fs->space_ = std::make_unique<SpaceGrants>(
       [osts = &fs->osts_](uint32_t ost) { return osts->at(ost).LastSpace(); },
@@ -753,13 +753,13 @@ bool Filesystem::IsSettingName(const std::string& name) {
          name == kOstDfName || name == kJobStatsName || name == kJobCleanupKey ||
          name == kMetricsAddressName || name == kOstAddName || name == kOstCountKey ||
          control::NrsControl::Handles(control::NrsControl::Scope::kOsts, name) ||
-         control::NrsControl::Handles(control::NrsControl::Scope::kMdt, name) || PlacementControl::Handles(name) ||
-         QuotaControl::Handles(name);
+         control::NrsControl::Handles(control::NrsControl::Scope::kMdt, name) || control::PlacementControl::Handles(name) ||
+         control::QuotaControl::Handles(name);
 }
 
 Status Filesystem::RemoveSetting(const std::string& name) {
-  if (PlacementControl::Handles(name)) return placement_control_->Remove(name);
-  if (QuotaControl::Handles(name)) return quota_->Remove(name);
+  if (control::PlacementControl::Handles(name)) return placement_control_->Remove(name);
+  if (control::QuotaControl::Handles(name)) return quota_->Remove(name);
   return Status::Error(EINVAL, "setting " + name + " cannot be removed");
 }
 
@@ -789,8 +789,8 @@ Result<std::string> Filesystem::GetSetting(const std::string& name) {
     if (mdt_nrs_control_ == nullptr) return Status::Error(ENODATA, kMdtNrsOff);
     return mdt_nrs_control_->Get(name);
   }
-  if (PlacementControl::Handles(name)) return placement_control_->Get(name);
-  if (QuotaControl::Handles(name)) return quota_->Get(name);
+  if (control::PlacementControl::Handles(name)) return placement_control_->Get(name);
+  if (control::QuotaControl::Handles(name)) return quota_->Get(name);
   return Status::Error(ENODATA, "no setting " + name);
 }
 
@@ -873,8 +873,8 @@ Status Filesystem::SetSetting(const std::string& name, const std::string& raw) {
     if (mdt_nrs_control_ == nullptr) return Status::Error(EINVAL, kMdtNrsOff);
     return mdt_nrs_control_->Set(name, raw);
   }
-  if (PlacementControl::Handles(name)) return placement_control_->Set(name, raw);
-  if (QuotaControl::Handles(name)) return quota_->Set(name, raw);
+  if (control::PlacementControl::Handles(name)) return placement_control_->Set(name, raw);
+  if (control::QuotaControl::Handles(name)) return quota_->Set(name, raw);
   // setfattr -v and `echo x >` style values may carry a newline.
   std::string value = raw;
   while (!value.empty() && (value.back() == '\n' || value.back() == ' ')) value.pop_back();

@@ -4,7 +4,7 @@
 //
 // Lock order (outermost first): one shard of Filesystem::open_ (never two;
 // fs/open_table.h), then OpenFile::times_mu, then the leaves
-// meta::MetaStore::mu_ (whose usage observer takes QuotaControl's lock)
+// meta::MetaStore::mu_ (whose usage observer takes control::QuotaControl's lock)
 // and ost::Service::mu_. No lock is held across a fuse_reply_*.
 #pragma once
 
@@ -33,8 +33,8 @@
 #include "fs/ops.h"
 #include "fs/ost_table.h"
 #include "fs/pipe_pool.h"
-#include "fs/placement_control.h"
-#include "fs/quota_control.h"
+#include "control/placement_control.h"
+#include "control/quota_control.h"
 #include "fs/space_grants.h"
 #include "fs/settings_keys.h"
 #include "fs/stripefs.h"
@@ -197,8 +197,8 @@ class Filesystem {
   PipePool& read_pipes() { return read_pipes_; }
   // Reads and writes a FUSE_INTERRUPT may end (fs/interrupts.h).
   InterruptTable& interrupts() { return interrupts_; }
-  // Quota limits and reservations (fs/quota_control.h).
-  QuotaControl& quota() { return *quota_; }
+  // Quota limits and reservations (control/quota_control.h).
+  control::QuotaControl& quota() { return *quota_; }
   // Free-space grants of the OSTs (fs/space_grants.h).
   SpaceGrants& space() { return *space_; }
   // What the metadata service did per job id (job_stats, target "mdt").
@@ -426,8 +426,8 @@ class Filesystem {
   std::unique_ptr<mdt::Service> mdt_;
   std::unique_ptr<control::NrsControl> nrs_control_;              // borrows meta_ and osts_
   std::unique_ptr<control::NrsControl> mdt_nrs_control_;          // borrows meta_ and mdt_; may be null
-  std::unique_ptr<PlacementControl> placement_control_;  // borrows meta_ and osts_
-  std::unique_ptr<QuotaControl> quota_;                  // borrows meta_
+  std::unique_ptr<control::PlacementControl> placement_control_;  // borrows meta_ and osts_
+  std::unique_ptr<control::QuotaControl> quota_;                  // borrows meta_
   std::unique_ptr<SpaceGrants> space_;                   // reads osts_' samples
   JobIds jobids_;
   // Its cleanup interval is the one every OST's JobStats has too

@@ -7,7 +7,7 @@
 
 #include "fs/extent_credits.h"
 #include "fs/filesystem.h"
-#include "fs/quota_control.h"
+#include "control/quota_control.h"
 #include "fs/space_grants.h"
 #include "ring/fuse_ring.h"
 

@@ -18,10 +18,13 @@
 #include "ost/service.h"
 #include "resource/credit.h"
 
+namespace sfs::control {
+class QuotaHold;
+}  // namespace sfs::control
+
 namespace sfs::fs {
 
 class Filesystem;
-class QuotaHold;
 class SpaceHold;
 
 // Marks the calling thread as a FUSE worker inside a read or write
@@ -86,15 +89,15 @@ class MultiPartOp : public ost::IoObserver, public Interruptible {
   // when another request waits for the credit.
   void set_credit(std::shared_ptr<void> credit);
   const std::shared_ptr<void>& credit() const { return credit_; }
-  // Its quota reservation (fs/quota_control.h), held until it is deleted,
+  // Its quota reservation (control/quota_control.h), held until it is deleted,
   // and space grant (fs/space_grants.h), until its last part is done. The
   // three are set in the total order (credit, quota, space;
   // resource/credit.h), which a debug build checks.
-  void set_quota(std::shared_ptr<QuotaHold> quota) {
+  void set_quota(std::shared_ptr<control::QuotaHold> quota) {
     if (quota != nullptr) order_.Take(resource::Kind::kQuota);
     quota_ = std::move(quota);
   }
-  QuotaHold* quota() const { return quota_.get(); }
+  control::QuotaHold* quota() const { return quota_.get(); }
   void set_space(std::shared_ptr<SpaceHold> space) {
     if (space != nullptr) order_.Take(resource::Kind::kSpace);
     space_ = std::move(space);
@@ -143,7 +146,7 @@ class MultiPartOp : public ost::IoObserver, public Interruptible {
   // quota, space: docs/design.md, "Resources and credits").
   std::shared_ptr<void> credit_;
   std::shared_ptr<void> turn_;
-  std::shared_ptr<QuotaHold> quota_;
+  std::shared_ptr<control::QuotaHold> quota_;
   std::shared_ptr<SpaceHold> space_;
   bool refused_ = false;
   resource::CreditOrder order_;  // what the setters above took, in order

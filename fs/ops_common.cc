@@ -160,7 +160,7 @@ Result<meta::Inode> MakeNode(fuse_req_t req, fuse_ino_t parent, const char* name
   }
   // Checked before anything is allotted to it: the new inode counts for
   // its user, group and (inherited) project.
-  auto quota = fs.quota().ReserveInodes(QuotaOwner{node.uid, node.gid, dir->projid}, ctx->uid, 1);
+  auto quota = fs.quota().ReserveInodes(control::QuotaOwner{node.uid, node.gid, dir->projid}, ctx->uid, 1);
   if (!quota.ok()) {
     return Status::Error(quota.err(), "create of '" + std::string(name) + "' in inode " +
                                           std::to_string(parent) + ": " + quota.status().message());

@@ -22,7 +22,7 @@
 #include "fs/ops.h"
 #include "fs/ops_common.h"
 #include "fs/pipe_pool.h"
-#include "fs/quota_control.h"
+#include "control/quota_control.h"
 #include "fs/space_grants.h"
 #include "ring/fuse_ring.h"
 
@@ -86,8 +86,8 @@ Status CheckSizeLimit(uint64_t ino, uint64_t end, uint64_t limit, const char* wh
 }
 
 // Whose quota a change to `file` counts for.
-QuotaOwner OwnerOf(const OpenFile& file) {
-  return QuotaOwner{file.uid.load(), file.gid.load(), file.projid.load()};
+control::QuotaOwner OwnerOf(const OpenFile& file) {
+  return control::QuotaOwner{file.uid.load(), file.gid.load(), file.projid.load()};
 }
 
 // The OST of the stripe that holds file byte `offset`: the one whose
@@ -979,11 +979,11 @@ void StartTruncate(fuse_req_t req, uint64_t ino, const meta::AttrChange& change,
   }
   // Growing counts against quota like a write (sizes are what quotas
   // limit); cutting frees it once stored.
-  std::shared_ptr<QuotaHold> quota;
+  std::shared_ptr<control::QuotaHold> quota;
   uint64_t growth = 0;
   if (*change.size > inode->size) {
     growth = *change.size - inode->size;
-    auto hold = fs.quota().ReserveBytes(QuotaOwner{inode->uid, inode->gid, inode->projid},
+    auto hold = fs.quota().ReserveBytes(control::QuotaOwner{inode->uid, inode->gid, inode->projid},
                                         fuse_req_ctx(req)->uid, OstAt(*loaded, *change.size - 1),
                                         growth);
     if (!hold.ok()) {
@@ -1016,8 +1016,8 @@ void ChangeOwner(fuse_req_t req, uint64_t ino, const meta::AttrChange& change) {
   Filesystem& fs = Fs(req);
   auto inode = fs.meta().GetInode(ino);
   if (!inode.ok()) return ReplyError(req, inode.status(), "setattr");
-  const QuotaOwner from{inode->uid, inode->gid, inode->projid};
-  const QuotaOwner to{change.uid.value_or(inode->uid), change.gid.value_or(inode->gid),
+  const control::QuotaOwner from{inode->uid, inode->gid, inode->projid};
+  const control::QuotaOwner to{change.uid.value_or(inode->uid), change.gid.value_or(inode->gid),
                       inode->projid};
   // An open file's size may be ahead of the store's only by writes in
   // flight, which their own reservations cover.

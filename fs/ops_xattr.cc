@@ -3,7 +3,7 @@
 // directories (fs/layout_xattr.cc; the owner or an admin may set them), and
 // on the mount root each run-time setting (jobid_var, jobid_name, the NRS
 // settings of control/nrs_control.h, the placement settings of
-// fs/placement_control.h), read by anyone and written by root or admin_uid. Other namespaces are not supported.
+// control/placement_control.h), read by anyone and written by root or admin_uid. Other namespaces are not supported.
 #include <sys/xattr.h>
 
 #include <cstring>

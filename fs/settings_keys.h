@@ -32,20 +32,6 @@ inline constexpr const char* kJobCleanupKey = "job_cleanup_interval";
 inline constexpr int64_t kDefaultJobCleanupSeconds = 600;
 inline constexpr int64_t kMaxJobCleanupSeconds = 30LL * 24 * 3600;
 
-// The OST index N of a per-OST setting name "ost<N><suffix>" (e.g.
-// "ost3.active"), or -1 when `name` is not one.
-inline int64_t OstOfSettingName(std::string_view name, std::string_view suffix) {
-  constexpr std::string_view kPrefix = "ost";
-  if (name.size() <= kPrefix.size() + suffix.size() || name.substr(0, kPrefix.size()) != kPrefix ||
-      name.substr(name.size() - suffix.size()) != suffix) {
-    return -1;
-  }
-  const std::string_view digits = name.substr(kPrefix.size(), name.size() - kPrefix.size() - suffix.size());
-  uint32_t index = 0;
-  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
-  if (ec != std::errc() || end != digits.data() + digits.size()) return -1;
-  return index;
-}
 
 inline std::string OstPathKey(uint32_t index) { return "ost." + std::to_string(index) + ".path"; }
 inline std::string OstUuidKey(uint32_t index) { return "ost." + std::to_string(index) + ".uuid"; }

@@ -1,4 +1,4 @@
-// Automatic weights (fs/auto_weights.h): rtds_auto's text must come back
+// Automatic weights (control/auto_weights.h): rtds_auto's text must come back
 // unchanged through FormatAutoWeights; and the factors computed from any
 // samples are finite and in [0, kMaxAutoFactor], 0 for an unhealthy OST.
 #include <fuzzer/FuzzedDataProvider.h>
@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "fs/auto_weights.h"
+#include "control/auto_weights.h"
 #include "fuzz/fuzz_check.h"
 #include "layout/rtds_placement.h"
 
@@ -15,24 +15,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace sfs;
   FuzzedDataProvider input(data, size);
   const std::string text = input.ConsumeRandomLengthString(256);
-  auto parsed = fs::ParseAutoWeights(text);
+  auto parsed = control::ParseAutoWeights(text);
   if (parsed.ok()) {
     fuzz::Check(parsed->interval_s >= 1 && parsed->interval_s <= 86400, "interval out of range",
                 text);
-    const std::string formatted = fs::FormatAutoWeights(*parsed);
-    auto again = fs::ParseAutoWeights(formatted);
+    const std::string formatted = control::FormatAutoWeights(*parsed);
+    auto again = control::ParseAutoWeights(formatted);
     // "off" keeps no interval: it has none to use.
     const bool same =
         again.ok() && again->mode == parsed->mode &&
-        (parsed->mode == fs::AutoWeights::Mode::kOff || again->interval_s == parsed->interval_s);
+        (parsed->mode == control::AutoWeights::Mode::kOff || again->interval_s == parsed->interval_s);
     fuzz::Check(same, "rtds_auto changed through its text", text, formatted);
   }
 
   const auto mode =
-      input.PickValueInArray({fs::AutoWeights::Mode::kOff, fs::AutoWeights::Mode::kSpace,
-                              fs::AutoWeights::Mode::kSpaceLoad});
-  std::vector<fs::OstSample> samples(input.ConsumeIntegralInRange<size_t>(0, 64));
-  for (fs::OstSample& s : samples) {
+      input.PickValueInArray({control::AutoWeights::Mode::kOff, control::AutoWeights::Mode::kSpace,
+                              control::AutoWeights::Mode::kSpaceLoad});
+  std::vector<control::OstSample> samples(input.ConsumeIntegralInRange<size_t>(0, 64));
+  for (control::OstSample& s : samples) {
     s.healthy = input.ConsumeBool();
     s.avail_bytes = input.ConsumeIntegral<uint64_t>();
     s.total_bytes = input.ConsumeIntegral<uint64_t>();
@@ -41,13 +41,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     s.busy = input.ConsumeIntegral<uint64_t>();
     s.bytes = input.ConsumeIntegral<uint64_t>();
   }
-  const std::vector<double> factors = fs::AutoFactors(mode, samples);
+  const std::vector<double> factors = control::AutoFactors(mode, samples);
   fuzz::Check(factors.size() == samples.size(), "one factor per OST");
   for (size_t i = 0; i < factors.size(); ++i) {
     fuzz::Check(
         std::isfinite(factors[i]) && factors[i] >= 0 && factors[i] <= layout::kMaxAutoFactor,
         "a factor is not finite or out of range", std::to_string(factors[i]));
-    if (mode != fs::AutoWeights::Mode::kOff && !samples[i].healthy) {
+    if (mode != control::AutoWeights::Mode::kOff && !samples[i].healthy) {
       fuzz::Check(factors[i] == 0, "an unhealthy OST kept a factor");
     }
   }

@@ -12,7 +12,7 @@
 //
 // Pure logic: no threads, no clock of its own (steady time for leases,
 // wall-clock seconds for grace ends). Not thread-safe: one caller at a
-// time (fs/quota_control.h puts a lock around it).
+// time (control/quota_control.h puts a lock around it).
 #pragma once
 
 #include <cstdint>

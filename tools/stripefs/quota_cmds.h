@@ -1,6 +1,6 @@
 // stripefs setquota and stripefs quota (issue 11): Lustre's lfs setquota
 // and lfs quota over the quota.u|g|p.ID and quota_grace settings
-// (fs/quota_control.h).
+// (control/quota_control.h).
 #pragma once
 
 #include <string>

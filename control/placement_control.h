@@ -40,12 +40,12 @@
 #include <boost/asio.hpp>
 
 #include "common/status.h"
-#include "fs/auto_weights.h"
+#include "control/auto_weights.h"
 #include "layout/rtds_placement.h"
 #include "meta/meta_store.h"
 #include "ost/service.h"
 
-namespace sfs::fs {
+namespace sfs::control {
 
 class PlacementControl {
  public:
@@ -110,4 +110,4 @@ class PlacementControl {
   std::thread thread_;
 };
 
-}  // namespace sfs::fs
+}  // namespace sfs::control

@@ -1,5 +1,5 @@
 // Quota leases on their timer (QuotaControl, without a mount).
-#include "fs/quota_control.h"
+#include "control/quota_control.h"
 
 #include <gtest/gtest.h>
 #include <stdlib.h>
@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <thread>
 
-namespace sfs::fs {
+namespace sfs::control {
 namespace {
 
 using namespace std::chrono_literals;
@@ -55,4 +55,4 @@ TEST(QuotaControlTest, AnUnusedChunkGoesBackWhenItsLeaseEndsWithoutAnotherReserv
 }
 
 }  // namespace
-}  // namespace sfs::fs
+}  // namespace sfs::control

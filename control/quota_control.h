@@ -44,7 +44,7 @@
 #include "meta/meta_store.h"
 #include "resource/quota.h"
 
-namespace sfs::fs {
+namespace sfs::control {
 
 class QuotaControl;
 
@@ -143,4 +143,4 @@ class QuotaControl {
 // "quota.u.1000" -> {user, 1000}; nullopt for anything else.
 std::optional<QuotaId> QuotaIdOfSetting(std::string_view name);
 
-}  // namespace sfs::fs
+}  // namespace sfs::control

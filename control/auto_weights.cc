@@ -1,4 +1,4 @@
-#include "fs/auto_weights.h"
+#include "control/auto_weights.h"
 
 #include <algorithm>
 #include <charconv>
@@ -8,7 +8,7 @@
 #include "common/text.h"
 #include "layout/rtds_placement.h"
 
-namespace sfs::fs {
+namespace sfs::control {
 
 Result<AutoWeights> ParseAutoWeights(std::string_view text) {
   text = Trim(text);
@@ -98,4 +98,4 @@ std::vector<double> AutoFactors(AutoWeights::Mode mode, const std::vector<OstSam
   }
   return factors;
 }
-}  // namespace sfs::fs
+}  // namespace sfs::control

@@ -1,6 +1,6 @@
 // Automatic RTDS weights (issue 4): the rtds_auto setting's syntax and the
 // formula that turns what the OSTs report into automatic factors. Pure
-// functions, apart from fs/placement_control so that they link alone
+// functions, apart from control/placement_control so that they link alone
 // (unit tests, fuzz/auto_weights_fuzzer.cc).
 //   rtds_auto   "off" | "space [interval=S]" | "space+load [interval=S]"
 //               S = 1..86400 seconds, default 30
@@ -13,7 +13,7 @@
 
 #include "common/status.h"
 
-namespace sfs::fs {
+namespace sfs::control {
 
 struct AutoWeights {
   enum class Mode { kOff, kSpace, kSpaceLoad };
@@ -46,4 +46,4 @@ double EffectiveAvail(const OstSample& sample);
 //  an unhealthy OST: 0.
 std::vector<double> AutoFactors(AutoWeights::Mode mode, const std::vector<OstSample>& samples);
 
-}  // namespace sfs::fs
+}  // namespace sfs::control

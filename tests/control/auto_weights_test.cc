@@ -1,9 +1,9 @@
-// The automatic-weight formula and its setting's syntax (fs/auto_weights.h).
-#include "fs/auto_weights.h"
+// The automatic-weight formula and its setting's syntax (control/auto_weights.h).
+#include "control/auto_weights.h"
 
 #include <gtest/gtest.h>
 
-namespace sfs::fs {
+namespace sfs::control {
 namespace {
 
 using Mode = AutoWeights::Mode;
@@ -94,4 +94,4 @@ TEST(AutoWeightsTest, LoadLowersBusyOstsAndLeavesEqualOnesEqual) {
 }
 
 }  // namespace
-}  // namespace sfs::fs
+}  // namespace sfs::control

@@ -1,4 +1,4 @@
-#include "fs/placement_control.h"
+#include "control/placement_control.h"
 
 #include <algorithm>
 #include <charconv>
@@ -8,12 +8,26 @@
 
 #include "common/log.h"
 #include "common/text.h"
-#include "fs/settings_keys.h"
 #include "layout/placement_config.h"
 #include "layout/pool_rule.h"
 
-namespace sfs::fs {
+namespace sfs::control {
 namespace {
+
+// The OST index N of a per-OST setting name "ost<N><suffix>" (e.g.
+// "ost3.active"), or -1 when `name` is not one.
+int64_t OstOfSettingName(std::string_view name, std::string_view suffix) {
+  constexpr std::string_view kPrefix = "ost";
+  if (name.size() <= kPrefix.size() + suffix.size() || name.substr(0, kPrefix.size()) != kPrefix ||
+      name.substr(name.size() - suffix.size()) != suffix) {
+    return -1;
+  }
+  const std::string_view digits = name.substr(kPrefix.size(), name.size() - kPrefix.size() - suffix.size());
+  uint32_t index = 0;
+  auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), index);
+  if (ec != std::errc() || end != digits.data() + digits.size()) return -1;
+  return index;
+}
 
 constexpr const char* kConfigKey = "placement";
 constexpr const char* kAutoKey = "rtds_auto";
@@ -401,4 +415,4 @@ void PlacementControl::ArmTimerLocked() {
   });
 }
 
-}  // namespace sfs::fs
+}  // namespace sfs::control

@@ -1,4 +1,4 @@
-#include "fs/quota_control.h"
+#include "control/quota_control.h"
 
 #include <charconv>
 #include <chrono>
@@ -9,7 +9,7 @@
 #include "common/log.h"
 #include "common/text.h"
 
-namespace sfs::fs {
+namespace sfs::control {
 namespace {
 
 constexpr std::string_view kQuotaPrefix = "quota.";
@@ -291,4 +291,4 @@ resource::CountedStats QuotaControl::BlockStats(const QuotaId& id, size_t ost) {
   return enforcer_.BlockStats(id, ost);
 }
 
-}  // namespace sfs::fs
+}  // namespace sfs::control
