@@ -124,6 +124,8 @@ class RemoteObjects {
   // A truncate or destroy of the object, as a request through its OST's
   // NRS (the OSS's object cache sees it), waited for.
   virtual Status Change(nrs::Op op, uint64_t object_id, uint64_t size) = 0;
+  // Every object of the OST (rpc ListObjects).
+  virtual Result<ost::ObjectListing> List() = 0;
 };
 
 // An object of a remote OST as settling sees it: looked at and cut or
@@ -178,6 +180,7 @@ class RemoteBackend final : public ost::Backend {
     return objects_->Change(nrs::Op::kDestroy, object_id, 0);
   }
   Result<ost::SpaceInfo> Space() override { return Unsupported(); }
+  Result<ost::ObjectListing> ListObjects() override { return objects_->List(); }
   bool Available() const override { return connected_->load(std::memory_order_relaxed); }
   std::string Describe() const override { return name_; }
 
@@ -375,6 +378,33 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
     SFS_RETURN_IF_ERROR(rpc::FromGrpc(stub_->ObjectStat(&context, call, &reply), name_));
     if (reply.err() != 0) return Status::Error(reply.err(), name_ + ": " + reply.message());
     return reply;
+  }
+
+  Result<ost::ObjectListing> List() override {
+    std::shared_ptr<rpc::ClientSession> session;
+    {
+      std::lock_guard lock(mu_);
+      session = session_;
+    }
+    if (!session) return Status::Error(EIO, name_ + ": no session");
+    rpc::ObjectCall call;
+    *call.mutable_ost() = ref_;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kIoDeadline);
+    rpc::SignCall(*session, context, rpc::kListObjectsMethod, rpc::ObjectCallFields(call));
+    auto reader = stub_->ListObjects(&context, call);
+    ost::ObjectListing listing;
+    rpc::ObjectBatch batch;
+    while (reader->Read(&batch)) {
+      if (batch.err() != 0) return Status::Error(batch.err(), name_ + ": " + batch.message());
+      if (batch.id_size() != batch.size_size()) {
+        return Status::Error(EIO, name_ + ": a listing whose ids and sizes differ");
+      }
+      for (int i = 0; i < batch.id_size(); ++i) listing.objects.push_back({batch.id(i), batch.size(i)});
+      for (const std::string& stranger : batch.strangers()) listing.strangers.push_back(stranger);
+    }
+    SFS_RETURN_IF_ERROR(rpc::FromGrpc(reader->Finish(), name_));
+    return listing;
   }
 
   Status Change(nrs::Op op, uint64_t object_id, uint64_t size) override {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 
+#include "client/remote_ost.h"
 #include "fs/ost_attach.h"
 #include "fs/stripefs.h"
 #include "fsck/fsck.h"
@@ -53,22 +54,49 @@ int RunFsck(const FsckOptions& options) {
 
   auto identities = ReadOstIdentities(**store);
   if (!identities.ok()) return Fail(identities.status());
-  OpenedOsts opened = OpenOsts(*identities, kOstPatience);
+  // Local OST directories are opened here (each on a thread of its own);
+  // OSTs on OSSs are reached through their servers (listing, looking,
+  // cutting and removing objects there), with the filesystem's key.
+  std::vector<OstIdentity> local;
+  for (const OstIdentity& id : *identities) {
+    if (!client::IsOssPath(id.path)) local.push_back(id);
+  }
+  OpenedOsts opened = OpenOsts(local, kOstPatience);
   auto print = [](const fsck::Finding& finding) {
     printf("%s\n", fsck::FormatFinding(finding).c_str());
     fflush(stdout);
   };
   fsck::OstBackends backends;
   std::vector<fsck::Finding> unopened;
-  for (size_t i = 0; i < opened.backends.size(); ++i) {
-    auto& backend = opened.backends[i];
-    if (backend.ok() && (*backend)->Available()) {
-      backends.push_back(backend->get());
-      continue;
+  std::vector<std::unique_ptr<ost::Service>> remote;
+  size_t next_local = 0;
+  for (size_t i = 0; i < identities->size(); ++i) {
+    const OstIdentity& id = (*identities)[i];
+    std::string why;
+    if (client::IsOssPath(id.path) && options.key_file.empty()) {
+      why = "it is on an OSS: check it with --key FILE (the filesystem's key)";
+    } else if (client::IsOssPath(id.path)) {
+      client::Credentials credentials;
+      credentials.key_file = options.key_file;
+      credentials.tls = {options.tls_ca, options.tls_cert, options.tls_key};
+      auto connected = client::ConnectRemoteOst(static_cast<uint32_t>(i), id.path, id.fs_uuid,
+                                                id.ost_uuid, credentials, nullptr, nullptr);
+      if (connected.ok() && (*connected)->backend().Available()) {
+        backends.push_back(&(*connected)->backend());
+        remote.push_back(std::move(connected).value());
+        continue;
+      }
+      why = connected.ok() ? "its OSS did not answer" : connected.status().message();
+    } else {
+      auto& backend = opened.backends[next_local++];
+      if (backend.ok() && (*backend)->Available()) {
+        backends.push_back(backend->get());
+        continue;
+      }
+      why = backend.ok() ? "it did not answer within 10 s" : backend.status().message();
     }
     backends.push_back(nullptr);
-    const std::string why = backend.ok() ? "it did not answer within 10 s" : backend.status().message();
-    unopened.push_back({"OST " + std::to_string(i) + " (" + (*identities)[i].path + ") not checked",
+    unopened.push_back({"OST " + std::to_string(i) + " (" + id.path + ") not checked",
                         fsck::Outcome::kUnrepairable, why});
     print(unopened.back());
   }

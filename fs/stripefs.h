@@ -136,6 +136,10 @@ int RunMount(const MountOptions& options);
 struct FsckOptions {
   std::string meta_dir;
   bool repair = false;
+  // For OSTs on OSSs (oss://...): the shared key, and the TLS files if the
+  // OSSs use TLS; without a key they are "not checked".
+  std::string key_file;
+  std::string tls_ca, tls_cert, tls_key;
 };
 
 // Checks (and with `repair` fixes) the unmounted filesystem whose metadata

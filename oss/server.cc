@@ -544,6 +544,36 @@ class OssService final : public rpc::Oss::WithRawCallbackMethod_IoBulk<rpc::Oss:
     return grpc::Status::OK;
   }
 
+  grpc::Status ListObjects(grpc::ServerContext* context, const rpc::ObjectCall* call,
+                           grpc::ServerWriter<rpc::ObjectBatch>* writer) override {
+    if (grpc::Status auth =
+            Authenticate(*context, rpc::kListObjectsMethod, rpc::ObjectCallFields(*call));
+        !auth.ok()) {
+      return auth;
+    }
+    auto service = Find(call->ost());
+    auto listing = service.ok() ? (*service)->backend().ListObjects()
+                                : Result<ost::ObjectListing>(service.status());
+    rpc::ObjectBatch batch;
+    if (!listing.ok()) {
+      Refuse(&batch, listing.status());
+      writer->Write(batch);
+      return grpc::Status::OK;
+    }
+    constexpr size_t kPerBatch = 8192;
+    for (const std::string& stranger : listing->strangers) batch.add_strangers(stranger);
+    for (const ost::StoredObject& object : listing->objects) {
+      batch.add_id(object.id);
+      batch.add_size(object.size);
+      if (static_cast<size_t>(batch.id_size()) == kPerBatch) {
+        if (!writer->Write(batch)) return grpc::Status::OK;
+        batch.Clear();
+      }
+    }
+    writer->Write(batch);
+    return grpc::Status::OK;
+  }
+
   // Ends every Epochs call (before the server stops: they would hold it).
   void CancelStreams() {
     std::lock_guard lock(streams_mu_);

@@ -37,6 +37,7 @@ inline constexpr const char* kEpochsMethod = "Epochs";  // signs OstRefFields
 // server checks the signature before it reads the stream.
 inline constexpr const char* kOstHeader = "sfs-ost-bin";
 inline constexpr const char* kObjectStatMethod = "ObjectStat";
+inline constexpr const char* kListObjectsMethod = "ListObjects";  // signs ObjectCallFields
 inline constexpr const char* kSteerMethod = "Steer";
 
 // A transport failure as the caller of a remote OST sees it: unreachable,

@@ -538,6 +538,44 @@ TEST_F(OssTest, AMountKilledWithWritesInFlightSettlesRemoteObjects) {
   EXPECT_TRUE(Contains(fs_->Log(), "objects settled")) << fs_->Log();
 }
 
+// fsck of an unmounted filesystem checks remote OSTs through their OSSs
+// (with the key): an object no file owns on an OSS is found and, with
+// --repair, removed there; without the key those OSTs are "not checked".
+TEST_F(OssTest, FsckChecksAndRepairsRemoteOstsThroughTheirOsses) {
+  const std::string path = fs_->Path("kept");
+  const std::string data = RandomBytes(600000, 6);
+  ASSERT_TRUE(WriteFile(path, data));
+  const std::vector<std::string> objects = ObjectPaths(path, [&](int ost) {
+    return ost == 0 ? fs_->ost_dir(0) : ost == 1 ? oss_a_->dir(0) : ost == 2 ? oss_a_->dir(1)
+                                                                   : oss_b_->dir(0);
+  });
+  ASSERT_FALSE(objects.empty());
+  ASSERT_TRUE(fs_->Unmount());
+  const std::string orphan = oss_b_->dir(0) + "/objects/ee/00000000000012ee";
+  ASSERT_EQ(Shell("mkdir -p $(dirname " + orphan + ") && head -c 1000 /dev/zero > " + orphan)
+                .exit_code,
+            0);
+  const std::string fsck = std::string(StripefsBinary()) + " fsck " + fs_->meta_dir();
+  CommandResult keyless = Shell(fsck);
+  EXPECT_TRUE(Contains(keyless.output, "OST 3 (" + oss_b_->Url(0) + ") not checked"))
+      << keyless.output;
+  CommandResult found = Shell(fsck + " --key " + key_);
+  EXPECT_EQ(found.exit_code, 4) << found.output;
+  EXPECT_TRUE(Contains(found.output, "OST 3 object 0x12ee (1000 bytes) belongs to no file"))
+      << found.output;
+  EXPECT_FALSE(Contains(found.output, "not checked")) << found.output;
+  EXPECT_TRUE(Exists(orphan));
+  CommandResult repaired = Shell(fsck + " --key " + key_ + " --repair");
+  EXPECT_EQ(repaired.exit_code, 1) << repaired.output;
+  EXPECT_FALSE(Exists(orphan));
+  CommandResult clean = Shell(fsck + " --key " + key_);
+  EXPECT_EQ(clean.exit_code, 0) << clean.output;
+  // The file's own objects were left alone.
+  for (const std::string& object : objects) EXPECT_TRUE(Exists(object)) << object;
+  ASSERT_TRUE(fs_->Mount()) << fs_->Log();
+  EXPECT_TRUE(SameBytes(ReadFile(path), data));
+}
+
 // A CA, a server certificate for 127.0.0.2 and a client certificate, made
 // with the openssl command in `dir`.
 bool MakeCertificates(const std::string& dir) {

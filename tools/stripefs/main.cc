@@ -8,7 +8,7 @@
 //   stripefs ost deactivate|activate MOUNTPOINT N
 //   stripefs df [-h | -i] [--json] MOUNTPOINT
 //   stripefs jobstats MOUNTPOINT [--top N] [--sort bytes|ops] [--json]
-//   stripefs fsck META_DIR [--repair]
+//   stripefs fsck META_DIR [--repair] [--key FILE]
 //   stripefs oss --listen ADDRESS:PORT --key FILE [-f] DIR [DIR ...]
 //   stripefs key new FILE
 #include <malloc.h>
@@ -101,7 +101,8 @@ constexpr const char* kHelp =
     "      Space, inodes, weight and state per OST and in total, like lfs df.\n"
     "  stripefs jobstats MOUNTPOINT [--top N] [--sort bytes|ops] [--json]\n"
     "      The busiest jobs over every OST and the metadata service.\n"
-    "  stripefs fsck META_DIR [--repair]\n"
+    "  stripefs fsck META_DIR [--repair] [--key FILE [--tls-ca F --tls-cert F\n"
+    "                --tls-key F]]   (--key: OSTs on OSSs are checked through them)\n"
     "      Checks an unmounted filesystem: entries, link counts, unlinked files,\n"
     "      objects that belong to no file, missing or too long objects, id marks.\n"
     "      One line per problem; --repair fixes what it can. Exit 0 clean,\n"
@@ -209,19 +210,29 @@ int Umount(const std::vector<std::string>& args) {
 constexpr int kFsckUsage = 16;
 
 int Fsck(const std::vector<std::string>& args) {
+  constexpr const char* kUsage =
+      "stripefs fsck META_DIR [--repair] [--key FILE [--tls-ca F --tls-cert F --tls-key F]]";
   sfs::fs::FsckOptions options;
-  for (const std::string& arg : args) {
-    if (arg == "--repair" || arg == "-y") {
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    std::string* file = arg == "--key"        ? &options.key_file
+                        : arg == "--tls-ca"   ? &options.tls_ca
+                        : arg == "--tls-cert" ? &options.tls_cert
+                        : arg == "--tls-key"  ? &options.tls_key
+                                              : nullptr;
+    if (file != nullptr && i + 1 < args.size()) {
+      *file = args[++i];
+    } else if (arg == "--repair" || arg == "-y") {
       options.repair = true;
     } else if (options.meta_dir.empty() && !arg.empty() && arg[0] != '-') {
       options.meta_dir = arg;
     } else {
-      Fail("fsck: unexpected argument '" + arg + "'; usage: stripefs fsck META_DIR [--repair]");
+      Fail("fsck: unexpected argument '" + arg + "'; usage: " + kUsage);
       return kFsckUsage;
     }
   }
   if (options.meta_dir.empty()) {
-    Fail("fsck: usage: stripefs fsck META_DIR [--repair]");
+    Fail(std::string("fsck: usage: ") + kUsage);
     return kFsckUsage;
   }
   return sfs::fs::RunFsck(options);
