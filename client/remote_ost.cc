@@ -328,7 +328,7 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
     std::shared_ptr<rpc::ClientSession> session;
     if (ClaimInline()) {
       std::lock_guard lock(mu_);
-      session = WorkConservingLocked() ? session_ : nullptr;
+      session = work_conserving_ ? session_ : nullptr;
       if (!session) ReleaseInline();
     }
     if (!session) {
@@ -649,6 +649,10 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
       settings_ = next;
       settings_bytes_ = rpc::ToWire(next).SerializeAsString();
       ++settings_version_;
+      work_conserving_ = std::all_of(next.specs.begin(), next.specs.end(), [](const std::string& spec) {
+        const std::string_view policy = std::string_view(spec).substr(0, spec.find(' '));
+        return policy == "fifo" || policy == "crrn" || policy == "orr";
+      });
     }
     if (connected_.load()) SendSettings();
   }
@@ -759,19 +763,6 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
   };
 
   bool ResponsiveLocked() const { return connected_.load() && server_responsive_; }
-
-  // REQUIRES: mu_ held. Whether the OSS serves a request as soon as it
-  // can (its policies never hold one back on purpose): only then may a
-  // caller's thread wait for it. Under TBF or delay a request may wait
-  // long, and an interrupt must find it queued (Cancel), not in a call a
-  // thread is blocked in.
-  bool WorkConservingLocked() const {
-    for (const std::string& spec : settings_.specs) {
-      const std::string policy = spec.substr(0, spec.find(' '));
-      if (policy != "fifo" && policy != "crrn" && policy != "orr") return false;
-    }
-    return true;
-  }
 
   // REQUIRES: mu_ held. The call of `request`, or null.
   Call* FindLocked(const ost::IoRequest& request) const {
@@ -1340,6 +1331,12 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
     return (uint64_t{random()} << 32 | random()) | 1;
   }();
   uint64_t settings_version_ = settings_base_;  // == base: none decided yet
+  // Whether the OSS serves a request as soon as it can (its policies never
+  // hold one back on purpose: fifo, crrn, orr), from settings_: only then
+  // may a caller's thread wait for it (SubmitOrRun). Under TBF, delay or
+  // epoch a request may wait long, and an interrupt must find it queued
+  // (Cancel), not in a call a thread is blocked in.
+  bool work_conserving_ = true;
   uint64_t refused_version_ = 0;  // the OSS refused it; not resent
   uint64_t reported_behind_ = ~uint64_t{0};  // logged once per version the OSS runs
   std::thread status_thread_;  // StatusLoop, from Connect to the destructor

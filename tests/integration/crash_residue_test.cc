@@ -178,13 +178,9 @@ TEST(CrashResidueTest, MountCutsRecordsAndRemovesWhatWritesInFlightLeft) {
 
   // A write's tail past the recorded size; an object the size does not
   // reach and the file never recorded; one it reaches, never recorded.
-  auto plant = [](const std::string& object, size_t bytes, char byte) {
-    return Shell("mkdir -p $(dirname " + object + ") && head -c " + std::to_string(bytes) +
-                 " /dev/zero | tr '\\0' '" + byte + "' >> " + object);
-  };
-  ASSERT_EQ(plant(grown_objects[0], 5000, 'G').exit_code, 0);
-  ASSERT_EQ(plant(grown_objects[1], 10, 'H').exit_code, 0);
-  ASSERT_EQ(plant(sparse_objects[1], 50, 'J').exit_code, 0);
+  ASSERT_EQ(AppendToObject(grown_objects[0], 5000, 'G').exit_code, 0);
+  ASSERT_EQ(AppendToObject(grown_objects[1], 10, 'H').exit_code, 0);
+  ASSERT_EQ(AppendToObject(sparse_objects[1], 50, 'J').exit_code, 0);
 
   ASSERT_TRUE(fs.Mount()) << fs.Log();
   EXPECT_EQ(Stat(grown_objects[0]).st_size, 100);

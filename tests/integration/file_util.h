@@ -234,6 +234,13 @@ inline double WriteRateAsNobody(const MountedFs& fs, const std::string& name, in
   return writes / seconds;
 }
 
+// Appends `bytes` bytes of `byte` to an object file by hand (as a crash
+// could have left it), making its directory if needed.
+inline CommandResult AppendToObject(const std::string& object, size_t bytes, char byte) {
+  return Shell("mkdir -p $(dirname " + object + ") && head -c " + std::to_string(bytes) +
+               " /dev/zero | tr '\\0' '" + byte + "' >> " + object);
+}
+
 // The object files of a file, from its user.stripefs.layout
 // ("... stripe0=ost2:0x1a stripe1=ost3:0x1b").
 // `ost_dir` names the directory of an OST by its index.

@@ -525,12 +525,8 @@ TEST_F(OssTest, AMountKilledWithWritesInFlightSettlesRemoteObjects) {
   close(fd);
   // As the kill could have left them: a write's tail past the recorded
   // size on OST 1, and on OST 3 an object the file never recorded.
-  auto plant = [](const std::string& object, size_t bytes, char byte) {
-    return Shell("mkdir -p $(dirname " + object + ") && head -c " + std::to_string(bytes) +
-                 " /dev/zero | tr '\\0' '" + byte + "' >> " + object);
-  };
-  ASSERT_EQ(plant(objects[0], 5000, 'G').exit_code, 0);
-  ASSERT_EQ(plant(objects[1], 10, 'H').exit_code, 0);
+  ASSERT_EQ(AppendToObject(objects[0], 5000, 'G').exit_code, 0);
+  ASSERT_EQ(AppendToObject(objects[1], 10, 'H').exit_code, 0);
   ASSERT_TRUE(fs_->Mount()) << fs_->Log();
   EXPECT_EQ(Stat(objects[0]).st_size, 100);
   EXPECT_FALSE(Exists(objects[1])) << "an unrecorded object the size does not reach";
