@@ -283,7 +283,7 @@ TEST_F(RemoteOstTest, AnOstUnderAnotherLabelIsRefusedWithTheReason) {
   EXPECT_NE(remote.status().message().find("fs-1"), std::string::npos)
       << remote.status().message();
   auto missing = client::ConnectRemoteOst({3, {address_.address, root_ + "/elsewhere"}, "fs-1",
-                                           "ost-3", key_});
+                                           "ost-3", key_, {}});
   ASSERT_FALSE(missing.ok());
   EXPECT_EQ(missing.err(), ENOENT);
 }
@@ -408,10 +408,23 @@ TEST_F(RemoteOstTest, QueuedRequestsOnTheOssAreRaisedAndCancelledFromTheMount) {
     request->tag = i;
     requests.push_back(request.get());
     remote_->Submit(std::move(request));
-  }
-  // The burst goes; the others wait in the OSS's TBF. The last is taken
-  // back, unserved; the fifth is raised past the fourth.
+  };
+  // What the OSS's TBF holds now.
+  auto queued_on_oss = [&] {
+    for (const nrs::PolicyStatus& policy : remote_->PolicyStatus(nrs::Head::kRegular, {})) {
+      if (policy.name == "tbf") return policy.stats.queued;
+    }
+    return uint64_t{0};
+  };
+  for (uint64_t i = 0; i < 3; ++i) submit(i);
   ASSERT_EQ(recorder.WaitFor(3).size(), 3u);
+  // Submitted calls may reach the OSS in any order: each of the next three
+  // is queued there before the next is sent, so the TBF holds 3, 4, 5.
+  for (uint64_t i = 3; i < 6; ++i) {
+    submit(i);
+    ASSERT_TRUE(Eventually([&] { return queued_on_oss() == i - 2; })) << i;
+  }
+  // The last is taken back, unserved; the fifth is raised past the fourth.
   std::unique_ptr<ost::IoRequest> taken;
   ASSERT_TRUE(remote_->Cancel(*requests[5]));
   taken.reset(requests[5]);  // ours again
