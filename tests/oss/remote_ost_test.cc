@@ -395,7 +395,7 @@ TEST_F(RemoteOstTest, QueuedRequestsOnTheOssAreRaisedAndCancelledFromTheMount) {
   Recorder recorder;
   std::vector<std::string> buffers(6);
   std::vector<ost::IoRequest*> requests;
-  for (uint64_t i = 0; i < 6; ++i) {
+  auto submit = [&](uint64_t i) {
     buffers[i] = std::string(4096, static_cast<char>('a' + i));
     auto request = std::make_unique<ost::IoRequest>();
     request->info.op = nrs::Op::kWrite;
