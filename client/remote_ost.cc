@@ -18,6 +18,7 @@
 #include "ost/execute.h"
 #include "rpc/bulk.h"
 #include "rpc/nrs_wire.h"
+#include "rpc/grpc_setup.h"
 #include "rpc/wire.h"
 
 namespace sfs::client {
@@ -35,11 +36,8 @@ constexpr std::chrono::seconds kConnectPatience{5};
 // that does not answer gets the settings when it does (the status thread).
 constexpr std::chrono::seconds kSettingsPatience{2};
 // An OSS that stops answering (a dead machine, a cut network, a stopped
-// process) is found by HTTP/2 pings: none answered within kPingTimeout of
-// one sent kPingInterval after the last traffic closes the connection, and
-// the calls on it fail (EIO) instead of waiting.
-constexpr int kPingIntervalMs = 10000;
-constexpr int kPingTimeoutMs = 5000;
+// process) is found by HTTP/2 pings (rpc/grpc_setup.h): the calls on it
+// then fail (EIO) instead of waiting.
 // However long a request may wait in the OSS's queues (a TBF throttle),
 // at most this (Lustre's at_max).
 constexpr std::chrono::seconds kIoDeadline{600};
@@ -47,22 +45,6 @@ constexpr std::chrono::seconds kIoDeadline{600};
 // holds a thread per call its NRS keeps queued (oss/server.cc), so
 // without a bound one busy mount could take them all.
 constexpr size_t kMaxAsyncCalls = 64;
-
-std::shared_ptr<grpc::Channel> MakeChannel(const std::string& address,
-                                          std::shared_ptr<grpc::ChannelCredentials> credentials) {
-  grpc::ChannelArguments args;
-  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
-  args.SetMaxSendMessageSize(kMaxMessageBytes);
-  // An OSS back after a restart is found within a second.
-  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS, 100);
-  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, 1000);
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, kPingIntervalMs);
-  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, kPingTimeoutMs);
-  args.SetInt(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-  args.SetInt(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
-  return grpc::CreateCustomChannel(address, credentials, args);
-}
 
 // Opens a session with Hello, waiting at most `patience`.
 Result<std::shared_ptr<rpc::ClientSession>> Hello(rpc::Oss::Stub& stub, const rpc::Key& key,
@@ -198,7 +180,7 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
   RemoteOst(RemoteOstOptions options, std::shared_ptr<grpc::ChannelCredentials> credentials)
       : options_(std::move(options)),
         name_(kOssScheme + options_.oss.address + options_.oss.dir),
-        channel_(MakeChannel(options_.oss.address, std::move(credentials))),
+        channel_(rpc::MakeChannel(options_.oss.address, std::move(credentials), kMaxMessageBytes)),
         stub_(rpc::Oss::NewStub(channel_)),
         bulk_stub_(channel_),
         backend_(name_, &connected_, this) {
@@ -1398,7 +1380,7 @@ Status LabelRemoteOst(const OssAddress& oss, const rpc::Key& key, const rpc::Tls
   const std::string name = kOssScheme + oss.address + oss.dir;
   auto credentials = rpc::ClientCredentials(tls);
   if (!credentials.ok()) return credentials.status();
-  auto stub = rpc::Oss::NewStub(MakeChannel(oss.address, std::move(credentials).value()));
+  auto stub = rpc::Oss::NewStub(rpc::MakeChannel(oss.address, std::move(credentials).value(), kMaxMessageBytes));
   auto session = Hello(*stub, key, name, kConnectPatience);
   if (!session.ok()) return session.status();
   rpc::LabelCall call;

@@ -67,6 +67,20 @@ Result<uint64_t> SettingNumber(meta::MetaStore& meta, const std::string& name) {
   }
 }
 
+}  // namespace
+
+Status CheckFormat(meta::MetaStore& store) {
+  auto version = SettingNumber(store, kFormatVersionKey);
+  if (!version.ok()) return version.status();
+  if (*version != kFormatVersion) {
+    return Status::Error(EINVAL, "metadata format " + std::to_string(*version) +
+                                     " is not the supported " + std::to_string(kFormatVersion));
+  }
+  return Status::Ok();
+}
+
+namespace {
+
 constexpr const char* kMdtNrsOff =
     "the metadata service's request scheduling is off (mounted with mdt_nrs=off)";
 
@@ -201,48 +215,41 @@ void Filesystem::SaveStillOpen(bool settled) {
   }
 }
 
-Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
-                                                     nrs::PolicyRegistry registry) {
-  std::unique_ptr<Filesystem> fs(new Filesystem(config, std::move(registry)));
+Status Filesystem::OpenStoreAndOsts() {
   // A metadata directory others can enter would show them every name and
   // xattr (the WAL is plain bytes): repaired, with a log line.
-  auto made_private = MakePrivate(config.meta_dir, "metadata directory " + config.meta_dir);
+  auto made_private = MakePrivate(config_.meta_dir, "metadata directory " + config_.meta_dir);
   if (!made_private.ok()) return made_private.status();
   // One daemon per store. A daemon that was just unmounted may still be
   // closing its store (fusermount returns when the kernel lets go, not when
   // the daemon exits), so `umount; mount` waits for it a little rather than
   // failing on RocksDB's lock.
-  const std::string lock_path = config.meta_dir + "/stripefs.lock";
-  fs->mount_lock_.fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-  if (fs->mount_lock_.fd < 0) return ErrnoStatus(errno, "open " + lock_path);
-  for (int waited_ms = 0; flock(fs->mount_lock_.fd, LOCK_EX | LOCK_NB) != 0; waited_ms += 50) {
+  const std::string lock_path = config_.meta_dir + "/stripefs.lock";
+  mount_lock_.fd = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (mount_lock_.fd < 0) return ErrnoStatus(errno, "open " + lock_path);
+  for (int waited_ms = 0; flock(mount_lock_.fd, LOCK_EX | LOCK_NB) != 0; waited_ms += 50) {
     if (errno != EWOULDBLOCK) return ErrnoStatus(errno, "lock " + lock_path);
     if (waited_ms >= kMountLockWaitMs) {
-      return Status::Error(EBUSY, config.meta_dir + " is in use by another stripefs daemon");
+      return Status::Error(EBUSY, config_.meta_dir + " is in use by another stripefs daemon");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   // RocksDB's share does not depend on the OST count, which the store holds.
   const uint64_t fd_limit = RaiseDescriptorLimit();
-  fs->fd_limit_ = fd_limit;
+  fd_limit_ = fd_limit;
   meta::StoreOptions store_options;
-  store_options.max_open_files = SplitDescriptors(fd_limit, 1, config.ost_threads).rocksdb_files;
-  auto meta = meta::MetaStore::Open(config.meta_dir, store_options);
+  store_options.max_open_files = SplitDescriptors(fd_limit, 1, config_.ost_threads).rocksdb_files;
+  auto meta = meta::MetaStore::Open(config_.meta_dir, store_options);
   if (!meta.ok()) return meta.status();
-  fs->meta_ = std::move(meta).value();
-  meta::MetaStore& store = *fs->meta_;
+  meta_ = std::move(meta).value();
+  meta::MetaStore& store = *meta_;
 
-  auto version = SettingNumber(store, kFormatVersionKey);
-  if (!version.ok()) return version.status();
-  if (*version != kFormatVersion) {
-    return Status::Error(EINVAL, "metadata format " + std::to_string(*version) +
-                                     " is not the supported " + std::to_string(kFormatVersion));
-  }
+  SFS_RETURN_IF_ERROR(CheckFormat(store));
   auto read_identities = ReadOstIdentities(store);
   if (!read_identities.ok()) return read_identities.status();
   const std::vector<OstIdentity>& identities = *read_identities;
 
-  const FdBudget fds = SplitDescriptors(fd_limit, identities.size(), config.ost_threads);
+  const FdBudget fds = SplitDescriptors(fd_limit, identities.size(), config_.ost_threads);
   Logger("fs")->info("{} file descriptors: up to {} open objects per OST, {} metadata table files",
                      fds.limit, fds.objects_per_ost, fds.rocksdb_files);
   // However long an OST takes, the mount waits at most ost_timeout for it.
@@ -252,53 +259,44 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
   for (const OstIdentity& id : identities) {
     if (!client::IsOssPath(id.path)) local_identities.push_back(id);
   }
-  OpenedOsts opened = OpenOsts(local_identities, config.ost_timeout);
+  OpenedOsts opened = OpenOsts(local_identities, config_.ost_timeout);
   size_t next_local = 0;
-  fs->late_osts_ = std::move(opened.late);
-  fs->inline_budget_ = std::make_shared<std::atomic<int>>(config.inline_ios);
-  fs->epochs_ = std::make_shared<nrs::SharedEpochHub>(nrs::CombineEpochData,
+  late_osts_ = std::move(opened.late);
+  inline_budget_ = std::make_shared<std::atomic<int>>(config_.inline_ios);
+  epochs_ = std::make_shared<nrs::SharedEpochHub>(nrs::CombineEpochData,
                                                       control::NrsControl::kDefaultEhTimeout);
   for (uint32_t index = 0; index < identities.size(); ++index) {
     const OstIdentity& id = identities[index];
     if (client::IsOssPath(id.path)) {
       auto remote = client::ConnectRemoteOst(index, id.path, id.fs_uuid, id.ost_uuid,
-                                             config.oss_credentials, fs->inline_budget_,
-                                             fs->epochs_);
+                                             config_.oss_credentials, inline_budget_,
+                                             epochs_);
       if (!remote.ok()) return remote.status();
-      SFS_RETURN_IF_ERROR(fs->osts_.Add(std::move(remote).value()));
+      SFS_RETURN_IF_ERROR(osts_.Add(std::move(remote).value()));
       continue;
     }
     auto& backend = opened.backends[next_local++];
     if (!backend.ok()) return backend.status();
     ost::ServiceOptions options;
     options.index = index;
-    options.threads = config.ost_threads;
+    options.threads = config_.ost_threads;
     options.open_objects = fds.objects_per_ost;
-    options.timeout = config.ost_timeout;
-    options.inline_budget = fs->inline_budget_;
-    options.epochs = fs->epochs_;
+    options.timeout = config_.ost_timeout;
+    options.inline_budget = inline_budget_;
+    options.epochs = epochs_;
     SFS_RETURN_IF_ERROR(
-        fs->osts_.Add(std::make_unique<ost::LocalService>(options, std::move(backend).value())));
+        osts_.Add(std::make_unique<ost::LocalService>(options, std::move(backend).value())));
   }
 
-  auto settings = std::make_shared<Settings>();
-  auto count = SettingNumber(store, kStripeCountKey);
-  auto size = SettingNumber(store, kStripeSizeKey);
-  if (!count.ok() || !size.ok()) return Status::Error(EIO, "metadata store lacks the default layout");
-  settings->default_layout.stripe_count = static_cast<uint32_t>(*count);
-  settings->default_layout.stripe_size = *size;
-  if (auto var = store.GetSetting(kJobidVarKey); var.ok()) settings->jobid.var = *var;
-  if (auto name = store.GetSetting(kJobidNameKey); name.ok()) settings->jobid.name = *name;
-  fs->settings_.store(std::move(settings));
-  int64_t cleanup_seconds = kDefaultJobCleanupSeconds;
-  if (store.GetSetting(kJobCleanupKey).ok()) {
-    auto seconds = SettingNumber(store, kJobCleanupKey);
-    if (!seconds.ok() || *seconds > static_cast<uint64_t>(kMaxJobCleanupSeconds)) {
-      return Status::Error(EIO, "the stored job_cleanup_interval is unreadable");
-    }
-    cleanup_seconds = static_cast<int64_t>(*seconds);
-  }
-  fs->ApplyJobCleanup(cleanup_seconds);
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
+                                                     nrs::PolicyRegistry registry) {
+  std::unique_ptr<Filesystem> fs(new Filesystem(config, std::move(registry)));
+  // The store and the OSTs: here, or behind the MDS and the OSSs.
+  SFS_RETURN_IF_ERROR(config.mds.empty() ? fs->OpenStoreAndOsts() : fs->ConnectClient());
+  SFS_RETURN_IF_ERROR(fs->LoadRunSettings());
 
   // Space figures first: statfs and automatic weights (loaded below, and
   // run at once if stored on) read these samples; a missing one counts as a
@@ -307,12 +305,16 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
                                                                  std::chrono::seconds(1)));
   std::vector<ost::Service*> services;
   for (auto& service : fs->osts_.All()) services.push_back(service.get());
-  fs->nrs_control_ = std::make_unique<control::NrsControl>(
-      control::NrsControl::Scope::kOsts, fs->meta_.get(),
-      std::vector<nrs::Target*>(services.begin(), services.end()), &fs->registry_,
-      fs->epochs_.get());
-  if (Status loaded = fs->nrs_control_->Load(); !loaded.ok()) return loaded;
-  if (config.mdt_nrs) {
+  // A client mount's NRS settings are the MDS's, which sends them to the
+  // OSSs and schedules the metadata requests of every client.
+  if (!fs->is_client()) {
+    fs->nrs_control_ = std::make_unique<control::NrsControl>(
+        control::NrsControl::Scope::kOsts, fs->meta_.get(),
+        std::vector<nrs::Target*>(services.begin(), services.end()), &fs->registry_,
+        fs->epochs_.get());
+    if (Status loaded = fs->nrs_control_->Load(); !loaded.ok()) return loaded;
+  }
+  if (config.mdt_nrs && !fs->is_client()) {
     mdt::ServiceOptions mdt_options;
     mdt_options.max_active = config.mdt_active;
     mdt_options.epoch_length = control::NrsControl::kDefaultEpochLength;
@@ -348,16 +350,52 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
       std::make_unique<ost::Monitor>(services, ost::Monitor::IntervalFor(config.ost_timeout),
                                      fs->epochs_);
 
+  // Settling and reclaiming are the MDS's: its own mount of the store
+  // does them when it starts.
+  if (fs->is_client()) return fs;
   // Before the orphans: an orphan's objects written just before the stop
   // must be recorded for its destroy to free them.
   if (Status settled = fs->SettleWrites(); !settled.ok()) return settled;
-  auto orphans = store.Orphans();
+  auto orphans = fs->meta_->Orphans();
   if (!orphans.ok()) return orphans.status();
   if (!orphans->empty()) {
     Logger("fs")->info("reclaiming {} orphaned files left by an earlier run", orphans->size());
   }
   for (uint64_t ino : *orphans) fs->ForgetRemoved(ino);
   return fs;
+}
+
+Status Filesystem::LoadRunSettings() {
+  meta::MetaStore& store = *meta_;
+  auto settings = std::make_shared<Settings>();
+  auto count = SettingNumber(store, kStripeCountKey);
+  auto size = SettingNumber(store, kStripeSizeKey);
+  if (!count.ok() || !size.ok()) return Status::Error(EIO, "metadata store lacks the default layout");
+  settings->default_layout.stripe_count = static_cast<uint32_t>(*count);
+  settings->default_layout.stripe_size = *size;
+  if (auto var = store.GetSetting(kJobidVarKey); var.ok()) settings->jobid.var = *var;
+  if (auto name = store.GetSetting(kJobidNameKey); name.ok()) settings->jobid.name = *name;
+  settings_.store(std::move(settings));
+  int64_t cleanup_seconds = kDefaultJobCleanupSeconds;
+  if (store.GetSetting(kJobCleanupKey).ok()) {
+    auto seconds = SettingNumber(store, kJobCleanupKey);
+    if (!seconds.ok() || *seconds > static_cast<uint64_t>(kMaxJobCleanupSeconds)) {
+      return Status::Error(EIO, "the stored job_cleanup_interval is unreadable");
+    }
+    cleanup_seconds = static_cast<int64_t>(*seconds);
+  }
+  ApplyJobCleanup(cleanup_seconds);
+
+  return Status::Ok();
+}
+
+void Filesystem::ReloadJobidSettings() {
+  std::lock_guard<std::mutex> lock(settings_mu_);
+  auto next = std::make_shared<Settings>(*settings());
+  if (auto var = meta_->GetSetting(kJobidVarKey); var.ok()) next->jobid.var = *var;
+  if (auto name = meta_->GetSetting(kJobidNameKey); name.ok()) next->jobid.name = *name;
+  settings_.store(std::move(next));
+  jobids_.Clear();
 }
 
 Result<layout::Layout> Filesystem::NewLayout(const layout::PlacementContext& context,
@@ -409,7 +447,11 @@ void Filesystem::CloseObjects(const layout::Layout& layout) {
 Result<layout::Layout> Filesystem::LoadLayout(uint64_t ino) {
   auto blob = meta_->GetLayout(ino);
   if (!blob.ok()) return blob.status();
-  auto decoded = layout::Decode(*blob);
+  return CheckLayout(ino, *blob);
+}
+
+Result<layout::Layout> Filesystem::CheckLayout(uint64_t ino, const std::string& blob) {
+  auto decoded = layout::Decode(blob);
   if (!decoded.ok()) return decoded.status();
   for (const auto& object : decoded->objects) {
     if (object.ost >= osts_.size()) {
@@ -433,11 +475,26 @@ Result<Filesystem::Opened> Filesystem::AcquireOpen(uint64_t ino) {
     return Opened{std::move(open)};
   }
   if (table.Destroying(ino)) return Status::Error(ENOENT, "file is being deleted");
-  auto inode = meta_->GetInode(ino);
-  if (!inode.ok()) return inode.status();
-  if (inode->nlink == 0) return Status::Error(ENOENT, "file was deleted");
-  auto layout = LoadLayout(ino);
-  if (!layout.ok()) return layout.status();
+  Result<meta::Inode> inode = Status::Error(ENOENT, "");
+  Result<layout::Layout> layout = Status::Error(ENOENT, "");
+  if (mds_ != nullptr) {
+    // The MDS counts the open (a removed file stays until every client
+    // closed it) and answers with what the open needs, in one call.
+    auto opened = mds_->Open(ino);
+    if (!opened.ok()) return opened.status();
+    inode = opened->inode;
+    layout = CheckLayout(ino, opened->layout);
+    if (!layout.ok()) {
+      (void)mds_->Close(ino);
+      return layout.status();
+    }
+  } else {
+    inode = meta_->GetInode(ino);
+    if (!inode.ok()) return inode.status();
+    if (inode->nlink == 0) return Status::Error(ENOENT, "file was deleted");
+    layout = LoadLayout(ino);
+    if (!layout.ok()) return layout.status();
+  }
   auto file = std::make_shared<OpenFile>();
   file->ino = ino;
   file->layout = std::move(layout).value();
@@ -581,6 +638,13 @@ void Filesystem::ReleaseOpen(const std::shared_ptr<OpenFile>& file) {
     table.Erase(file->ino);
   }
   if (file->touched.load(std::memory_order_relaxed)) CloseObjects(file->layout);
+  if (mds_ != nullptr) {
+    // This client's last close: the MDS destroys the file now if it was
+    // removed and no other client has it open.
+    Status closed = mds_->Close(file->ino);
+    if (!closed.ok()) Logger("fs")->warn("inode {}: close not told to the MDS: {}", file->ino, closed.ToString());
+    return;
+  }
   if (removed) ForgetRemoved(file->ino);
 }
 
@@ -678,6 +742,13 @@ Status Filesystem::MarkWriting(OpenFile& file) {
 }
 
 void Filesystem::ForgetRemoved(uint64_t ino) {
+  if (mds_ != nullptr) {
+    // The MDS knows every client's opens: it destroys the file now or at
+    // the last close.
+    Status told = mds_->ForgetRemoved(ino);
+    if (!told.ok()) Logger("fs")->warn("inode {}: removal not told to the MDS (fsck finds it): {}", ino, told.ToString());
+    return;
+  }
   {
     OpenTable::Locked table = open_.Lock(ino);
     if (table.IsOpen(ino)) {
@@ -701,6 +772,7 @@ Result<meta::Removed> Filesystem::Unlink(uint64_t parent, const std::string& nam
   // tried: if another thread holds the shard this moment, the file is not
   // purged at once and goes the orphan way (ForgetRemoved), which checks
   // again. Opens of that shard's inodes wait one commit; nothing else does.
+  if (mds_ != nullptr) return mds_->Unlink({}, parent, name);
   std::optional<OpenTable::Locked> table;
   auto removed = meta_->Unlink(parent, name, [&](uint64_t ino, const std::string& blob) {
     table = open_.TryLock(ino);
@@ -757,13 +829,17 @@ bool Filesystem::IsSettingName(const std::string& name) {
          control::QuotaControl::Handles(name);
 }
 
-Status Filesystem::RemoveSetting(const std::string& name) {
+Status Filesystem::RemoveSetting(const std::string& name, uint32_t uid) {
+  if (mds_ != nullptr && !IsClientLocalSetting(name)) {
+    return mds_->RemoveFsSetting({uid, 0, 0, ""}, name);
+  }
   if (control::PlacementControl::Handles(name)) return placement_control_->Remove(name);
   if (control::QuotaControl::Handles(name)) return quota_->Remove(name);
   return Status::Error(EINVAL, "setting " + name + " cannot be removed");
 }
 
 Result<std::string> Filesystem::GetSetting(const std::string& name) {
+  if (mds_ != nullptr && !IsClientLocalSetting(name)) return mds_->GetFsSetting(name);
   if (name == kJobidVarKey) return settings()->jobid.var;
   if (name == kJobidNameKey) return settings()->jobid.name;
   if (name == kOstStatusName) {
@@ -867,7 +943,12 @@ std::vector<std::optional<ost::SpaceInfo>> Filesystem::SpaceSamples() const {
   return samples;
 }
 
-Status Filesystem::SetSetting(const std::string& name, const std::string& raw) {
+Status Filesystem::SetSetting(const std::string& name, const std::string& raw, uint32_t uid) {
+  if (mds_ != nullptr && !IsClientLocalSetting(name)) {
+    Status set = mds_->SetFsSetting({uid, 0, 0, ""}, name, raw);
+    if (set.ok() && (name == kJobidVarKey || name == kJobidNameKey)) ReloadJobidSettings();
+    return set;
+  }
   if (control::NrsControl::Handles(control::NrsControl::Scope::kOsts, name)) return nrs_control_->Set(name, raw);
   if (control::NrsControl::Handles(control::NrsControl::Scope::kMdt, name)) {
     if (mdt_nrs_control_ == nullptr) return Status::Error(EINVAL, kMdtNrsOff);

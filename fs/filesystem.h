@@ -22,6 +22,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "client/mds_client.h"
 #include "client/remote_ost.h"
 #include "common/status.h"
 #include "fs/fd_budget.h"
@@ -155,7 +156,13 @@ class Filesystem {
     // An OST with a call in service this long is unresponsive; also how long
     // the mount waits for an OST directory to answer.
     std::chrono::nanoseconds ost_timeout = std::chrono::seconds(30);
-    client::Credentials oss_credentials;  // for OSTs on OSSs
+    client::Credentials oss_credentials;  // for OSTs on OSSs, and the MDS
+    // A client mount (`stripefs mount mds://ADDRESS:PORT`): the metadata
+    // service at this address holds the store, places new files, counts
+    // opens and destroys removed files; this mount reaches it for every
+    // metadata operation and the OSSs for data (docs/design.md, "Client
+    // mounts"). Empty: the one-process mount, everything here.
+    std::string mds;
     bool writeback = false;  // MountOptions::writeback
     bool direct_writes = false;  // MountOptions::direct_writes
     // The largest read request, the mount's max_read (fs/mount.cc), which
@@ -180,9 +187,28 @@ class Filesystem {
   };
   // Opens the store, checks every OST label, starts the OST services and
   // reclaims orphans left by a crash. ENOENT/EIO with a clear message when an
-  // OST directory is missing or carries another label.
+  // OST directory is missing or carries another label. With config.mds, a
+  // client mount: connects to the MDS and the OSSs (fs/client_mode.cc);
+  // EINVAL if an OST is not on an OSS.
   static Result<std::unique_ptr<Filesystem>> Open(const Config& config,
                                                   nrs::PolicyRegistry registry);
+  // Whether this is a client mount (Config::mds).
+  bool is_client() const { return mds_ != nullptr; }
+
+  // Who asks for a new node: its owner (before set-group-ID inheritance)
+  // and the job placement matches on.
+  struct Creator {
+    uint32_t uid = 0;
+    uint32_t gid = 0;
+    uint32_t pid = 0;
+    std::shared_ptr<const std::string> jobid;
+  };
+  // A new node `name` in `parent` (mknod, mkdir, symlink, create): its
+  // owner, a regular file's layout from the directory's default and the
+  // placement, its inode quota, in one store write. On a client mount the
+  // MDS does it all (one call).
+  Result<meta::Inode> MakeNode(const Creator& who, uint64_t parent, const std::string& name,
+                               uint32_t mode, uint64_t rdev, const std::string& symlink);
   ~Filesystem();
 
   meta::MetaStore& meta() { return *meta_; }
@@ -232,6 +258,8 @@ class Filesystem {
   // The layout of `ino`, checked against this filesystem's OSTs (EIO if it
   // names one that does not exist, or is corrupt).
   Result<layout::Layout> LoadLayout(uint64_t ino);
+  // The same for a layout blob at hand.
+  Result<layout::Layout> CheckLayout(uint64_t ino, const std::string& blob);
 
   // Open-file table, under the inode's shard of open_: a layout change
   // checks it under the same shard (SetLayoutXattr: EBUSY while the file is
@@ -333,8 +361,9 @@ class Filesystem {
 
   // Run-time settings on the mount root (user.stripefs.<name>): jobid_var,
   // jobid_name and the NRS settings (control/nrs_control.h).
-  Status SetSetting(const std::string& name, const std::string& value);
-  Status RemoveSetting(const std::string& name);
+  // `uid` asked (checked by the caller; a client mount's MDS checks again).
+  Status SetSetting(const std::string& name, const std::string& value, uint32_t uid);
+  Status RemoveSetting(const std::string& name, uint32_t uid);
   Result<std::string> GetSetting(const std::string& name);
   static bool IsSettingName(const std::string& name);
   // Each OST's latest background space sample (none before the first);
@@ -401,6 +430,20 @@ class Filesystem {
   Status SetJobStatsSetting(const std::string& name, const std::string& value);
   void ApplyJobCleanup(int64_t seconds);
 
+  // Open's first half: the store here and the OSTs it records.
+  Status OpenStoreAndOsts();
+  // The same for a client mount: the MDS and the OSSs (fs/client_mode.cc).
+  Status ConnectClient();
+  // On a client mount, the settings this mount reads itself; the rest
+  // are the MDS's (fs/client_mode.cc).
+  static bool IsClientLocalSetting(const std::string& name);
+  // The run-time settings (default layout, jobid, job stats cleanup) as
+  // stored.
+  Status LoadRunSettings();
+  // Re-reads the jobid settings from the store (a client mount, after a
+  // change it asked its MDS for).
+  void ReloadJobidSettings();
+
   // Held for the daemon's life on META/stripefs.lock (see Open): released
   // only after meta_ is closed, since members die in reverse order.
   struct MountLock {
@@ -414,6 +457,9 @@ class Filesystem {
   // Declared before osts_ so it outlives the services: their last requests'
   // observers (destroy completions) still write to it while they drain.
   std::unique_ptr<meta::MetaStore> meta_;
+  // A client mount's MDS (meta_ reaches it too); null on the one-process
+  // mount.
+  std::shared_ptr<client::MdsClient> mds_;
   // The epoch handler every OST's scheduler joins (seed 002); ticked by
   // monitor_, tuned by nrs_control_.
   std::shared_ptr<nrs::SharedEpochHub> epochs_;
@@ -472,6 +518,9 @@ class Filesystem {
   // (RemovedNotDestroyed), each under its inode's shard.
   OpenTable open_;
 };
+
+// EINVAL unless the store's format is the one this build reads.
+Status CheckFormat(meta::MetaStore& store);
 
 // The FUSE low-level operation table (fs/lowlevel_ops.cc).
 const ::fuse_lowlevel_ops* LowLevelOps();

@@ -59,6 +59,8 @@ Result<std::string> Filesystem::GetLayoutXattr(uint64_t ino) {
 }
 
 Status Filesystem::SetLayoutXattr(uint32_t uid, uint64_t ino, const std::string& value) {
+  // Placement, pools and the opens of every client are the MDS's.
+  if (mds_ != nullptr) return mds_->SetLayoutXattr({uid, 0, 0, ""}, ino, value);
   auto spec = layout::ParseLayoutSpec(value);
   if (!spec.ok()) return spec.status();
   SFS_RETURN_IF_ERROR(CheckOwner(uid, ino, "layout"));

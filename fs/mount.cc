@@ -202,7 +202,10 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
     log.level = env != nullptr ? env : "info";
   }
   log.file = options.log_file;
-  if (log.file.empty() && notify_fd >= 0) log.file = options.meta_dir + "/stripefs.log";
+  const bool client_mount = client::IsMdsPath(options.meta_dir);
+  if (log.file.empty() && notify_fd >= 0 && !client_mount) {
+    log.file = options.meta_dir + "/stripefs.log";
+  }
   log.fallback_syslog = notify_fd >= 0;  // in the background stderr goes to /dev/null
   InitLogging(log);
   auto logger = Logger("mount");
@@ -219,13 +222,20 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
                     : options.max_request != 0 ? options.max_request
                                                : kMaxRead;
   const uint32_t max_request = options.max_request != 0 ? options.max_request : kMaxTransfer;
-  config.meta_dir = options.meta_dir;
+  if (client_mount) {
+    config.mds = *client::ParseMdsPath(options.meta_dir);
+    // Until the MDS revokes what a client caches (docs/design.md, "Client
+    // mounts"), the kernel keeps nothing: every lookup and stat asks.
+    config.attr_timeout = 0;
+  } else {
+    config.meta_dir = options.meta_dir;
+  }
   config.oss_credentials = {options.key_file,
                             {options.tls_ca, options.tls_cert, options.tls_key}};
   config.mountpoint = mountpoint;
   config.admin_uid = options.admin_uid;
   config.ost_threads = options.ost_threads;
-  config.attr_timeout = options.attr_timeout;
+  if (!client_mount) config.attr_timeout = options.attr_timeout;
   config.writeback = options.writeback;
   config.mdt_nrs = options.mdt_nrs;
   config.extent_credits = options.extent_credits;
@@ -396,7 +406,16 @@ int RunMount(const MountOptions& options) {
   // The daemon runs in "/", so every path it keeps must be absolute.
   std::error_code ec;
   MountOptions absolute = options;
-  absolute.meta_dir = stdfs::absolute(options.meta_dir, ec).lexically_normal().string();
+  // mds://ADDRESS:PORT is a client mount (its metadata is the MDS's).
+  if (client::IsMdsPath(options.meta_dir)) {
+    auto address = client::ParseMdsPath(options.meta_dir);
+    if (!address.ok()) {
+      fprintf(stderr, "stripefs: %s\n", address.status().ToString().c_str());
+      return 1;
+    }
+  } else {
+    absolute.meta_dir = stdfs::absolute(options.meta_dir, ec).lexically_normal().string();
+  }
   if (!absolute.log_file.empty()) {
     absolute.log_file = stdfs::absolute(options.log_file, ec).lexically_normal().string();
   }

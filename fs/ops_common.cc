@@ -146,53 +146,12 @@ Result<meta::Inode> MakeNode(fuse_req_t req, fuse_ino_t parent, const char* name
   Filesystem& fs = Fs(req);
   SFS_RETURN_IF_ERROR(CheckName(name));
   const fuse_ctx* ctx = fuse_req_ctx(req);
-  auto dir = fs.meta().GetInode(parent);
-  if (!dir.ok()) return dir.status();
-  meta::NewNode node;
-  node.mode = mode;
-  node.uid = ctx->uid;
-  node.gid = ctx->gid;
-  node.rdev = rdev;
-  // BSD group semantics under a set-group-ID directory, as on ext4.
-  if (dir->mode & S_ISGID) {
-    node.gid = dir->gid;
-    if (S_ISDIR(mode)) node.mode |= S_ISGID;
-  }
-  // Checked before anything is allotted to it: the new inode counts for
-  // its user, group and (inherited) project.
-  auto quota = fs.quota().ReserveInodes(control::QuotaOwner{node.uid, node.gid, dir->projid}, ctx->uid, 1);
-  if (!quota.ok()) {
-    return Status::Error(quota.err(), "create of '" + std::string(name) + "' in inode " +
-                                          std::to_string(parent) + ": " + quota.status().message());
-  }
-  if (symlink_target != nullptr) node.symlink = symlink_target;
-  // The directory's default layout: copied to a new subdirectory (in the
-  // same write), used by a new file. Its project id the store hands on.
-  auto dir_layout = fs.meta().GetXattr(parent, kLayoutXattrName);
-  if (S_ISDIR(mode) && dir_layout.ok()) node.xattrs[kLayoutXattrName] = *dir_layout;
-  if (S_ISREG(mode)) {
-    layout::LayoutSpec spec;
-    if (dir_layout.ok()) {
-      auto parsed = layout::ParseLayoutSpec(*dir_layout);
-      if (!parsed.ok()) {
-        return Status::Error(EIO, "directory " + std::to_string(parent) +
-                                      " has a corrupt default layout: " + parsed.status().message());
-      }
-      spec = std::move(parsed).value();
-    }
-    layout::PlacementContext who;
-    who.uid = ctx->uid;
-    who.gid = ctx->gid;
-    who.jobid = *fs.jobids().Resolve(ctx->pid, ctx->uid, ctx->gid, fs.settings()->jobid);
-    who.fallback_pool = spec.pool;
-    who.projid = dir->projid;
-    auto layout = fs.NewLayout(who, spec);
-    if (!layout.ok()) return layout.status();
-    node.layout = layout::Encode(*layout);
-  }
-  auto created = fs.meta().Create(parent, name, node);
-  if (created.ok() && *quota) (*quota)->Use(1);
-  return created;
+  Filesystem::Creator who;
+  who.uid = ctx->uid;
+  who.gid = ctx->gid;
+  who.pid = static_cast<uint32_t>(ctx->pid);
+  if (S_ISREG(mode)) who.jobid = fs.jobids().Resolve(ctx->pid, ctx->uid, ctx->gid, fs.settings()->jobid);
+  return fs.MakeNode(who, parent, name, mode, rdev, symlink_target != nullptr ? symlink_target : "");
 }
 
 Status CheckName(const char* name) {

@@ -645,8 +645,9 @@ void OpenReply(fuse_req_t req, fuse_file_info* fi, Filesystem::Opened opened) {
   fi->fh = reinterpret_cast<uint64_t>(
       new FileHandle{std::move(file), fi->flags, Caller(req, Fs(req)), owner});
   // Every change to the data goes through this mount, so cached pages stay
-  // valid across opens.
-  fi->keep_cache = 1;
+  // valid across opens. Not on a client mount: other clients write too, so
+  // an open drops what the kernel cached (close-to-open, as NFS).
+  fi->keep_cache = Fs(req).is_client() ? 0 : 1;
   // O_DIRECT: with the writeback cache the kernel's own direct I/O path
   // runs it, which writes dirty cached pages of the range back first (so a
   // direct read sees a cached write) and drops cached pages a direct write
@@ -734,6 +735,12 @@ void OpRead(fuse_req_t req, fuse_ino_t, size_t size, off_t off, fuse_file_info* 
   Filesystem& fs = Fs(req);
   FileHandle& handle = *Handle(fi);
   const uint64_t offset = static_cast<uint64_t>(off);
+  // Another client may have written past the size this one knows: a read
+  // that reaches past it asks the MDS first.
+  if (fs.is_client() && offset + size > handle.file->size.load()) {
+    auto stored = fs.meta().GetInode(handle.file->ino);
+    if (stored.ok()) GrowSize(*handle.file, stored->size);
+  }
   if (offset >= handle.file->size.load() || size == 0) {
     fuse_reply_buf(req, nullptr, 0);
     return;

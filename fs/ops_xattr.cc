@@ -74,7 +74,7 @@ Status SetReserved(fuse_req_t req, fuse_ino_t ino, const std::string& key, const
   if (key == kOstAddName && caller != 0) {
     return Status::Error(EPERM, "only root may add an OST (uid " + std::to_string(caller) + ")");
   }
-  return fs.SetSetting(key, value);
+  return fs.SetSetting(key, value, caller);
 }
 
 // "user." alone names nothing: EINVAL, as the kernel answers for a local
@@ -95,7 +95,7 @@ Status RemoveReserved(fuse_req_t req, fuse_ino_t ino, const std::string& key) {
   if (!fs.IsAdmin(caller)) {
     return Status::Error(EPERM, "uid " + std::to_string(caller) + " may not change setting " + key);
   }
-  return fs.RemoveSetting(key);
+  return fs.RemoveSetting(key, caller);
 }
 
 // A refused stripefs setting is bad input whatever its errno (an unknown

@@ -22,6 +22,7 @@
 #include "oss/epoch_relay.h"
 #include "rpc/bulk.h"
 #include "rpc/nrs_wire.h"
+#include "rpc/grpc_setup.h"
 #include "rpc/wire.h"
 
 namespace sfs::oss {
@@ -932,16 +933,7 @@ class ServerImpl final : public Server {
     grpc::ServerBuilder builder;
     builder.AddListeningPort(options_.listen, *credentials, &port_);
     builder.RegisterService(service_.get());
-    builder.SetMaxReceiveMessageSize(kMaxMessageBytes);
-    builder.SetMaxSendMessageSize(kMaxMessageBytes);
-    // Mounts ping every 10 s to find a dead OSS (client/remote_ost.cc):
-    // allowed, also between calls.
-    builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 5000);
-    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
-    // And this side pings too: a mount whose machine died (its Epochs
-    // streams and calls open) is found within 15 s, not TCP's minutes.
-    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, 10000);
-    builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 5000);
+    rpc::ConfigureServer(builder, kMaxMessageBytes);
     // Calls a policy holds back keep their threads: room for many.
     grpc::ResourceQuota quota("stripefs-oss");
     quota.SetMaxThreads(kMaxThreads);

@@ -75,6 +75,11 @@ class TransportEnvironment : public ::testing::Environment {
 
 const char* StripefsBinary() { return STRIPEFS_BINARY; }
 
+bool ClientMountRun() {
+  const char* mode = getenv("SFS_IT_MOUNT");
+  return mode != nullptr && std::string(mode) == "client";
+}
+
 bool OverIoUring() {
   const char* transport = getenv("SFS_IT_TRANSPORT");
   return transport != nullptr && std::string(transport) == "io_uring";
@@ -107,7 +112,20 @@ MountedFs::MountedFs(const Options& options) : options_(options) {
   stdfs::create_directories(mnt_);
   if (options_.before_mkfs) options_.before_mkfs(*this);
   std::string mkfs = std::string(StripefsBinary()) + " mkfs --meta " + meta_;
-  for (int i = 0; i < options_.osts; ++i) mkfs += " --ost " + ost_dir(i);
+  if (options_.client) {
+    key_ = NewKey(root_ + "/key");
+    std::vector<std::string> dirs;
+    for (int i = 0; i < options_.osts; ++i) dirs.push_back(ost_dir(i));
+    oss_ = std::make_unique<OssProcess>(root_ + "/oss.log", "127.0.0.2", key_, dirs);
+    if (!oss_->running()) {
+      fprintf(stderr, "the OSS did not start:\n%s\n", oss_->Log().c_str());
+      return;
+    }
+    for (int i = 0; i < options_.osts; ++i) mkfs += " --ost " + oss_->Url(i);
+    mkfs += " --key " + key_;
+  } else {
+    for (int i = 0; i < options_.osts; ++i) mkfs += " --ost " + ost_dir(i);
+  }
   mkfs += " --stripe-count " + std::to_string(options_.stripe_count) + " --stripe-size " +
           options_.stripe_size + options_.mkfs_args;
   CommandResult formatted = Shell(mkfs);
@@ -116,12 +134,23 @@ MountedFs::MountedFs(const Options& options) : options_(options) {
     return;
   }
   formatted_ = true;
+  if (options_.client) {
+    mds_ = std::make_unique<MdsProcess>(root_ + "/mds.log", "127.0.0.3", key_, meta_);
+    if (!mds_->running()) {
+      fprintf(stderr, "the MDS did not start:\n%s\n", mds_->Log().c_str());
+      return;
+    }
+  }
   Mount();
 }
+
+std::string MountedFs::Source() const { return mds_ != nullptr ? mds_->Url() : meta_; }
 
 MountedFs::~MountedFs() {
   if (daemon_ > 0 && !Unmount()) Kill();
   if (InMountinfo(mnt_)) Shell("fusermount3 -uz " + mnt_);
+  mds_.reset();  // after its clients, before the OSS it reaches
+  oss_.reset();
   if (freezable_ > 0) {
     Thaw();
     Shell("fusermount3 -uz " + freezable_dir_);
@@ -163,8 +192,12 @@ bool MountedFs::WaitMounted(bool want, int timeout_ms) const {
 }
 
 bool MountedFs::Mount() {
-  std::vector<std::string> args = {StripefsBinary(), "mount", meta_, mnt_, "-f",
+  std::vector<std::string> args = {StripefsBinary(), "mount", Source(), mnt_, "-f",
                                    "-o", "log_file=" + log_};
+  if (!key_.empty()) {
+    args.push_back("-o");
+    args.push_back("key=" + key_);
+  }
   // First, so that a test's own io_uring= wins.
   if (const std::string transport = TransportOption(); !transport.empty()) {
     args.push_back("-o");

@@ -6,8 +6,11 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include "servers.h"
 
 namespace sfs::test {
 
@@ -19,9 +22,18 @@ struct CommandResult {
 // Runs `command` through /bin/sh; never throws.
 CommandResult Shell(const std::string& command);
 
+// Whether this run mounts every MountedFs as a client of a metadata
+// service (SFS_IT_MOUNT=client, set by CTest for the integration_client
+// runs): an OSS process serves the OST directories, an MDS process the
+// metadata directory, and the mount is `stripefs mount mds://...`.
+bool ClientMountRun();
+
 class MountedFs {
  public:
   struct Options {
+    // A client mount of an MDS (see ClientMountRun) instead of the
+    // one-process mount.
+    bool client = ClientMountRun();
     int osts = 4;
     int stripe_count = 4;
     std::string stripe_size = "1M";
@@ -46,6 +58,12 @@ class MountedFs {
   MountedFs& operator=(const MountedFs&) = delete;
 
   bool mounted() const { return daemon_ > 0; }
+  bool client() const { return options_.client; }
+  // A client mount's servers (null otherwise).
+  MdsProcess* mds() const { return mds_.get(); }
+  OssProcess* oss() const { return oss_.get(); }
+  // The mount source: the metadata directory, or mds://ADDRESS:PORT.
+  std::string Source() const;
   const std::string& root() const { return root_; }        // temporary folder
   const std::string& mnt() const { return mnt_; }          // mount point
   const std::string& meta_dir() const { return meta_; }
@@ -106,6 +124,10 @@ class MountedFs {
   std::vector<std::string> tmpfs_;  // mounted by MountTmpfs/MountExt4, unmounted last
   pid_t freezable_ = -1;            // the freezefs helper, if any
   std::string freezable_dir_;
+  // A client mount's key and servers, stopped after the mount.
+  std::string key_;
+  std::unique_ptr<OssProcess> oss_;
+  std::unique_ptr<MdsProcess> mds_;
 };
 
 // The stripefs binary under test.

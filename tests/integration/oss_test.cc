@@ -10,94 +10,12 @@
 #include <sstream>
 
 #include "file_util.h"
+#include "servers.h"
 
 namespace sfs::test {
 namespace {
 
 namespace stdfs = std::filesystem;
-
-// One `stripefs oss -f` process, listening on `address`:0 (a free port,
-// read back from its log).
-class OssProcess {
- public:
-  // `listen`: ADDRESS:PORT to listen on; by default `address`:0.
-  OssProcess(const std::string& root, const std::string& name, const std::string& address,
-             const std::string& key_file, int dirs, std::vector<std::string> extra_args = {},
-             const std::string& listen = "")
-      : log_(root + "/" + name + ".log"),
-        host_(address),
-        key_file_(key_file),
-        extra_args_(std::move(extra_args)) {
-    for (int i = 0; i < dirs; ++i) {
-      dirs_.push_back(root + "/" + name + "-ost" + std::to_string(i));
-      stdfs::create_directories(dirs_.back());
-    }
-    Start(listen.empty() ? host_ + ":0" : listen);
-  }
-  ~OssProcess() { Stop(); }
-
-  // Starts it again where it listened before (after Stop or Signal(SIGKILL)).
-  bool Restart() {
-    if (pid_ > 0) waitpid(pid_, nullptr, 0);
-    const std::string was = address_;
-    address_.clear();
-    Start(was);
-    return address_ == was;
-  }
-  void Signal(int signal) { kill(pid_, signal); }
-
-  void Start(const std::string& listen) {
-    std::vector<std::string> args = {StripefsBinary(), "oss",      "--listen",  listen,
-                                     "--key",          key_file_,  "--log-file", log_, "-f"};
-    args.insert(args.end(), extra_args_.begin(), extra_args_.end());
-    for (const std::string& dir : dirs_) args.push_back(dir);
-    const size_t logged = Log().size();
-    pid_ = fork();
-    if (pid_ == 0) {
-      std::vector<char*> argv;
-      for (auto& arg : args) argv.push_back(arg.data());
-      argv.push_back(nullptr);
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
-    const std::regex listening(R"(listening on \S+ \(port (\d+)\))");
-    WaitFor([&] {
-      std::smatch match;
-      const std::string log = Log().substr(logged);
-      if (!std::regex_search(log, match, listening)) return false;
-      address_ = host_ + ":" + match[1].str();
-      return true;
-    }, 10000);
-  }
-
-  bool running() const { return !address_.empty() && pid_ > 0; }
-  const std::string& address() const { return address_; }
-  std::string Url(int dir) const { return "oss://" + address_ + dirs_[dir]; }
-  const std::string& dir(int i) const { return dirs_[i]; }
-  std::string Log() const { return ReadFile(log_).value_or(""); }
-  // SIGTERM; the exit status as waitpid says, -1 if it did not stop in 30 s.
-  int Stop() {
-    if (pid_ <= 0) return -1;
-    kill(pid_, SIGTERM);
-    int status = -1;
-    for (int i = 0; i < 300 && waitpid(pid_, &status, WNOHANG) == 0; ++i) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    if (status == -1) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-    pid_ = -1;
-    return status;
-  }
-
- private:
-  const std::string log_, host_, key_file_;
-  const std::vector<std::string> extra_args_;
-  std::vector<std::string> dirs_;
-  std::string address_;
-  pid_t pid_ = -1;
-};
 
 std::vector<std::string> ObjectFiles(const std::string& dir) {
   std::vector<std::string> files;
@@ -106,11 +24,6 @@ std::vector<std::string> ObjectFiles(const std::string& dir) {
     if (entry.is_regular_file()) files.push_back(entry.path().string());
   }
   return files;
-}
-
-std::string NewKey(const std::string& path) {
-  EXPECT_EQ(Shell(std::string(StripefsBinary()) + " key new " + path).exit_code, 0);
-  return path;
 }
 
 class OssTest : public ::testing::Test {

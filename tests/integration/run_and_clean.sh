@@ -23,6 +23,9 @@ for m in $(awk -v p="$prefix" 'index($2, p) == 1 {print $2}' /proc/mounts | sort
   rc=${rc/#0/1}
 done
 pkill -9 -f "stripefs mount $prefix" 2>/dev/null
+# Client mounts name their MDS first; servers their log under the prefix.
+pkill -9 -f "stripefs mount mds://[^ ]* $prefix" 2>/dev/null
+pkill -9 -f "stripefs (oss|mds) .*--log-file $prefix" 2>/dev/null
 pkill -CONT -f "it_freezefs $prefix" 2>/dev/null
 pkill -9 -f "it_freezefs $prefix" 2>/dev/null
 exit $rc

@@ -27,6 +27,7 @@
 #include "tools/stripefs/df.h"
 #include "tools/stripefs/jobstats_cmd.h"
 #include "tools/stripefs/layout_cmds.h"
+#include "tools/stripefs/mds_cmd.h"
 #include "tools/stripefs/oss_cmd.h"
 #include "tools/stripefs/params.h"
 #include "tools/stripefs/quota_cmds.h"
@@ -50,8 +51,9 @@ constexpr const char* kHelp =
     "      An OST may be oss://ADDRESS:PORT/DIR, a directory a stripefs oss\n"
     "      serves, labelled through it; that needs the shared key (--key) and,\n"
     "      where the OSSs use TLS, the CA of their certificates (--tls-ca).\n"
-    "  stripefs mount META_DIR MOUNTPOINT [-f] [-o option[,option...]]\n"
-    "      Mounts it (in the background unless -f). Options: log_level=LEVEL\n"
+    "  stripefs mount META_DIR|mds://ADDRESS:PORT MOUNTPOINT [-f] [-o option,...]\n"
+    "      Mounts it (in the background unless -f); mds://: a client of a stripefs\n"
+    "      mds (needs key=FILE). Options: log_level=LEVEL\n"
     "      log_file=PATH key=FILE tls_ca=FILE tls_cert=FILE tls_key=FILE\n"
     "      admin_uid=UID ost_threads=N attr_timeout=SECONDS\n"
     "      ost_timeout=SECONDS max_read=BYTES cache=writearound|writethrough|writeback\n"
@@ -114,8 +116,15 @@ constexpr const char* kHelp =
     "      Serves OST directories of this machine to mounts on others (an object\n"
     "      storage server; in the background unless -f; SIGTERM stops it). Every\n"
     "      call must prove the filesystem's key; the key file must be private.\n"
+    "  stripefs mds --listen ADDRESS:PORT --key FILE [--admin-uid UID]\n"
+    "               [--ost-threads N] [--ost-timeout SECONDS] [--tls-cert FILE\n"
+    "               --tls-key FILE [--tls-ca FILE]] [--log-level LEVEL]\n"
+    "               [--log-file PATH] [-f] META_DIR\n"
+    "      Serves a filesystem's metadata to client mounts on any machine (a\n"
+    "      metadata service; every OST must be on an OSS): they mount it with\n"
+    "      stripefs mount -o key=FILE mds://ADDRESS:PORT MOUNTPOINT.\n"
     "  stripefs key new FILE\n"
-    "      Writes a new random shared key (mode 600) for mkfs, mount and oss.\n"
+    "      Writes a new random shared key (mode 600) for mkfs, mount, oss and mds.\n"
     "  stripefs --version | --help\n";
 
 void Usage() { fputs(kHelp, stderr); }
@@ -245,7 +254,7 @@ int main(int argc, char** argv) {
   }
   const std::string command = argv[1];
   std::vector<std::string> args(argv + 2, argv + argc);
-  if (command == "mount" || command == "oss") {
+  if (command == "mount" || command == "oss" || command == "mds") {
     // Daemons that move 1 MiB buffers all day: from the heap, where a freed
     // one is reused, rather than a fresh mmap each time (256 page faults
     // per MiB, a third of a 1 MiB call's CPU over the network; docs/design.md).
@@ -270,6 +279,7 @@ int main(int argc, char** argv) {
   if (command == "jobstats") return sfs::cli::JobStats(args);
   if (command == "fsck") return Fsck(args);
   if (command == "oss") return sfs::cli::Oss(args);
+  if (command == "mds") return sfs::cli::Mds(args);
   if (command == "key") return sfs::cli::Key(args);
   if (command == "--help" || command == "-h" || command == "help") {
     fputs(kHelp, stdout);

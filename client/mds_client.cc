@@ -1,0 +1,245 @@
+#include "client/mds_client.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <atomic>
+#include <thread>
+
+#include "common/log.h"
+#include "rpc/grpc_setup.h"
+#include "rpc/wire.h"
+
+namespace sfs::client {
+namespace {
+
+// A metadata call's message is small; a directory listing or a settings
+// dump is the largest (kilobytes to a few megabytes).
+constexpr int kMaxMessageBytes = 64 << 20;
+// One call's deadline: an MDS that holds a call longer is treated as gone
+// (the call is retried while `patience` lasts).
+constexpr std::chrono::seconds kCallDeadline{30};
+constexpr std::chrono::seconds kHelloPatience{5};
+
+class GrpcMdsClient final : public MdsClient {
+ public:
+  GrpcMdsClient(MdsOptions options, std::shared_ptr<grpc::ChannelCredentials> credentials)
+      : options_(std::move(options)),
+        name_(std::string(kMdsScheme) + options_.address),
+        stub_(rpc::Mds::NewStub(
+            rpc::MakeChannel(options_.address, std::move(credentials), kMaxMessageBytes))) {}
+
+  Status Connect() {
+    auto session = Hello(std::chrono::seconds(kHelloPatience));
+    if (!session.ok()) return session.status();
+    std::lock_guard lock(mu_);
+    session_ = std::move(session).value();
+    return Status::Ok();
+  }
+
+  const std::string& address() const override { return options_.address; }
+
+  Result<rpc::MetaReply> Call(rpc::MetaCall call) override {
+    call.set_request_id(next_request_.fetch_add(1, std::memory_order_relaxed));
+    const std::string fields = rpc::MetaCallFields(call);
+    const auto give_up = std::chrono::steady_clock::now() + options_.patience;
+    bool said = false;
+    int refused = 0;  // refusals in a row, each in a session opened for this call
+    for (;;) {
+      std::shared_ptr<rpc::ClientSession> session = CurrentSession();
+      Status failed;
+      if (session != nullptr) {
+        grpc::ClientContext context;
+        context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
+        rpc::SignCall(*session, context, rpc::kMetaMethod, fields);
+        rpc::MetaReply reply;
+        const grpc::Status sent = stub_->Meta(&context, call, &reply);
+        if (sent.ok()) {
+          if (said) Logger("client")->info("{}: answering again", name_);
+          return reply;
+        }
+        failed = rpc::FromGrpc(sent, name_);
+        // Refused for its session (the MDS restarted and forgot it, or
+        // dropped it): nothing was done; a new one is opened below.
+        if (sent.error_code() == grpc::StatusCode::UNAUTHENTICATED) {
+          DropSession(session);
+          // Refused again in a session just opened: not a forgotten
+          // session but the key.
+          if (++refused >= 2) {
+            return Status::Error(EACCES, name_ + " refused the key: " + sent.error_message());
+          }
+        }
+      } else {
+        failed = Status::Error(EIO, name_ + ": no session");
+      }
+      if (std::chrono::steady_clock::now() >= give_up) {
+        return Status::Error(EIO, failed.message());
+      }
+      if (!said) {
+        Logger("client")->warn("{}: {}; retrying", name_, failed.message());
+        said = true;
+      }
+      if (CurrentSession() == nullptr) {
+        auto opened = Hello(kHelloPatience);
+        if (opened.ok()) {
+          std::lock_guard lock(mu_);
+          session_ = std::move(opened).value();
+        } else if (opened.err() == EACCES) {
+          return opened.status();  // the key: no retry helps
+        }
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+
+ private:
+  Result<std::shared_ptr<rpc::ClientSession>> Hello(std::chrono::nanoseconds patience) {
+    auto session = std::make_shared<rpc::ClientSession>(options_.key);
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + patience);
+    context.set_wait_for_ready(true);
+    rpc::HelloRequest request;
+    request.set_client_nonce(session->client_nonce());
+    rpc::HelloReply reply;
+    SFS_RETURN_IF_ERROR(rpc::FromGrpc(stub_->Hello(&context, request, &reply), name_));
+    SFS_RETURN_IF_ERROR(session->Open(reply.session(), reply.server_nonce()));
+    return session;
+  }
+  std::shared_ptr<rpc::ClientSession> CurrentSession() {
+    std::lock_guard lock(mu_);
+    return session_;
+  }
+  void DropSession(const std::shared_ptr<rpc::ClientSession>& session) {
+    std::lock_guard lock(mu_);
+    if (session_ == session) session_.reset();
+  }
+
+  const MdsOptions options_;
+  const std::string name_;
+  const std::unique_ptr<rpc::Mds::Stub> stub_;
+  std::atomic<uint64_t> next_request_{1};
+  std::mutex mu_;  // guards session_
+  std::shared_ptr<rpc::ClientSession> session_;
+};
+
+rpc::MetaCall NewCall(rpc::MetaOp op, const MdsCaller* caller = nullptr) {
+  rpc::MetaCall call;
+  call.set_op(op);
+  if (caller != nullptr) {
+    call.mutable_caller()->set_uid(caller->uid);
+    call.mutable_caller()->set_gid(caller->gid);
+    call.mutable_caller()->set_pid(caller->pid);
+    call.mutable_caller()->set_jobid(caller->jobid);
+  }
+  return call;
+}
+
+// The call's reply when the operation succeeded, else its error.
+Result<rpc::MetaReply> Done(Result<rpc::MetaReply> reply) {
+  if (!reply.ok()) return reply.status();
+  SFS_RETURN_IF_ERROR(rpc::StatusOf(*reply));
+  return reply;
+}
+
+}  // namespace
+
+bool IsMdsPath(const std::string& source) { return source.rfind(kMdsScheme, 0) == 0; }
+
+Result<std::string> ParseMdsPath(const std::string& source) {
+  if (!IsMdsPath(source)) return Status::Error(EINVAL, source + ": not mds://ADDRESS:PORT");
+  std::string address = source.substr(std::string(kMdsScheme).size());
+  while (!address.empty() && address.back() == '/') address.pop_back();
+  const size_t colon = address.rfind(':');
+  if (address.empty() || address.find('/') != std::string::npos || colon == std::string::npos ||
+      colon == 0 || colon + 1 == address.size()) {
+    return Status::Error(EINVAL, source + ": expected mds://ADDRESS:PORT");
+  }
+  for (size_t i = colon + 1; i < address.size(); ++i) {
+    if (address[i] < '0' || address[i] > '9') {
+      return Status::Error(EINVAL, source + ": the port is not a number");
+    }
+  }
+  return address;
+}
+
+Result<std::shared_ptr<MdsClient>> MdsClient::Connect(MdsOptions options) {
+  auto credentials = rpc::ClientCredentials(options.tls);
+  if (!credentials.ok()) return credentials.status();
+  auto client = std::make_shared<GrpcMdsClient>(std::move(options), std::move(credentials).value());
+  SFS_RETURN_IF_ERROR(client->Connect());
+  return std::shared_ptr<MdsClient>(std::move(client));
+}
+
+Result<meta::Inode> MdsClient::MakeNode(const MdsCaller& caller, uint64_t parent,
+                                        const std::string& name, uint32_t mode, uint64_t rdev,
+                                        const std::string& symlink) {
+  rpc::MetaCall call = NewCall(rpc::MAKE_NODE, &caller);
+  call.set_ino(parent);
+  call.set_name(name);
+  call.mutable_node()->set_mode(mode);
+  call.mutable_node()->set_rdev(rdev);
+  call.mutable_node()->set_symlink(symlink);
+  auto reply = Done(Call(std::move(call)));
+  if (!reply.ok()) return reply.status();
+  return rpc::FromWire(reply->inode());
+}
+
+Result<meta::Removed> MdsClient::Unlink(const MdsCaller& caller, uint64_t parent,
+                                        const std::string& name) {
+  rpc::MetaCall call = NewCall(rpc::UNLINK, &caller);
+  call.set_ino(parent);
+  call.set_name(name);
+  auto reply = Done(Call(std::move(call)));
+  if (!reply.ok()) return reply.status();
+  return rpc::FromWire(reply->removed());
+}
+
+Result<MdsClient::Opened> MdsClient::Open(uint64_t ino) {
+  rpc::MetaCall call = NewCall(rpc::OPEN);
+  call.set_ino(ino);
+  auto reply = Done(Call(std::move(call)));
+  if (!reply.ok()) return reply.status();
+  return Opened{rpc::FromWire(reply->inode()), reply->value()};
+}
+
+Status MdsClient::Close(uint64_t ino) {
+  rpc::MetaCall call = NewCall(rpc::CLOSE);
+  call.set_ino(ino);
+  return Done(Call(std::move(call))).status();
+}
+
+Status MdsClient::ForgetRemoved(uint64_t ino) {
+  rpc::MetaCall call = NewCall(rpc::FORGET_REMOVED);
+  call.set_ino(ino);
+  return Done(Call(std::move(call))).status();
+}
+
+Result<std::string> MdsClient::GetFsSetting(const std::string& name) {
+  rpc::MetaCall call = NewCall(rpc::FS_GET_SETTING);
+  call.set_name(name);
+  auto reply = Done(Call(std::move(call)));
+  if (!reply.ok()) return reply.status();
+  return reply->value();
+}
+
+Status MdsClient::SetFsSetting(const MdsCaller& caller, const std::string& name,
+                               const std::string& value) {
+  rpc::MetaCall call = NewCall(rpc::FS_SET_SETTING, &caller);
+  call.set_name(name);
+  call.set_value(value);
+  return Done(Call(std::move(call))).status();
+}
+
+Status MdsClient::RemoveFsSetting(const MdsCaller& caller, const std::string& name) {
+  rpc::MetaCall call = NewCall(rpc::FS_REMOVE_SETTING, &caller);
+  call.set_name(name);
+  return Done(Call(std::move(call))).status();
+}
+
+Status MdsClient::SetLayoutXattr(const MdsCaller& caller, uint64_t ino, const std::string& value) {
+  rpc::MetaCall call = NewCall(rpc::SET_LAYOUT_XATTR, &caller);
+  call.set_ino(ino);
+  call.set_value(value);
+  return Done(Call(std::move(call))).status();
+}
+
+}  // namespace sfs::client

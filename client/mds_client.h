@@ -1,0 +1,91 @@
+// A client mount's connection to the metadata service (`stripefs mds`,
+// mds/server.h): Lustre's mdc. Every metadata operation is one call
+// (rpc/mds.proto): the metadata store's own (NewRemoteMetaStore puts them
+// behind meta::MetaStore, so the code above does not know which store it
+// has) and the filesystem operations that must run where the metadata
+// lives (a create with its placement, an unlink, an open and its close, a
+// run-time setting).
+//
+// A call the MDS does not answer (down, restarting) is retried with a new
+// session until `patience` runs out, then fails with EIO; one refused for
+// the key fails with EACCES at once.
+//
+// Thread safety: every method from any thread.
+#pragma once
+
+#include <chrono>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "common/status.h"
+#include "meta/meta_store.h"
+#include "rpc/auth.h"
+#include "rpc/meta_wire.h"
+#include "rpc/tls.h"
+
+namespace sfs::client {
+
+// "mds://ADDRESS:PORT", what a client mounts.
+inline constexpr const char* kMdsScheme = "mds://";
+bool IsMdsPath(const std::string& source);
+// ADDRESS:PORT; EINVAL with the reason for anything else.
+Result<std::string> ParseMdsPath(const std::string& source);
+
+struct MdsOptions {
+  std::string address;  // ADDRESS:PORT
+  rpc::Key key;
+  rpc::TlsFiles tls;
+  // How long a call waits for an MDS that does not answer (restarting)
+  // before it fails with EIO.
+  std::chrono::nanoseconds patience = std::chrono::seconds(60);
+};
+
+// Who asks, as the MDS records and schedules it.
+struct MdsCaller {
+  uint32_t uid = 0;
+  uint32_t gid = 0;
+  uint32_t pid = 0;
+  std::string jobid;
+};
+
+class MdsClient {
+ public:
+  // Connects and opens a session; ECONNREFUSED-like failures as EIO with the
+  // address, EACCES for a key the MDS refuses.
+  static Result<std::shared_ptr<MdsClient>> Connect(MdsOptions options);
+  virtual ~MdsClient() = default;
+
+  // One call; the reply's own error (an errno of the operation) as its
+  // status. `call.request_id` is filled in.
+  virtual Result<rpc::MetaReply> Call(rpc::MetaCall call) = 0;
+  virtual const std::string& address() const = 0;
+
+  // The filesystem's operations run by the MDS.
+  Result<meta::Inode> MakeNode(const MdsCaller& caller, uint64_t parent, const std::string& name,
+                               uint32_t mode, uint64_t rdev, const std::string& symlink);
+  Result<meta::Removed> Unlink(const MdsCaller& caller, uint64_t parent, const std::string& name);
+  // An open of `ino` on this client (its first): the inode and its layout
+  // blob, as the MDS has them once the open counts.
+  struct Opened {
+    meta::Inode inode;
+    std::string layout;
+  };
+  Result<Opened> Open(uint64_t ino);
+  // The last close of `ino` on this client.
+  Status Close(uint64_t ino);
+  // A name of `ino` went leaving it no link (a rename over it): the MDS
+  // destroys it once no client has it open.
+  Status ForgetRemoved(uint64_t ino);
+  Result<std::string> GetFsSetting(const std::string& name);
+  Status SetFsSetting(const MdsCaller& caller, const std::string& name, const std::string& value);
+  Status RemoveFsSetting(const MdsCaller& caller, const std::string& name);
+  Status SetLayoutXattr(const MdsCaller& caller, uint64_t ino, const std::string& value);
+};
+
+// meta::MetaStore over `mds`. Format/Open/Destroy and the whole-store scans
+// and repairs are fsck's, run on the MDS's machine: they answer EOPNOTSUPP.
+// The usage observer hears the usage as it was when installed.
+std::unique_ptr<meta::MetaStore> NewRemoteMetaStore(std::shared_ptr<MdsClient> mds);
+
+}  // namespace sfs::client

@@ -1,0 +1,420 @@
+#include "mds/server.h"
+
+#include <grpcpp/grpcpp.h>
+
+#include <map>
+#include <mutex>
+
+#include "common/log.h"
+#include "fs/filesystem.h"
+#include "mdt/service.h"
+#include "nrs/registry.h"
+#include "rpc/meta_wire.h"
+#include "rpc/grpc_setup.h"
+#include "rpc/wire.h"
+
+namespace sfs::mds {
+namespace {
+
+constexpr int kMaxMessageBytes = 64 << 20;
+// The most entries one READ_DIR_AFTER call returns, whatever was asked: a
+// listing's reply stays a few megabytes at most.
+constexpr uint64_t kMaxDirEntries = 16384;
+
+// What the metadata NRS sees of a call (mdt.* rules classify by it).
+nrs::Op NrsOpOf(rpc::MetaOp op, const rpc::MetaCall& call) {
+  switch (op) {
+    case rpc::LOOKUP: return nrs::Op::kLookup;
+    case rpc::GET_INODE: case rpc::GET_XATTR: case rpc::LIST_XATTR: case rpc::GET_LAYOUT:
+      return nrs::Op::kGetattr;
+    case rpc::SET_ATTR: case rpc::NOTE_WRITE: case rpc::SET_XATTR: case rpc::REMOVE_XATTR:
+    case rpc::PUT_LAYOUT: case rpc::SET_LAYOUT_XATTR:
+      return nrs::Op::kSetattr;
+    case rpc::MAKE_NODE: case rpc::CREATE: {
+      const uint32_t mode = call.node().mode();
+      if (S_ISDIR(mode)) return nrs::Op::kMkdir;
+      if (S_ISLNK(mode)) return nrs::Op::kSymlink;
+      if (S_ISREG(mode)) return nrs::Op::kCreate;
+      return nrs::Op::kMknod;
+    }
+    case rpc::OPEN: case rpc::CLOSE: return nrs::Op::kOpen;
+    case rpc::READ_DIR_AFTER: return nrs::Op::kReaddir;
+    case rpc::RMDIR: return nrs::Op::kRmdir;
+    case rpc::UNLINK: return nrs::Op::kUnlink;
+    case rpc::RENAME: return nrs::Op::kRename;
+    case rpc::LINK: return nrs::Op::kLink;
+    default: return nrs::Op::kGetattr;
+  }
+}
+
+// A call's operation as a metadata request, served when the MDS's metadata
+// NRS lets it, on whichever thread that is.
+class MetaRequest final : public mdt::MdRequest {
+ public:
+  explicit MetaRequest(std::function<void()> work) : work_(std::move(work)) {}
+  void Serve() override { work_(); }
+
+ private:
+  std::function<void()> work_;
+};
+
+class MdsService final : public rpc::Mds::WithCallbackMethod_Meta<rpc::Mds::Service> {
+ public:
+  MdsService(rpc::Key key, fs::Filesystem* fs) : sessions_(std::move(key)), fs_(fs) {}
+
+  grpc::Status Hello(grpc::ServerContext*, const rpc::HelloRequest* request,
+                     rpc::HelloReply* reply) override {
+    auto opened = sessions_.Open(request->client_nonce());
+    if (!opened.ok()) return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, opened.status().message());
+    reply->set_session(opened->session);
+    reply->set_server_nonce(opened->server_nonce);
+    return grpc::Status::OK;
+  }
+
+  // On gRPC's own thread (the callback API): a call the metadata NRS lets
+  // in at once is served there and then, with no hand-off to another
+  // thread; one it holds back is answered by whichever thread serves it.
+  grpc::ServerUnaryReactor* Meta(grpc::CallbackServerContext* context, const rpc::MetaCall* call,
+                                 rpc::MetaReply* reply) override {
+    grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+    grpc::Status checked =
+        rpc::CheckCall(sessions_, *context, rpc::kMetaMethod, rpc::MetaCallFields(*call));
+    if (!checked.ok()) {
+      Logger("mds")->warn("refused a call from {}: {}", context->peer(), checked.error_message());
+      reactor->Finish(checked);
+      return reactor;
+    }
+    const uint64_t session = rpc::SessionOf(*context);
+    auto work = [this, call, reply, session, reactor] {
+      Serve(*call, session, reply);
+      reactor->Finish(grpc::Status::OK);
+    };
+    mdt::Service* mdt = fs_->mdt();
+    if (mdt == nullptr) {
+      work();
+      return reactor;
+    }
+    auto fill = [call](nrs::RequestInfo& info) {
+      info.op = NrsOpOf(call->op(), *call);
+      info.uid = call->caller().uid();
+      info.gid = call->caller().gid();
+      info.pid = call->caller().pid();
+      if (!call->caller().jobid().empty()) {
+        info.jobid = std::make_shared<const std::string>(call->caller().jobid());
+      }
+    };
+    MetaRequest here(work);
+    fill(here.info);
+    if (mdt->ServeIfAdmitted(here)) return reactor;
+    // Held by a policy (a TBF rule, a delay) or no place free: the call
+    // stays open, its thread goes back to gRPC.
+    auto queued = std::make_unique<MetaRequest>(std::move(work));
+    fill(queued->info);
+    mdt->Submit(std::move(queued));
+    return reactor;
+  }
+
+  // A client session ended or the server stops: its opens end.
+  void CloseAll() {
+    std::map<uint64_t, std::map<uint64_t, Open>> all;
+    {
+      std::lock_guard lock(opens_mu_);
+      all.swap(opens_);
+    }
+    for (auto& [session, files] : all) {
+      for (auto& [ino, open] : files) {
+        for (int i = 0; i < open.count; ++i) fs_->ReleaseOpen(open.file);
+      }
+    }
+  }
+
+ private:
+  struct Open {
+    std::shared_ptr<fs::OpenFile> file;
+    int count = 0;
+  };
+
+  void Serve(const rpc::MetaCall& call, uint64_t session, rpc::MetaReply* reply) {
+    Status status = Run(call, session, reply);
+    if (!status.ok()) {
+      reply->Clear();
+      rpc::SetStatus(status, reply);
+    }
+  }
+
+  static Status InodeReply(const Result<meta::Inode>& inode, rpc::MetaReply* reply) {
+    if (!inode.ok()) return inode.status();
+    rpc::ToWire(*inode, reply->mutable_inode());
+    return Status::Ok();
+  }
+  static Status ValueReply(const Result<std::string>& value, rpc::MetaReply* reply) {
+    if (!value.ok()) return value.status();
+    reply->set_value(*value);
+    return Status::Ok();
+  }
+  static Status NumbersReply(const Result<std::vector<uint64_t>>& numbers, rpc::MetaReply* reply) {
+    if (!numbers.ok()) return numbers.status();
+    for (uint64_t n : *numbers) reply->add_numbers(n);
+    return Status::Ok();
+  }
+
+  Status Run(const rpc::MetaCall& call, uint64_t session, rpc::MetaReply* reply) {
+    meta::MetaStore& store = fs_->meta();
+    const std::string& name = call.name();
+    switch (call.op()) {
+      case rpc::GET_INODE:
+        return InodeReply(store.GetInode(call.ino()), reply);
+      case rpc::LOOKUP:
+        return InodeReply(store.Lookup(call.ino(), name), reply);
+      case rpc::CREATE:
+        return InodeReply(store.Create(call.ino(), name, rpc::FromWire(call.node())), reply);
+      case rpc::LINK:
+        return InodeReply(store.Link(call.ino(), call.ino2(), call.name2()), reply);
+      case rpc::RMDIR:
+        return store.Rmdir(call.ino(), name);
+      case rpc::RENAME: {
+        if (call.number() > static_cast<uint64_t>(meta::RenameMode::kExchange)) {
+          return Status::Error(EINVAL, "unknown rename mode " + std::to_string(call.number()));
+        }
+        auto replaced = store.Rename(call.ino(), name, call.ino2(), call.name2(),
+                                     static_cast<meta::RenameMode>(call.number()));
+        if (!replaced.ok()) return replaced.status();
+        if (replaced->has_value()) {
+          rpc::ToWire(**replaced, reply->mutable_removed());
+        }
+        return Status::Ok();
+      }
+      case rpc::SET_ATTR:
+        return InodeReply(store.SetAttr(call.ino(), rpc::FromWire(call.change())), reply);
+      case rpc::NOTE_WRITE:
+        return InodeReply(store.NoteWrite(call.ino(), call.number(), call.flag(), call.flag2()),
+                          reply);
+      case rpc::READ_DIR_AFTER: {
+        auto entries = store.ReadDirAfter(call.ino(), name,
+                                          std::min<uint64_t>(call.number(), kMaxDirEntries));
+        if (!entries.ok()) return entries.status();
+        for (const meta::DirEntry& entry : *entries) {
+          rpc::DirEntry* out = reply->add_entries();
+          out->set_name(entry.name);
+          out->set_ino(entry.ino);
+          out->set_mode(entry.mode);
+        }
+        return Status::Ok();
+      }
+      case rpc::GET_LAYOUT:
+        return ValueReply(store.GetLayout(call.ino()), reply);
+      case rpc::PUT_LAYOUT:
+        return store.PutLayout(call.ino(), call.value(), call.number());
+      case rpc::GET_XATTR:
+        return ValueReply(store.GetXattr(call.ino(), name), reply);
+      case rpc::LIST_XATTR: {
+        auto names = store.ListXattr(call.ino());
+        if (!names.ok()) return names.status();
+        for (const std::string& one : *names) reply->add_names(one);
+        return Status::Ok();
+      }
+      case rpc::SET_XATTR:
+        return store.SetXattr(call.ino(), name, call.value(), static_cast<int>(call.number()));
+      case rpc::REMOVE_XATTR:
+        return store.RemoveXattr(call.ino(), name);
+      case rpc::ORPHANS:
+        return NumbersReply(store.Orphans(), reply);
+      case rpc::PURGE:
+        return store.Purge(call.ino());
+      case rpc::MARK_WRITING:
+        return store.MarkWriting(call.ino(), call.flag());
+      case rpc::WRITING:
+        return NumbersReply(store.Writing(), reply);
+      case rpc::ALLOCATE_OBJECT_IDS: {
+        if (call.number() == 0 || call.number() > UINT32_MAX) {
+          return Status::Error(EINVAL, "object ids are allocated 1 to 2^32-1 at a time");
+        }
+        auto first = store.AllocateObjectIds(static_cast<uint32_t>(call.number()));
+        if (!first.ok()) return first.status();
+        reply->set_number(*first);
+        return Status::Ok();
+      }
+      case rpc::GET_SETTING:
+        return ValueReply(store.GetSetting(name), reply);
+      case rpc::ALL_SETTINGS: {
+        auto all = store.AllSettings();
+        if (!all.ok()) return all.status();
+        for (const auto& [key, value] : *all) (*reply->mutable_settings())[key] = value;
+        return Status::Ok();
+      }
+      case rpc::PUT_SETTINGS: {
+        std::map<std::string, std::string> values(call.settings().begin(), call.settings().end());
+        std::vector<std::string> erase(call.erase().begin(), call.erase().end());
+        return store.PutSettings(values, erase);
+      }
+      case rpc::ALL_USAGE:
+        for (const auto& [id, usage] : store.AllUsage()) rpc::ToWire(id, usage, reply->add_usage());
+        return Status::Ok();
+      case rpc::SYNC:
+        return store.Sync();
+      case rpc::MAKE_NODE: {
+        if (call.node().symlink().size() > PATH_MAX) {
+          return Status::Error(ENAMETOOLONG, "symlink target longer than PATH_MAX");
+        }
+        fs::Filesystem::Creator who;
+        who.uid = call.caller().uid();
+        who.gid = call.caller().gid();
+        who.pid = call.caller().pid();
+        who.jobid = std::make_shared<const std::string>(call.caller().jobid());
+        if (name.size() > meta::kMaxNameLen) {
+          return Status::Error(ENAMETOOLONG, "name longer than 255 bytes");
+        }
+        return InodeReply(fs_->MakeNode(who, call.ino(), name, call.node().mode(),
+                                        call.node().rdev(), call.node().symlink()),
+                          reply);
+      }
+      case rpc::UNLINK: {
+        auto removed = fs_->Unlink(call.ino(), name);
+        if (!removed.ok()) return removed.status();
+        rpc::ToWire(*removed, reply->mutable_removed());
+        return Status::Ok();
+      }
+      case rpc::OPEN:
+        return OpenFor(session, call.ino(), reply);
+      case rpc::CLOSE:
+        return CloseFor(session, call.ino());
+      case rpc::FORGET_REMOVED:
+        fs_->ForgetRemoved(call.ino());
+        return Status::Ok();
+      case rpc::FS_GET_SETTING:
+        return ValueReply(fs_->GetSetting(name), reply);
+      case rpc::FS_SET_SETTING:
+        SFS_RETURN_IF_ERROR(CheckAdmin(call, name));
+        return fs_->SetSetting(name, call.value(), call.caller().uid());
+      case rpc::FS_REMOVE_SETTING:
+        SFS_RETURN_IF_ERROR(CheckAdmin(call, name));
+        return fs_->RemoveSetting(name, call.caller().uid());
+      case rpc::SET_LAYOUT_XATTR:
+        return fs_->SetLayoutXattr(call.caller().uid(), call.ino(), call.value());
+      default:
+        return Status::Error(EINVAL, "unknown metadata operation " + std::to_string(call.op()));
+    }
+  }
+
+  Status CheckAdmin(const rpc::MetaCall& call, const std::string& name) {
+    const uint32_t uid = call.caller().uid();
+    if (!fs_->IsAdmin(uid)) {
+      return Status::Error(EPERM, "uid " + std::to_string(uid) + " may not change setting " + name);
+    }
+    if (name == "ost_add" && uid != 0) {
+      return Status::Error(EPERM, "only root may add an OST (uid " + std::to_string(uid) + ")");
+    }
+    return Status::Ok();
+  }
+
+  Status OpenFor(uint64_t session, uint64_t ino, rpc::MetaReply* reply) {
+    auto opened = fs_->AcquireOpen(ino);
+    if (!opened.ok()) return opened.status();
+    // What the client builds its open file from, read after the open
+    // counts (a removal from now on waits for its close).
+    auto inode = fs_->meta().GetInode(ino);
+    auto blob = fs_->meta().GetLayout(ino);
+    if (!inode.ok() || !blob.ok()) {
+      fs_->ReleaseOpen(opened->file);
+      return !inode.ok() ? inode.status() : blob.status();
+    }
+    rpc::ToWire(*inode, reply->mutable_inode());
+    reply->set_value(*blob);
+    std::lock_guard lock(opens_mu_);
+    Open& open = opens_[session][ino];
+    if (open.file == nullptr) open.file = opened->file;
+    open.count++;
+    return Status::Ok();
+  }
+
+  Status CloseFor(uint64_t session, uint64_t ino) {
+    std::shared_ptr<fs::OpenFile> file;
+    {
+      std::lock_guard lock(opens_mu_);
+      auto in_session = opens_.find(session);
+      if (in_session == opens_.end()) return Status::Error(EBADF, "no open of inode " + std::to_string(ino) + " in this session");
+      auto it = in_session->second.find(ino);
+      if (it == in_session->second.end()) {
+        return Status::Error(EBADF, "no open of inode " + std::to_string(ino) + " in this session");
+      }
+      file = it->second.file;
+      if (--it->second.count == 0) in_session->second.erase(it);
+      if (in_session->second.empty()) opens_.erase(in_session);
+    }
+    fs_->ReleaseOpen(file);
+    return Status::Ok();
+  }
+
+  rpc::SessionTable sessions_;
+  fs::Filesystem* const fs_;
+  std::mutex opens_mu_;  // guards opens_; a leaf (released before ReleaseOpen)
+  // Per client session, the files it has open and how many times.
+  std::map<uint64_t, std::map<uint64_t, Open>> opens_;
+};
+
+class ServerImpl final : public Server {
+ public:
+  explicit ServerImpl(ServerOptions options) : options_(std::move(options)) {}
+  ~ServerImpl() override { Shutdown(); }
+
+  Status Start() {
+    fs::Filesystem::Config config;
+    config.meta_dir = options_.meta_dir;
+    config.oss_credentials = {options_.key_file, options_.tls};
+    config.admin_uid = options_.admin_uid;
+    config.ost_threads = options_.ost_threads;
+    config.ost_timeout = options_.ost_timeout;
+    auto opened = fs::Filesystem::Open(config, nrs::BuiltinPolicies());
+    if (!opened.ok()) return opened.status();
+    fs_ = std::move(opened).value();
+    service_ = std::make_unique<MdsService>(options_.key, fs_.get());
+    auto credentials = rpc::ServerCredentials(options_.tls);
+    if (!credentials.ok()) return credentials.status();
+    grpc::ServerBuilder builder;
+    builder.AddListeningPort(options_.listen, *credentials, &port_);
+    builder.RegisterService(service_.get());
+    rpc::ConfigureServer(builder, kMaxMessageBytes);
+    server_ = builder.BuildAndStart();
+    if (!server_ || port_ == 0) {
+      return Status::Error(EADDRINUSE, "cannot listen on " + options_.listen +
+                                           " (taken, or not an address of this machine)");
+    }
+    Logger("mds")->info("serving {} on {} (port {}), {} OSTs", options_.meta_dir, options_.listen,
+                        port_, fs_->ost_count());
+    return Status::Ok();
+  }
+
+  int port() const override { return port_; }
+
+  void Shutdown() override {
+    if (server_ != nullptr) {
+      server_->Shutdown();
+      server_.reset();
+    }
+    if (service_ != nullptr) {
+      service_->CloseAll();
+      service_.reset();
+    }
+    if (fs_ != nullptr) {
+      fs_.reset();
+      Logger("mds")->info("stopped");
+    }
+  }
+
+ private:
+  const ServerOptions options_;
+  std::unique_ptr<fs::Filesystem> fs_;
+  std::unique_ptr<MdsService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<Server>> StartServer(ServerOptions options) {
+  auto server = std::make_unique<ServerImpl>(std::move(options));
+  SFS_RETURN_IF_ERROR(server->Start());
+  return std::unique_ptr<Server>(std::move(server));
+}
+
+}  // namespace sfs::mds

@@ -1,0 +1,203 @@
+// Many client mounts of one filesystem: a `stripefs mds` process holds the
+// metadata, a `stripefs oss` process the OSTs, and two client mounts
+// (`stripefs mount mds://...`) use them through system calls, as on two
+// machines.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "file_util.h"
+#include "servers.h"
+
+namespace sfs::test {
+namespace {
+
+namespace stdfs = std::filesystem;
+
+// Another client mount of `fs`'s MDS, at root/`name`.
+class SecondClient {
+ public:
+  SecondClient(const MountedFs& fs, const std::string& name, const std::string& key)
+      : mnt_(fs.root() + "/" + name), log_(fs.root() + "/" + name + ".log") {
+    stdfs::create_directories(mnt_);
+    pid_ = Spawn({StripefsBinary(), "mount", fs.Source(), mnt_, "-f", "-o", "log_file=" + log_,
+                  "-o", "key=" + key});
+    mounted_ = WaitFor([&] { return Shell("mountpoint -q " + mnt_).exit_code == 0; }, 20000);
+  }
+  ~SecondClient() {
+    Shell("fusermount3 -u " + mnt_);
+    if (pid_ > 0) {
+      if (!WaitFor([&] { return waitpid(pid_, nullptr, WNOHANG) == pid_; }, 20000)) {
+        kill(pid_, SIGKILL);
+        waitpid(pid_, nullptr, 0);
+        Shell("fusermount3 -uz " + mnt_);
+      }
+    }
+  }
+  bool mounted() const { return mounted_; }
+  std::string Path(const std::string& relative) const { return mnt_ + "/" + relative; }
+  std::string Log() const { return ReadFile(log_).value_or(""); }
+
+ private:
+  const std::string mnt_, log_;
+  pid_t pid_ = -1;
+  bool mounted_ = false;
+};
+
+MountedFs::Options ClientOptions() {
+  MountedFs::Options options;
+  options.client = true;
+  options.osts = 2;
+  options.stripe_count = 2;
+  options.stripe_size = "64K";
+  return options;
+}
+
+class MdsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(a_.mounted()) << a_.Log();
+    ASSERT_TRUE(a_.client());
+    b_ = std::make_unique<SecondClient>(a_, "b", a_.root() + "/key");
+    ASSERT_TRUE(b_->mounted()) << b_->Log();
+  }
+  void TearDown() override { b_.reset(); }
+
+  MountedFs a_{ClientOptions()};
+  std::unique_ptr<SecondClient> b_;
+};
+
+TEST_F(MdsTest, WhatOneClientDoesTheOtherSeesAtOnce) {
+  // Data written and closed on A reads back on B.
+  const std::string data = RandomBytes(300 * 1024, 7);
+  ASSERT_TRUE(WriteFile(a_.Path("f"), data));
+  EXPECT_EQ(ReadFile(b_->Path("f")).value_or(""), data);
+  // Names and attributes changed on A: B's very next call sees them.
+  ASSERT_EQ(mkdir(a_.Path("d").c_str(), 0755), 0);
+  ASSERT_EQ(rename(a_.Path("f").c_str(), a_.Path("d/g").c_str()), 0);
+  struct stat st {};
+  EXPECT_EQ(ErrnoOf(stat(b_->Path("f").c_str(), &st)), ENOENT);
+  ASSERT_EQ(stat(b_->Path("d/g").c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, static_cast<off_t>(data.size()));
+  ASSERT_EQ(chmod(a_.Path("d/g").c_str(), 0600), 0);
+  ASSERT_EQ(stat(b_->Path("d/g").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  ASSERT_EQ(setxattr(a_.Path("d/g").c_str(), "user.colour", "blue", 4, 0), 0);
+  EXPECT_EQ(Xattr(b_->Path("d/g"), "user.colour"), "blue");
+  // B appends while A has the file open: A's next read past what it knew
+  // of the size sees B's bytes.
+  const int fd = open(a_.Path("d/g").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  const std::string more = RandomBytes(70 * 1024, 8);
+  {
+    const int out = open(b_->Path("d/g").c_str(), O_WRONLY | O_APPEND);
+    ASSERT_GE(out, 0);
+    ASSERT_EQ(write(out, more.data(), more.size()), static_cast<ssize_t>(more.size()));
+    ASSERT_EQ(close(out), 0);
+  }
+  std::string tail(more.size(), '\0');
+  EXPECT_EQ(pread(fd, tail.data(), tail.size(), static_cast<off_t>(data.size())),
+            static_cast<ssize_t>(more.size()));
+  EXPECT_EQ(tail, more);
+  close(fd);
+  // Removed on B: gone on A.
+  ASSERT_EQ(unlink(b_->Path("d/g").c_str()), 0);
+  EXPECT_EQ(ErrnoOf(stat(a_.Path("d/g").c_str(), &st)), ENOENT);
+  ASSERT_EQ(rmdir(b_->Path("d").c_str()), 0);
+  EXPECT_EQ(ErrnoOf(stat(a_.Path("d").c_str(), &st)), ENOENT);
+}
+
+TEST_F(MdsTest, AFileRemovedOnOneClientStaysReadableWhereItIsOpen) {
+  const std::string data = RandomBytes(256 * 1024, 9);
+  ASSERT_TRUE(WriteFile(a_.Path("kept"), data));
+  const int fd = open(a_.Path("kept").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(unlink(b_->Path("kept").c_str()), 0);
+  size_t objects = a_.Objects(0).size() + a_.Objects(1).size();
+  EXPECT_EQ(objects, 2u) << "destroyed while open on A";
+  std::string back(data.size(), '\0');
+  EXPECT_EQ(pread(fd, back.data(), back.size(), 0), static_cast<ssize_t>(data.size()));
+  EXPECT_EQ(back, data);
+  ASSERT_EQ(close(fd), 0);
+  // The last close anywhere lets the MDS destroy it.
+  EXPECT_TRUE(WaitFor([&] { return a_.Objects(0).size() + a_.Objects(1).size() == 0; }));
+}
+
+TEST_F(MdsTest, SettingsAreTheMdssAndItChecksWhoChangesThem) {
+  ASSERT_EQ(setxattr(b_->Path("").c_str(), "user.stripefs.nrs_policies", "tbf", 3, 0), 0);
+  EXPECT_NE(Xattr(a_.Path(""), "user.stripefs.nrs_policies").find("spec: tbf"), std::string::npos);
+  // The OSS runs what the MDS sent it.
+  EXPECT_TRUE(WaitFor([&] {
+    return Contains(a_.oss()->Log(), "NRS settings applied (regular head tbf");
+  }));
+  // Not root, not admin_uid: refused (the root is writable to all, so
+  // the kernel lets the call through to stripefs).
+  ASSERT_EQ(chmod(a_.Path("").c_str(), 0777), 0);
+  const int err = RunAs(1000, 1000, [&] {
+    return ErrnoOf(setxattr(a_.Path("").c_str(), "user.stripefs.nrs_policies", "fifo", 4, 0));
+  });
+  EXPECT_EQ(err, EPERM);
+  // A new file's layout is placed by the MDS, from the directory's default.
+  ASSERT_EQ(mkdir(a_.Path("one").c_str(), 0755), 0);
+  ASSERT_EQ(setxattr(a_.Path("one").c_str(), "user.stripefs.layout", "stripe_count=1", 14, 0), 0);
+  ASSERT_TRUE(WriteFile(b_->Path("one/f"), "x"));
+  EXPECT_NE(Xattr(a_.Path("one/f"), "user.stripefs.layout").find("stripe_count=1"),
+            std::string::npos);
+}
+
+TEST_F(MdsTest, ClientsWaitForARestartedMdsAndLoseNothing) {
+  const std::string data = RandomBytes(128 * 1024, 10);
+  ASSERT_TRUE(WriteFile(a_.Path("before"), data));
+  a_.mds()->Signal(SIGKILL);
+  // A stat during the outage waits for the MDS to come back.
+  std::thread waiter([&] {
+    struct stat st {};
+    EXPECT_EQ(stat(b_->Path("before").c_str(), &st), 0);
+    EXPECT_EQ(st.st_size, static_cast<off_t>(data.size()));
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  ASSERT_TRUE(a_.mds()->Restart()) << a_.mds()->Log();
+  waiter.join();
+  EXPECT_EQ(ReadFile(a_.Path("before")).value_or(""), data);
+  ASSERT_TRUE(WriteFile(b_->Path("after"), "new"));
+  EXPECT_EQ(ReadFile(a_.Path("after")).value_or(""), "new");
+}
+
+TEST(MdsRefusals, AWrongKeyOrALocalOstMountsNothing) {
+  MountedFs fs(ClientOptions());
+  ASSERT_TRUE(fs.mounted()) << fs.Log();
+  const std::string other = NewKey(fs.root() + "/other-key");
+  const std::string mnt = fs.root() + "/c";
+  stdfs::create_directories(mnt);
+  CommandResult refused = Shell(std::string(StripefsBinary()) + " mount -o key=" + other + " " +
+                                fs.Source() + " " + mnt);
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_TRUE(Contains(refused.output, "UNAUTHENTICATED") ||
+              Contains(refused.output, "Permission denied") || Contains(refused.output, "key"))
+      << refused.output;
+  EXPECT_NE(Shell("mountpoint -q " + mnt).exit_code, 0);
+
+  // A filesystem with an OST directory on the MDS's machine has no client
+  // mounts: the clients could not reach it.
+  MountedFs::Options local;
+  local.client = false;
+  local.osts = 1;
+  local.stripe_count = 1;
+  MountedFs plain(local);
+  ASSERT_TRUE(plain.Unmount());
+  const std::string key = NewKey(plain.root() + "/key");
+  MdsProcess mds(plain.root() + "/mds.log", "127.0.0.3", key, plain.meta_dir());
+  ASSERT_TRUE(mds.running()) << mds.Log();
+  CommandResult local_ost = Shell(std::string(StripefsBinary()) + " mount -o key=" + key + " " +
+                                  mds.Url() + " " + mnt);
+  EXPECT_NE(local_ost.exit_code, 0);
+  EXPECT_TRUE(Contains(local_ost.output, "needs every OST on an OSS")) << local_ost.output;
+}
+
+}  // namespace
+}  // namespace sfs::test
