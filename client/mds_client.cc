@@ -28,12 +28,31 @@ class GrpcMdsClient final : public MdsClient {
         stub_(rpc::Mds::NewStub(
             rpc::MakeChannel(options_.address, std::move(credentials), kMaxMessageBytes))) {}
 
+  ~GrpcMdsClient() override { StopCallbacks(); }
+
   Status Connect() {
     auto session = Hello(std::chrono::seconds(kHelloPatience));
     if (!session.ok()) return session.status();
     std::lock_guard lock(mu_);
     session_ = std::move(session).value();
     return Status::Ok();
+  }
+
+  CacheLog& cache_log() override { return cache_log_; }
+
+  void StartCallbacks(CallbackHandlers handlers) override {
+    handlers_ = std::move(handlers);
+    callbacks_ = std::thread([this] { CallbackLoop(); });
+  }
+
+  void StopCallbacks() override {
+    {
+      std::lock_guard lock(stream_mu_);
+      if (stopping_) return;
+      stopping_ = true;
+      if (stream_context_ != nullptr) stream_context_->TryCancel();
+    }
+    if (callbacks_.joinable()) callbacks_.join();
   }
 
   const std::string& address() const override { return options_.address; }
@@ -104,6 +123,73 @@ class GrpcMdsClient final : public MdsClient {
     SFS_RETURN_IF_ERROR(session->Open(reply.session(), reply.server_nonce()));
     return session;
   }
+  // One stream at a time, reopened after a loss (with a new session if
+  // the MDS forgot the old one), until StopCallbacks.
+  void CallbackLoop() {
+    bool said = false;
+    while (true) {
+      grpc::ClientContext context;
+      {
+        std::lock_guard lock(stream_mu_);
+        if (stopping_) return;
+        stream_context_ = &context;
+      }
+      std::shared_ptr<rpc::ClientSession> session = CurrentSession();
+      if (session == nullptr) {
+        auto opened = Hello(kHelloPatience);
+        if (opened.ok()) {
+          std::lock_guard lock(mu_);
+          if (session_ == nullptr) session_ = std::move(opened).value();
+          session = session_;
+        }
+      }
+      grpc::Status ended = grpc::Status::CANCELLED;
+      if (session != nullptr) {
+        rpc::SignCall(*session, context, rpc::kCallbacksMethod, "");
+        auto stream = stub_->Callbacks(&context);
+        rpc::CallbackAck ack;  // id 0: the opening message
+        rpc::Callback callback;
+        if (stream->Write(ack)) {
+          while (stream->Read(&callback)) {
+            if (callback.id() == 0) {
+              cache_log_.Connected();
+              if (said) Logger("client")->info("{}: call-backs up again", name_);
+              said = false;
+              if (handlers_.reconnected) handlers_.reconnected();
+              continue;
+            }
+            std::vector<uint64_t> inodes(callback.inodes().begin(), callback.inodes().end());
+            std::vector<uint64_t> directories(callback.directories().begin(),
+                                              callback.directories().end());
+            std::vector<uint64_t> all = inodes;
+            all.insert(all.end(), directories.begin(), directories.end());
+            cache_log_.Revoked(all);
+            if (handlers_.revoke) handlers_.revoke(inodes, directories);
+            ack.set_id(callback.id());
+            if (!stream->Write(ack)) break;
+          }
+        }
+        ended = stream->Finish();
+      }
+      const bool was_up = cache_log_.connected();
+      cache_log_.Disconnected();
+      if (was_up && handlers_.lost) handlers_.lost();
+      {
+        std::lock_guard lock(stream_mu_);
+        stream_context_ = nullptr;
+        if (stopping_) return;
+      }
+      if (ended.error_code() == grpc::StatusCode::UNAUTHENTICATED) DropSession(session);
+      if (!said) {
+        Logger("client")->warn("{}: call-back stream ended ({}); nothing is cached until it is "
+                               "back",
+                               name_, ended.error_message());
+        said = true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+
   std::shared_ptr<rpc::ClientSession> CurrentSession() {
     std::lock_guard lock(mu_);
     return session_;
@@ -119,6 +205,12 @@ class GrpcMdsClient final : public MdsClient {
   std::atomic<uint64_t> next_request_{1};
   std::mutex mu_;  // guards session_
   std::shared_ptr<rpc::ClientSession> session_;
+  CacheLog cache_log_;
+  CallbackHandlers handlers_;  // set before the thread starts, then read only
+  std::thread callbacks_;
+  std::mutex stream_mu_;  // guards stopping_ and stream_context_
+  bool stopping_ = false;
+  grpc::ClientContext* stream_context_ = nullptr;
 };
 
 rpc::MetaCall NewCall(rpc::MetaOp op, const MdsCaller* caller = nullptr) {

@@ -14,10 +14,12 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
 
+#include "client/cache_log.h"
 #include "common/status.h"
 #include "meta/meta_store.h"
 #include "rpc/auth.h"
@@ -60,6 +62,24 @@ class MdsClient {
   // status. `call.request_id` is filled in.
   virtual Result<rpc::MetaReply> Call(rpc::MetaCall call) = 0;
   virtual const std::string& address() const = 0;
+
+  // Seed 003's call-backs (rpc Callbacks): keeps a stream to the MDS open
+  // on a thread of its own, reopening it after a loss. `revoke` runs for
+  // each call-back (after cache_log() recorded it) and must have made the
+  // kernel drop what it names when it returns; then the MDS hears the
+  // acknowledgement. `lost` runs when a stream ended (every credit is
+  // gone); `reconnected` when a new one is up, before any call-back on it.
+  struct CallbackHandlers {
+    std::function<void(const std::vector<uint64_t>& inodes,
+                       const std::vector<uint64_t>& directories)> revoke;
+    std::function<void()> lost;
+    std::function<void()> reconnected;
+  };
+  virtual void StartCallbacks(CallbackHandlers handlers) = 0;
+  // Ends the stream and its thread. Idempotent; also in the destructor.
+  virtual void StopCallbacks() = 0;
+  // What the kernel may cache (client/cache_log.h).
+  virtual CacheLog& cache_log() = 0;
 
   // The filesystem's operations run by the MDS.
   Result<meta::Inode> MakeNode(const MdsCaller& caller, uint64_t parent, const std::string& name,

@@ -2,9 +2,15 @@
 // MDS's, reached through client/mds_client.h; every OST is on an OSS.
 // What else differs is said where it differs (Filesystem::Open, AcquireOpen,
 // ReleaseOpen, ForgetRemoved, Unlink, MakeNode, the settings).
+#include <unistd.h>
+
+#include <cstring>
+
 #include "common/log.h"
 #include "fs/fd_budget.h"
+#include "fs/fuse_api.h"
 #include "fs/filesystem.h"
+#include "fs/ops_common.h"
 #include "fs/ost_attach.h"
 #include "nrs/epoch_data.h"
 
@@ -47,7 +53,136 @@ Status Filesystem::ConnectClient() {
   }
   Logger("fs")->info("client of {}{}: {} OSTs on OSSs", client::kMdsScheme, config_.mds,
                      osts_.size());
+  client::MdsClient::CallbackHandlers handlers;
+  handlers.revoke = [this](const std::vector<uint64_t>& inodes,
+                           const std::vector<uint64_t>& directories) {
+    DropRevoked(inodes, directories);
+  };
+  handlers.lost = [this] { DropAllCached(); };
+  handlers.reconnected = [this] { ReopenAtMds(); };
+  mds_->StartCallbacks(std::move(handlers));
   return Status::Ok();
+}
+
+namespace {
+
+// This thread's operation began at this count of the client's call-back
+// events (CacheScope); kNotBegun outside one: nothing is cached.
+constexpr uint64_t kNotBegun = UINT64_MAX;
+thread_local uint64_t t_begun = kNotBegun;
+
+// FUSE_NOTIFY_INC_EPOCH (Linux 6.16, protocol 7.44): every name the kernel
+// caches is looked up again before its next use. No payload, and unlike
+// FUSE_NOTIFY_INVAL_ENTRY it takes no directory's lock, so a call-back
+// never waits for an operation of this mount that waits for the MDS.
+// libfuse 3.14 cannot send it; it is a bare header on /dev/fuse.
+constexpr int32_t kNotifyIncEpoch = 8;
+
+int IncrementEpoch(fuse_session* session) {
+  struct {
+    uint32_t len;
+    int32_t error;
+    uint64_t unique;
+  } header{16, kNotifyIncEpoch, 0};
+  const ssize_t n = write(fuse_session_fd(session), &header, sizeof(header));
+  return n == static_cast<ssize_t>(sizeof(header)) ? 0 : -errno;
+}
+
+void Invalidate(fuse_session* session, uint64_t ino) {
+  // Attributes and cached pages: another client changed the inode.
+  const int err = fuse_lowlevel_notify_inval_inode(session, ino, 0, 0);
+  if (err != 0 && err != -ENOENT) {
+    Logger("fs")->warn("inode {}: kernel cache not dropped: {}", ino, strerror(-err));
+  }
+}
+
+}  // namespace
+
+CacheScope::CacheScope(const Filesystem& fs) : saved_(t_begun) { t_begun = fs.CacheBegin(); }
+CacheScope::~CacheScope() { t_begun = saved_; }
+
+uint64_t Filesystem::CacheBegin() const {
+  return mds_ != nullptr ? mds_->cache_log().Begin() : 0;
+}
+
+double Filesystem::AttrTimeout(uint64_t ino) {
+  if (mds_ == nullptr) return config_.attr_timeout;
+  if (t_begun == kNotBegun || !mds_->cache_log().MayCache(ino, t_begun)) return 0;
+  {
+    std::lock_guard lock(cached_mu_);
+    cached_.insert(ino);
+  }
+  return config_.attr_timeout;
+}
+
+double Filesystem::EntryTimeout(uint64_t parent, uint64_t ino) {
+  if (mds_ == nullptr) return config_.attr_timeout;
+  if (!KernelDropsNames() || t_begun == kNotBegun ||
+      !mds_->cache_log().MayCache(parent, t_begun) ||
+      (ino != 0 && !mds_->cache_log().MayCache(ino, t_begun))) {
+    return 0;
+  }
+  std::lock_guard lock(cached_mu_);
+  cached_.insert(parent);
+  return config_.attr_timeout;
+}
+
+bool Filesystem::KernelDropsNames() {
+  int known = kernel_drops_names_.load(std::memory_order_acquire);
+  if (known != 0) return known > 0;
+  fuse_session* session = this->session();
+  if (session == nullptr) return false;
+  // Tried once, on a mount that caches no name yet: harmless.
+  const int err = IncrementEpoch(session);
+  known = err == 0 ? 1 : -1;
+  kernel_drops_names_.store(known, std::memory_order_release);
+  Logger("fs")->info("{}", known > 0 ? "the kernel drops names on call-backs "
+                                       "(FUSE_NOTIFY_INC_EPOCH): names are cached"
+                                     : "the kernel has no FUSE_NOTIFY_INC_EPOCH (Linux < 6.16): "
+                                       "every name is looked up at the MDS");
+  return known > 0;
+}
+
+void Filesystem::DropRevoked(const std::vector<uint64_t>& inodes,
+                             const std::vector<uint64_t>& directories) {
+  {
+    std::lock_guard lock(cached_mu_);
+    for (uint64_t ino : inodes) cached_.erase(ino);
+    for (uint64_t ino : directories) cached_.erase(ino);
+  }
+  fuse_session* session = this->session();
+  if (session == nullptr) return;
+  for (uint64_t ino : inodes) Invalidate(session, ino);
+  for (uint64_t ino : directories) Invalidate(session, ino);
+  if (!directories.empty() && kernel_drops_names_.load() > 0) {
+    if (int err = IncrementEpoch(session); err != 0) {
+      Logger("fs")->warn("cached names not dropped: {}", strerror(-err));
+    }
+  }
+}
+
+void Filesystem::DropAllCached() {
+  std::unordered_set<uint64_t> all;
+  {
+    std::lock_guard lock(cached_mu_);
+    all.swap(cached_);
+  }
+  fuse_session* session = this->session();
+  if (session == nullptr) return;
+  for (uint64_t ino : all) Invalidate(session, ino);
+  if (kernel_drops_names_.load() > 0) (void)IncrementEpoch(session);
+}
+
+void Filesystem::ReopenAtMds() {
+  // The MDS forgot this client's opens with its stream (or restarted): a
+  // file removed meanwhile must still wait for their closes.
+  for (const auto& file : open_.All()) {
+    auto opened = mds_->Open(file->ino);
+    if (!opened.ok()) {
+      Logger("fs")->warn("inode {}: open not counted again at the MDS: {}", file->ino,
+                         opened.status().ToString());
+    }
+  }
 }
 
 bool Filesystem::IsClientLocalSetting(const std::string& name) {

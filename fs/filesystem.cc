@@ -94,6 +94,8 @@ Filesystem::Filesystem(const Config& config, nrs::PolicyRegistry registry)
     : config_(config), registry_(std::move(registry)) {}
 
 Filesystem::~Filesystem() {
+  // Its handlers use this object.
+  if (mds_ != nullptr) mds_->StopCallbacks();
   // REQUIRES: no op in flight that a stuck call could still finish (the
   // daemon exits instead, see Quiesce).
   const bool quiet = Quiesce();

@@ -195,6 +195,18 @@ class Filesystem {
   // Whether this is a client mount (Config::mds).
   bool is_client() const { return mds_ != nullptr; }
 
+  // How long the kernel may keep the attributes of `ino` that a reply
+  // carries: attr_timeout, but on a client mount 0 unless its credit for
+  // `ino` holds since the operation began (a thread's CacheScope,
+  // fs/ops_common.h; fs/client_mode.cc). EntryTimeout is the same for the
+  // name under `parent`, and 0 on a client mount whose kernel cannot be
+  // told to drop names without taking a directory's lock (before Linux
+  // 6.16's FUSE_NOTIFY_INC_EPOCH).
+  double AttrTimeout(uint64_t ino);
+  double EntryTimeout(uint64_t parent, uint64_t ino);
+  // Where a client mount's operation begins, for the above.
+  uint64_t CacheBegin() const;
+
   // Who asks for a new node: its owner (before set-group-ID inheritance)
   // and the job placement matches on.
   struct Creator {
@@ -440,6 +452,14 @@ class Filesystem {
   // The run-time settings (default layout, jobid, job stats cleanup) as
   // stored.
   Status LoadRunSettings();
+  // A client mount's call-back handlers: drop what the kernel keeps of
+  // what another client changed; drop everything when the stream is lost;
+  // count this client's opens at the MDS again once it is back.
+  void DropRevoked(const std::vector<uint64_t>& inodes, const std::vector<uint64_t>& directories);
+  void DropAllCached();
+  void ReopenAtMds();
+  // Whether the kernel takes FUSE_NOTIFY_INC_EPOCH (tried once).
+  bool KernelDropsNames();
   // Re-reads the jobid settings from the store (a client mount, after a
   // change it asked its MDS for).
   void ReloadJobidSettings();
@@ -460,6 +480,12 @@ class Filesystem {
   // A client mount's MDS (meta_ reaches it too); null on the one-process
   // mount.
   std::shared_ptr<client::MdsClient> mds_;
+  // A client mount's inodes whose attributes (or names under them) the
+  // kernel was allowed to keep: what a lost call-back stream must drop.
+  std::mutex cached_mu_;  // a leaf; guards cached_
+  std::unordered_set<uint64_t> cached_;
+  // Whether the kernel takes FUSE_NOTIFY_INC_EPOCH: 0 untried, 1 yes, -1 no.
+  std::atomic<int> kernel_drops_names_{0};
   // The epoch handler every OST's scheduler joins (seed 002); ticked by
   // monitor_, tuned by nrs_control_.
   std::shared_ptr<nrs::SharedEpochHub> epochs_;

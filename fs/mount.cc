@@ -224,9 +224,6 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
   const uint32_t max_request = options.max_request != 0 ? options.max_request : kMaxTransfer;
   if (client_mount) {
     config.mds = *client::ParseMdsPath(options.meta_dir);
-    // Until the MDS revokes what a client caches (docs/design.md, "Client
-    // mounts"), the kernel keeps nothing: every lookup and stat asks.
-    config.attr_timeout = 0;
   } else {
     config.meta_dir = options.meta_dir;
   }
@@ -235,7 +232,7 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
   config.mountpoint = mountpoint;
   config.admin_uid = options.admin_uid;
   config.ost_threads = options.ost_threads;
-  if (!client_mount) config.attr_timeout = options.attr_timeout;
+  config.attr_timeout = options.attr_timeout;
   config.writeback = options.writeback;
   config.mdt_nrs = options.mdt_nrs;
   config.extent_credits = options.extent_credits;

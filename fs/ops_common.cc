@@ -123,12 +123,14 @@ void FillEntry(const meta::Inode& inode, double timeout, fuse_entry_param* entry
   FillStat(inode, &entry->attr);
 }
 
-void ReplyEntry(fuse_req_t req, const Result<meta::Inode>& inode, const char* op) {
+void ReplyEntry(fuse_req_t req, uint64_t parent, const Result<meta::Inode>& inode,
+                const char* op) {
   if (!inode.ok()) return ReplyError(req, inode.status(), op);
   meta::Inode shown = *inode;
   Fs(req).OverlayOpen(&shown);
   fuse_entry_param entry;
-  FillEntry(shown, Fs(req).config().attr_timeout, &entry);
+  FillEntry(shown, Fs(req).AttrTimeout(shown.ino), &entry);
+  entry.entry_timeout = Fs(req).EntryTimeout(parent, shown.ino);
   fuse_reply_entry(req, &entry);
 }
 
@@ -138,7 +140,7 @@ void ReplyAttr(fuse_req_t req, const Result<meta::Inode>& inode, const char* op)
   Fs(req).OverlayOpen(&shown);
   struct stat st;
   FillStat(shown, &st);
-  fuse_reply_attr(req, &st, Fs(req).config().attr_timeout);
+  fuse_reply_attr(req, &st, Fs(req).AttrTimeout(shown.ino));
 }
 
 Result<meta::Inode> MakeNode(fuse_req_t req, fuse_ino_t parent, const char* name,

@@ -147,10 +147,24 @@ class FuseMdRequest final : public InterruptibleMdRequest {
 // Served at once (fifo, or mounted with mdt_nrs=off, or `scheduled`
 // false: unscheduled), the request lives on this thread's stack; only one
 // a policy queues goes to the heap.
+// Marks where this thread's operation began, for what a client mount's
+// kernel may cache of its reply (Filesystem::AttrTimeout).
+class CacheScope {
+ public:
+  explicit CacheScope(const Filesystem& fs);
+  ~CacheScope();
+  CacheScope(const CacheScope&) = delete;
+  CacheScope& operator=(const CacheScope&) = delete;
+
+ private:
+  const uint64_t saved_;
+};
+
 template <class Body>
 void ThroughMdt(fuse_req_t req, nrs::Op op, jobstats::JobOp job_op, uint64_t ino, Body body,
                 bool scheduled = true) {
   Filesystem& fs = Fs(req);
+  const CacheScope cache_scope(fs);
   FuseMdRequest<Body> request(req, fs, op, job_op, ino, std::move(body));
   if (fs.mdt() == nullptr || !scheduled) {
     request.info.arrival = nrs::Clock::now();
@@ -168,7 +182,9 @@ void ReplyError(fuse_req_t req, const Status& status, const char* op);
 
 void FillEntry(const meta::Inode& inode, double timeout, fuse_entry_param* entry);
 // Both show what an open file has not stored yet (Filesystem::OverlayOpen).
-void ReplyEntry(fuse_req_t req, const Result<meta::Inode>& inode, const char* op);
+// `parent`: the directory the name is in.
+void ReplyEntry(fuse_req_t req, uint64_t parent, const Result<meta::Inode>& inode,
+                const char* op);
 void ReplyAttr(fuse_req_t req, const Result<meta::Inode>& inode, const char* op);
 
 // Creates a node of any type in `parent` for the caller: set-group-ID

@@ -687,7 +687,8 @@ void ServeCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mod
   }
   OpenReply(req, fi, std::move(file).value());
   fuse_entry_param entry;
-  FillEntry(*inode, fs.config().attr_timeout, &entry);
+  FillEntry(*inode, fs.AttrTimeout(inode->ino), &entry);
+  entry.entry_timeout = fs.EntryTimeout(parent, inode->ino);
   fuse_reply_create(req, &entry, fi);
 }
 

@@ -21,11 +21,11 @@ void ServeLookup(fuse_req_t req, fuse_ino_t parent, const char* name) {
     // A negative entry the kernel may cache, sparing repeated lookups.
     fuse_entry_param entry;
     std::memset(&entry, 0, sizeof(entry));
-    entry.entry_timeout = Fs(req).config().attr_timeout;
+    entry.entry_timeout = Fs(req).EntryTimeout(parent, 0);
     fuse_reply_entry(req, &entry);
     return;
   }
-  ReplyEntry(req, inode, "lookup");
+  ReplyEntry(req, parent, inode, "lookup");
 }
 
 // Inode numbers are never reused and inodes are kept by link count and open
@@ -41,24 +41,24 @@ void ServeGetattr(fuse_req_t req, fuse_ino_t ino, fuse_file_info*) {
 }
 
 void ServeMknod(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode, dev_t rdev) {
-  ReplyEntry(req, MakeNode(req, parent, name, mode, rdev, nullptr), "mknod");
+  ReplyEntry(req, parent, MakeNode(req, parent, name, mode, rdev, nullptr), "mknod");
 }
 
 void ServeMkdir(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode) {
-  ReplyEntry(req, MakeNode(req, parent, name, S_IFDIR | (mode & 07777), 0, nullptr), "mkdir");
+  ReplyEntry(req, parent, MakeNode(req, parent, name, S_IFDIR | (mode & 07777), 0, nullptr), "mkdir");
 }
 
 void ServeSymlink(fuse_req_t req, const char* target, fuse_ino_t parent, const char* name) {
   if (std::strlen(target) >= PATH_MAX) {
     return ReplyError(req, Status::Error(ENAMETOOLONG, "symlink target too long"), "symlink");
   }
-  ReplyEntry(req, MakeNode(req, parent, name, S_IFLNK | 0777, 0, target), "symlink");
+  ReplyEntry(req, parent, MakeNode(req, parent, name, S_IFLNK | 0777, 0, target), "symlink");
 }
 
 void ServeLink(fuse_req_t req, fuse_ino_t ino, fuse_ino_t new_parent, const char* new_name) {
   Status valid = CheckName(new_name);
   if (!valid.ok()) return ReplyError(req, valid, "link");
-  ReplyEntry(req, Fs(req).meta().Link(ino, new_parent, new_name), "link");
+  ReplyEntry(req, new_parent, Fs(req).meta().Link(ino, new_parent, new_name), "link");
 }
 
 void ServeReadlink(fuse_req_t req, fuse_ino_t ino) {

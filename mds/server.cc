@@ -2,11 +2,16 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <condition_variable>
+#include <deque>
 #include <map>
+#include <thread>
 #include <mutex>
 
 #include "common/log.h"
 #include "fs/filesystem.h"
+#include "mds/cache_credits.h"
+#include "mds/callbacks.h"
 #include "mdt/service.h"
 #include "nrs/registry.h"
 #include "rpc/meta_wire.h"
@@ -58,9 +63,131 @@ class MetaRequest final : public mdt::MdRequest {
   std::function<void()> work_;
 };
 
-class MdsService final : public rpc::Mds::WithCallbackMethod_Meta<rpc::Mds::Service> {
+// One client's call-back stream (rpc Callbacks): revocations written in
+// order, one at a time; acknowledgements handed to the hub.
+class CallbackStream final : public grpc::ServerBidiReactor<rpc::CallbackAck, rpc::Callback>,
+                             public CallbackSender {
  public:
-  MdsService(rpc::Key key, fs::Filesystem* fs) : sessions_(std::move(key)), fs_(fs) {}
+  CallbackStream(grpc::CallbackServerContext* context, SessionId session, CallbackHub* hub,
+                 std::function<void(SessionId)> ended)
+      : context_(context), session_(session), hub_(hub), ended_(std::move(ended)) {
+    StartRead(&ack_);
+  }
+
+  // CallbackSender (under the hub's lock).
+  void Send(uint64_t id, const Revocation& revocation) override {
+    rpc::Callback message;
+    message.set_id(id);
+    for (uint64_t ino : revocation.inodes) message.add_inodes(ino);
+    for (uint64_t ino : revocation.directories) message.add_directories(ino);
+    Queue(std::move(message));
+  }
+  void Evict() override { context_->TryCancel(); }
+
+  void OnReadDone(bool ok) override {
+    if (!ok) {
+      // The client closed its side (or the stream broke).
+      Close();
+      return;
+    }
+    if (ack_.id() == 0) {
+      // The opening message: from now on the session is granted credits;
+      // the reply (id 0) tells the client it may cache.
+      hub_->Attach(session_, this);
+      Queue(rpc::Callback());
+    } else {
+      hub_->Ack(session_, ack_.id());
+    }
+    StartRead(&ack_);
+  }
+
+  void OnWriteDone(bool ok) override {
+    std::lock_guard lock(mu_);
+    writing_ = false;
+    if (!ok) {
+      queue_.clear();
+      return;
+    }
+    queue_.pop_front();
+    WriteNextLocked();
+  }
+
+  void OnDone() override {
+    hub_->Detach(session_);
+    ended_(session_);
+    delete this;
+  }
+
+ private:
+  void Queue(rpc::Callback message) {
+    std::lock_guard lock(mu_);
+    if (finished_) return;
+    queue_.push_back(std::move(message));
+    WriteNextLocked();
+  }
+  void WriteNextLocked() {
+    if (writing_) return;
+    if (queue_.empty()) {
+      if (closing_ && !finished_) {
+        finished_ = true;
+        Finish(grpc::Status::OK);
+      }
+      return;
+    }
+    writing_ = true;
+    StartWrite(&queue_.front());
+  }
+  void Close() {
+    // The session's credits end now, not when the last write is done.
+    hub_->Detach(session_);
+    std::lock_guard lock(mu_);
+    closing_ = true;
+    WriteNextLocked();
+  }
+
+  grpc::CallbackServerContext* const context_;
+  const SessionId session_;
+  CallbackHub* const hub_;
+  const std::function<void(SessionId)> ended_;
+  rpc::CallbackAck ack_;
+  std::mutex mu_;  // guards the write state below; taken under the hub's lock
+  std::deque<rpc::Callback> queue_;
+  bool writing_ = false;
+  bool closing_ = false;
+  bool finished_ = false;
+};
+
+// What one operation changed, for the revocations it causes.
+struct Changed {
+  std::vector<uint64_t> inodes;       // attributes
+  std::vector<uint64_t> directories;  // entries
+  bool empty() const { return inodes.empty() && directories.empty(); }
+};
+
+class MdsService final
+    : public rpc::Mds::WithCallbackMethod_Callbacks<rpc::Mds::WithCallbackMethod_Meta<rpc::Mds::Service>> {
+ public:
+  MdsService(rpc::Key key, fs::Filesystem* fs, std::chrono::nanoseconds ack_timeout)
+      : sessions_(std::move(key)), fs_(fs), hub_(ack_timeout, &credits_) {}
+
+  CallbackHub& hub() { return hub_; }
+
+  grpc::ServerBidiReactor<rpc::CallbackAck, rpc::Callback>* Callbacks(
+      grpc::CallbackServerContext* context) override {
+    grpc::Status checked = rpc::CheckCall(sessions_, *context, rpc::kCallbacksMethod, "");
+    if (!checked.ok()) {
+      Logger("mds")->warn("refused a call-back stream from {}: {}", context->peer(),
+                          checked.error_message());
+      class Refused final : public grpc::ServerBidiReactor<rpc::CallbackAck, rpc::Callback> {
+       public:
+        explicit Refused(const grpc::Status& status) { Finish(status); }
+        void OnDone() override { delete this; }
+      };
+      return new Refused(checked);
+    }
+    return new CallbackStream(context, rpc::SessionOf(*context), &hub_,
+                              [this](SessionId session) { CloseSession(session); });
+  }
 
   grpc::Status Hello(grpc::ServerContext*, const rpc::HelloRequest* request,
                      rpc::HelloReply* reply) override {
@@ -86,8 +213,7 @@ class MdsService final : public rpc::Mds::WithCallbackMethod_Meta<rpc::Mds::Serv
     }
     const uint64_t session = rpc::SessionOf(*context);
     auto work = [this, call, reply, session, reactor] {
-      Serve(*call, session, reply);
-      reactor->Finish(grpc::Status::OK);
+      Serve(*call, session, reply, [reactor] { reactor->Finish(grpc::Status::OK); });
     };
     mdt::Service* mdt = fs_->mdt();
     if (mdt == nullptr) {
@@ -114,32 +240,61 @@ class MdsService final : public rpc::Mds::WithCallbackMethod_Meta<rpc::Mds::Serv
     return reactor;
   }
 
-  // A client session ended or the server stops: its opens end.
+  // The server stops: every open ends.
   void CloseAll() {
-    std::map<uint64_t, std::map<uint64_t, Open>> all;
+    std::map<uint64_t, std::map<uint64_t, std::shared_ptr<fs::OpenFile>>> all;
     {
       std::lock_guard lock(opens_mu_);
       all.swap(opens_);
     }
     for (auto& [session, files] : all) {
-      for (auto& [ino, open] : files) {
-        for (int i = 0; i < open.count; ++i) fs_->ReleaseOpen(open.file);
-      }
+      for (auto& [ino, file] : files) fs_->ReleaseOpen(file);
     }
   }
 
- private:
-  struct Open {
-    std::shared_ptr<fs::OpenFile> file;
-    int count = 0;
-  };
+  // A client's call-back stream ended (it unmounted, died or was
+  // evicted): its opens end; one still alive counts them again when its
+  // next stream is up (Filesystem::ReopenAtMds).
+  void CloseSession(uint64_t session) {
+    std::map<uint64_t, std::shared_ptr<fs::OpenFile>> files;
+    {
+      std::lock_guard lock(opens_mu_);
+      auto it = opens_.find(session);
+      if (it == opens_.end()) return;
+      files.swap(it->second);
+      opens_.erase(it);
+    }
+    for (auto& [ino, file] : files) fs_->ReleaseOpen(file);
+  }
 
-  void Serve(const rpc::MetaCall& call, uint64_t session, rpc::MetaReply* reply) {
-    Status status = Run(call, session, reply);
+ private:
+
+  // Runs the call; `finish` once every client that cached what it changed
+  // has dropped it (or was evicted), so that what the caller sees next on
+  // any client is the change.
+  void Serve(const rpc::MetaCall& call, uint64_t session, rpc::MetaReply* reply,
+             std::function<void()> finish) {
+    Changed changed;
+    Status status = Run(call, session, reply, &changed);
     if (!status.ok()) {
       reply->Clear();
       rpc::SetStatus(status, reply);
     }
+    if (changed.empty()) return finish();
+    hub_.Revoke(credits_.Change(changed.inodes, changed.directories, session), std::move(finish),
+                CallbackHub::Clock::now());
+  }
+
+  // The caller's session may cache `ino` (before what the reply carries
+  // of it is read: mds/cache_credits.h).
+  void Grant(uint64_t session, uint64_t ino) {
+    if (hub_.Attached(session)) credits_.Grant(ino, session);
+  }
+  // The same for an inode found by the operation, and its attributes read
+  // again after the grant.
+  Status GrantFound(uint64_t session, uint64_t ino, rpc::MetaReply* reply) {
+    Grant(session, ino);
+    return InodeReply(fs_->meta().GetInode(ino), reply);
   }
 
   static Status InodeReply(const Result<meta::Inode>& inode, rpc::MetaReply* reply) {
@@ -158,38 +313,69 @@ class MdsService final : public rpc::Mds::WithCallbackMethod_Meta<rpc::Mds::Serv
     return Status::Ok();
   }
 
-  Status Run(const rpc::MetaCall& call, uint64_t session, rpc::MetaReply* reply) {
+  Status Run(const rpc::MetaCall& call, uint64_t session, rpc::MetaReply* reply,
+             Changed* changed) {
     meta::MetaStore& store = fs_->meta();
     const std::string& name = call.name();
     switch (call.op()) {
       case rpc::GET_INODE:
+        Grant(session, call.ino());
         return InodeReply(store.GetInode(call.ino()), reply);
-      case rpc::LOOKUP:
-        return InodeReply(store.Lookup(call.ino(), name), reply);
-      case rpc::CREATE:
-        return InodeReply(store.Create(call.ino(), name, rpc::FromWire(call.node())), reply);
-      case rpc::LINK:
-        return InodeReply(store.Link(call.ino(), call.ino2(), call.name2()), reply);
-      case rpc::RMDIR:
-        return store.Rmdir(call.ino(), name);
+      case rpc::LOOKUP: {
+        Grant(session, call.ino());  // the name (or its absence) is cached
+        auto found = store.Lookup(call.ino(), name);
+        if (!found.ok()) return found.status();
+        return GrantFound(session, found->ino, reply);
+      }
+      case rpc::CREATE: {
+        auto created = store.Create(call.ino(), name, rpc::FromWire(call.node()));
+        if (!created.ok()) return created.status();
+        changed->directories.push_back(call.ino());
+        return GrantFound(session, created->ino, reply);
+      }
+      case rpc::LINK: {
+        auto linked = store.Link(call.ino(), call.ino2(), call.name2());
+        if (!linked.ok()) return linked.status();
+        changed->inodes.push_back(call.ino());
+        changed->directories.push_back(call.ino2());
+        return GrantFound(session, linked->ino, reply);
+      }
+      case rpc::RMDIR: {
+        auto child = store.Lookup(call.ino(), name);
+        SFS_RETURN_IF_ERROR(store.Rmdir(call.ino(), name));
+        changed->directories.push_back(call.ino());
+        if (child.ok()) changed->directories.push_back(child->ino);
+        return Status::Ok();
+      }
       case rpc::RENAME: {
         if (call.number() > static_cast<uint64_t>(meta::RenameMode::kExchange)) {
           return Status::Error(EINVAL, "unknown rename mode " + std::to_string(call.number()));
         }
+        auto moved = store.Lookup(call.ino(), name);
         auto replaced = store.Rename(call.ino(), name, call.ino2(), call.name2(),
                                      static_cast<meta::RenameMode>(call.number()));
         if (!replaced.ok()) return replaced.status();
+        changed->directories.push_back(call.ino());
+        if (call.ino2() != call.ino()) changed->directories.push_back(call.ino2());
+        if (moved.ok()) changed->inodes.push_back(moved->ino);
         if (replaced->has_value()) {
+          changed->inodes.push_back((*replaced)->ino);
           rpc::ToWire(**replaced, reply->mutable_removed());
         }
         return Status::Ok();
       }
       case rpc::SET_ATTR:
+        // The changer's kernel takes the new attributes from the reply.
+        Grant(session, call.ino());
+        changed->inodes.push_back(call.ino());
         return InodeReply(store.SetAttr(call.ino(), rpc::FromWire(call.change())), reply);
       case rpc::NOTE_WRITE:
+        Grant(session, call.ino());
+        changed->inodes.push_back(call.ino());
         return InodeReply(store.NoteWrite(call.ino(), call.number(), call.flag(), call.flag2()),
                           reply);
       case rpc::READ_DIR_AFTER: {
+        Grant(session, call.ino());
         auto entries = store.ReadDirAfter(call.ino(), name,
                                           std::min<uint64_t>(call.number(), kMaxDirEntries));
         if (!entries.ok()) return entries.status();
@@ -214,8 +400,10 @@ class MdsService final : public rpc::Mds::WithCallbackMethod_Meta<rpc::Mds::Serv
         return Status::Ok();
       }
       case rpc::SET_XATTR:
+        changed->inodes.push_back(call.ino());  // its ctime
         return store.SetXattr(call.ino(), name, call.value(), static_cast<int>(call.number()));
       case rpc::REMOVE_XATTR:
+        changed->inodes.push_back(call.ino());
         return store.RemoveXattr(call.ino(), name);
       case rpc::ORPHANS:
         return NumbersReply(store.Orphans(), reply);
@@ -264,13 +452,18 @@ class MdsService final : public rpc::Mds::WithCallbackMethod_Meta<rpc::Mds::Serv
         if (name.size() > meta::kMaxNameLen) {
           return Status::Error(ENAMETOOLONG, "name longer than 255 bytes");
         }
-        return InodeReply(fs_->MakeNode(who, call.ino(), name, call.node().mode(),
-                                        call.node().rdev(), call.node().symlink()),
-                          reply);
+        auto made = fs_->MakeNode(who, call.ino(), name, call.node().mode(), call.node().rdev(),
+                                  call.node().symlink());
+        if (!made.ok()) return made.status();
+        changed->directories.push_back(call.ino());
+        Grant(session, call.ino());  // the creator's kernel keeps the new name
+        return GrantFound(session, made->ino, reply);
       }
       case rpc::UNLINK: {
         auto removed = fs_->Unlink(call.ino(), name);
         if (!removed.ok()) return removed.status();
+        changed->directories.push_back(call.ino());
+        changed->inodes.push_back(removed->ino);
         rpc::ToWire(*removed, reply->mutable_removed());
         return Status::Ok();
       }
@@ -290,6 +483,7 @@ class MdsService final : public rpc::Mds::WithCallbackMethod_Meta<rpc::Mds::Serv
         SFS_RETURN_IF_ERROR(CheckAdmin(call, name));
         return fs_->RemoveSetting(name, call.caller().uid());
       case rpc::SET_LAYOUT_XATTR:
+        changed->inodes.push_back(call.ino());
         return fs_->SetLayoutXattr(call.caller().uid(), call.ino(), call.value());
       default:
         return Status::Error(EINVAL, "unknown metadata operation " + std::to_string(call.op()));
@@ -307,7 +501,23 @@ class MdsService final : public rpc::Mds::WithCallbackMethod_Meta<rpc::Mds::Serv
     return Status::Ok();
   }
 
+  // A client counts as one open of a file however many times it has it
+  // open (it tells its first open and its last close), so an open told
+  // again (after its stream was lost) counts once.
   Status OpenFor(uint64_t session, uint64_t ino, rpc::MetaReply* reply) {
+    Grant(session, ino);
+    {
+      std::lock_guard lock(opens_mu_);
+      auto in_session = opens_.find(session);
+      if (in_session != opens_.end() && in_session->second.count(ino) != 0) {
+        auto inode = fs_->meta().GetInode(ino);
+        auto blob = fs_->meta().GetLayout(ino);
+        if (!inode.ok() || !blob.ok()) return !inode.ok() ? inode.status() : blob.status();
+        rpc::ToWire(*inode, reply->mutable_inode());
+        reply->set_value(*blob);
+        return Status::Ok();
+      }
+    }
     auto opened = fs_->AcquireOpen(ino);
     if (!opened.ok()) return opened.status();
     // What the client builds its open file from, read after the open
@@ -320,10 +530,13 @@ class MdsService final : public rpc::Mds::WithCallbackMethod_Meta<rpc::Mds::Serv
     }
     rpc::ToWire(*inode, reply->mutable_inode());
     reply->set_value(*blob);
-    std::lock_guard lock(opens_mu_);
-    Open& open = opens_[session][ino];
-    if (open.file == nullptr) open.file = opened->file;
-    open.count++;
+    std::shared_ptr<fs::OpenFile> twice;
+    {
+      std::lock_guard lock(opens_mu_);
+      auto [it, fresh] = opens_[session].emplace(ino, opened->file);
+      if (!fresh) twice = opened->file;  // told twice at once: counted once
+    }
+    if (twice != nullptr) fs_->ReleaseOpen(twice);
     return Status::Ok();
   }
 
@@ -337,8 +550,8 @@ class MdsService final : public rpc::Mds::WithCallbackMethod_Meta<rpc::Mds::Serv
       if (it == in_session->second.end()) {
         return Status::Error(EBADF, "no open of inode " + std::to_string(ino) + " in this session");
       }
-      file = it->second.file;
-      if (--it->second.count == 0) in_session->second.erase(it);
+      file = it->second;
+      in_session->second.erase(it);
       if (in_session->second.empty()) opens_.erase(in_session);
     }
     fs_->ReleaseOpen(file);
@@ -347,9 +560,11 @@ class MdsService final : public rpc::Mds::WithCallbackMethod_Meta<rpc::Mds::Serv
 
   rpc::SessionTable sessions_;
   fs::Filesystem* const fs_;
+  CacheCredits credits_;
+  CallbackHub hub_;
   std::mutex opens_mu_;  // guards opens_; a leaf (released before ReleaseOpen)
-  // Per client session, the files it has open and how many times.
-  std::map<uint64_t, std::map<uint64_t, Open>> opens_;
+  // Per client session, the files it has open.
+  std::map<uint64_t, std::map<uint64_t, std::shared_ptr<fs::OpenFile>>> opens_;
 };
 
 class ServerImpl final : public Server {
@@ -367,7 +582,13 @@ class ServerImpl final : public Server {
     auto opened = fs::Filesystem::Open(config, nrs::BuiltinPolicies());
     if (!opened.ok()) return opened.status();
     fs_ = std::move(opened).value();
-    service_ = std::make_unique<MdsService>(options_.key, fs_.get());
+    service_ = std::make_unique<MdsService>(options_.key, fs_.get(), options_.callback_timeout);
+    ticker_ = std::thread([this] {
+      std::unique_lock lock(ticker_mu_);
+      while (!ticker_cv_.wait_for(lock, std::chrono::milliseconds(100), [&] { return stopping_; })) {
+        service_->hub().Tick(CallbackHub::Clock::now());
+      }
+    });
     auto credentials = rpc::ServerCredentials(options_.tls);
     if (!credentials.ok()) return credentials.status();
     grpc::ServerBuilder builder;
@@ -391,6 +612,14 @@ class ServerImpl final : public Server {
       server_->Shutdown();
       server_.reset();
     }
+    if (ticker_.joinable()) {
+      {
+        std::lock_guard lock(ticker_mu_);
+        stopping_ = true;
+      }
+      ticker_cv_.notify_all();
+      ticker_.join();
+    }
     if (service_ != nullptr) {
       service_->CloseAll();
       service_.reset();
@@ -407,6 +636,11 @@ class ServerImpl final : public Server {
   std::unique_ptr<MdsService> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
+  // Evicts clients that leave a call-back unanswered (CallbackHub::Tick).
+  std::thread ticker_;
+  std::mutex ticker_mu_;  // guards stopping_
+  std::condition_variable ticker_cv_;
+  bool stopping_ = false;
 };
 
 }  // namespace

@@ -34,6 +34,9 @@ struct ServerOptions {
   uint32_t admin_uid = 0;
   int ost_threads = 2;
   std::chrono::nanoseconds ost_timeout = std::chrono::seconds(30);
+  // A client that leaves a call-back unanswered this long is evicted: its
+  // cached credits end and the change that waited goes on.
+  std::chrono::nanoseconds callback_timeout = std::chrono::seconds(10);
 };
 
 class Server {

@@ -14,6 +14,7 @@
 namespace sfs::rpc {
 
 inline constexpr const char* kMetaMethod = "Meta";
+inline constexpr const char* kCallbacksMethod = "Callbacks";  // signs no fields
 
 // The call's bytes as signed: its deterministic serialization. Both sides
 // serialize the same fields of the same schema in field order, so the MDS

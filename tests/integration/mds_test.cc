@@ -40,6 +40,7 @@ class SecondClient {
     }
   }
   bool mounted() const { return mounted_; }
+  pid_t pid() const { return pid_; }
   std::string Path(const std::string& relative) const { return mnt_ + "/" + relative; }
   std::string Log() const { return ReadFile(log_).value_or(""); }
 
@@ -166,6 +167,69 @@ TEST_F(MdsTest, ClientsWaitForARestartedMdsAndLoseNothing) {
   EXPECT_EQ(ReadFile(a_.Path("before")).value_or(""), data);
   ASSERT_TRUE(WriteFile(b_->Path("after"), "new"));
   EXPECT_EQ(ReadFile(a_.Path("after")).value_or(""), "new");
+}
+
+// Both clients cache what they looked at (kernel attribute and name
+// caches, under the MDS's credits); a change on one revokes the other's,
+// so every stat below sees the change made just before it.
+TEST_F(MdsTest, ACachingClientSeesEachChangeAtItsNextCall) {
+  ASSERT_TRUE(WriteFile(a_.Path("c"), "x"));
+  struct stat st {};
+  for (int i = 0; i < 40; ++i) {
+    ASSERT_EQ(stat(b_->Path("c").c_str(), &st), 0);  // cached on B from here
+    const mode_t mode = i % 2 ? 0600 : 0640;
+    ASSERT_EQ(chmod(a_.Path("c").c_str(), mode), 0);
+    ASSERT_EQ(stat(b_->Path("c").c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, mode) << i;
+    // Names: B has looked up "c"; A renames it and back.
+    ASSERT_EQ(rename(a_.Path("c").c_str(), a_.Path("c2").c_str()), 0);
+    EXPECT_EQ(ErrnoOf(stat(b_->Path("c").c_str(), &st)), ENOENT) << i;
+    ASSERT_EQ(stat(b_->Path("c2").c_str(), &st), 0) << i;
+    ASSERT_EQ(rename(a_.Path("c2").c_str(), a_.Path("c").c_str()), 0);
+    EXPECT_EQ(ErrnoOf(stat(b_->Path("c2").c_str(), &st)), ENOENT) << i;
+  }
+  // A negative name B cached ("n" looked up, absent) appears when A makes it.
+  EXPECT_EQ(ErrnoOf(stat(b_->Path("n").c_str(), &st)), ENOENT);
+  ASSERT_TRUE(WriteFile(a_.Path("n"), "now"));
+  EXPECT_EQ(ReadFile(b_->Path("n")).value_or(""), "now");
+  // Sizes: A appends, B's stat has the new size at once.
+  for (int i = 0; i < 20; ++i) {
+    const int fd = open(a_.Path("n").c_str(), O_WRONLY | O_APPEND);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(write(fd, "+", 1), 1);
+    ASSERT_EQ(close(fd), 0);
+    ASSERT_EQ(stat(b_->Path("n").c_str(), &st), 0);
+    EXPECT_EQ(st.st_size, 4 + i) << i;
+  }
+}
+
+// Seed 003's leases: a client that stops answering call-backs (its
+// daemon stopped here, as a dead machine) loses its credits at the MDS's
+// --callback-timeout; the change that waited for it goes on, and the
+// client, back, finds out that it cached nothing any more.
+TEST(MdsEviction, AClientThatStopsAnsweringIsEvictedAndTheOthersGoOn) {
+  MountedFs::Options options = ClientOptions();
+  options.mds_args = {"--callback-timeout", "1"};
+  MountedFs a(options);
+  ASSERT_TRUE(a.mounted()) << a.Log();
+  SecondClient b(a, "b", a.root() + "/key");
+  ASSERT_TRUE(b.mounted()) << b.Log();
+  ASSERT_TRUE(WriteFile(a.Path("f"), "x"));
+  struct stat st {};
+  ASSERT_EQ(stat(b.Path("f").c_str(), &st), 0);
+  ASSERT_EQ(kill(b.pid(), SIGSTOP), 0);
+  const auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(chmod(a.Path("f").c_str(), 0600), 0);  // waits for B, then not
+  const auto waited = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(waited, std::chrono::milliseconds(900));
+  EXPECT_TRUE(Contains(a.mds()->Log(), "evicted")) << a.mds()->Log();
+  // The others go on without waiting again.
+  ASSERT_EQ(chmod(a.Path("f").c_str(), 0640), 0);
+  ASSERT_EQ(kill(b.pid(), SIGCONT), 0);
+  EXPECT_TRUE(WaitFor([&] {
+    return stat(b.Path("f").c_str(), &st) == 0 && (st.st_mode & 07777) == 0640;
+  }, 10000));
+  EXPECT_TRUE(WaitFor([&] { return Contains(b.Log(), "call-backs up again"); }, 10000)) << b.Log();
 }
 
 TEST(MdsRefusals, AWrongKeyOrALocalOstMountsNothing) {

@@ -135,7 +135,8 @@ MountedFs::MountedFs(const Options& options) : options_(options) {
   }
   formatted_ = true;
   if (options_.client) {
-    mds_ = std::make_unique<MdsProcess>(root_ + "/mds.log", "127.0.0.3", key_, meta_);
+    mds_ = std::make_unique<MdsProcess>(root_ + "/mds.log", "127.0.0.3", key_, meta_,
+                                        options_.mds_args);
     if (!mds_->running()) {
       fprintf(stderr, "the MDS did not start:\n%s\n", mds_->Log().c_str());
       return;

@@ -34,6 +34,8 @@ class MountedFs {
     // A client mount of an MDS (see ClientMountRun) instead of the
     // one-process mount.
     bool client = ClientMountRun();
+    // More `stripefs mds` arguments for a client mount's MDS.
+    std::vector<std::string> mds_args;
     int osts = 4;
     int stripe_count = 4;
     std::string stripe_size = "1M";

@@ -11,7 +11,8 @@ namespace sfs::cli {
 namespace {
 
 constexpr const char* kMdsUsage =
-    "usage: stripefs mds --listen ADDRESS:PORT --key FILE [--admin-uid UID] [--ost-threads N] "
+    "usage: stripefs mds --listen ADDRESS:PORT --key FILE [--admin-uid UID] "
+    "[--callback-timeout SECONDS] [--ost-threads N] "
     "[--ost-timeout SECONDS] [--tls-cert FILE --tls-key FILE [--tls-ca FILE]] "
     "[--log-level LEVEL] [--log-file PATH] [-f] META_DIR";
 
@@ -42,6 +43,11 @@ int Mds(const std::vector<std::string>& args) {
         return Fail("mds: --admin-uid takes a uid");
       }
       options.admin_uid = static_cast<uint32_t>(number);
+    } else if (arg == "--callback-timeout") {
+      if (!value(text) || !ParseCount(text, 1, 3600, number)) {
+        return Fail("mds: --callback-timeout takes seconds from 1 to 3600");
+      }
+      options.callback_timeout = std::chrono::seconds(number);
     } else if (!arg.empty() && arg[0] == '-') {
       return Fail("mds: unknown option " + arg + "\n" + kMdsUsage);
     } else if (options.meta_dir.empty()) {
