@@ -2,8 +2,12 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <algorithm>
 #include <atomic>
+#include <condition_variable>
+#include <deque>
 #include <thread>
+#include <unordered_set>
 
 #include "common/log.h"
 #include "rpc/grpc_setup.h"
@@ -28,7 +32,36 @@ class GrpcMdsClient final : public MdsClient {
         stub_(rpc::Mds::NewStub(
             rpc::MakeChannel(options_.address, std::move(credentials), kMaxMessageBytes))) {}
 
-  ~GrpcMdsClient() override { StopCallbacks(); }
+  ~GrpcMdsClient() override {
+    StopCallbacks();
+    {
+      std::lock_guard lock(close_mu_);
+      close_stop_ = true;
+    }
+    close_cv_.notify_all();
+    if (closer_.joinable()) closer_.join();
+  }
+
+  void CloseSoon(uint64_t ino) override {
+    {
+      std::lock_guard lock(close_mu_);
+      if (!closer_.joinable()) closer_ = std::thread([this] { CloseLoop(); });
+      closes_.push_back(ino);
+    }
+    close_cv_.notify_all();
+  }
+
+  Result<Opened> Open(uint64_t ino) override {
+    {
+      std::unique_lock lock(close_mu_);
+      // A close not told yet: the MDS still counts the open, which this
+      // one continues.
+      auto queued = std::find(closes_.begin(), closes_.end(), ino);
+      if (queued != closes_.end()) closes_.erase(queued);
+      close_cv_.wait(lock, [&] { return closing_.count(ino) == 0; });
+    }
+    return MdsClient::Open(ino);
+  }
 
   Status Connect() {
     auto session = Hello(std::chrono::seconds(kHelloPatience));
@@ -190,6 +223,25 @@ class GrpcMdsClient final : public MdsClient {
     }
   }
 
+  void CloseLoop() {
+    std::unique_lock lock(close_mu_);
+    for (;;) {
+      close_cv_.wait(lock, [&] { return close_stop_ || !closes_.empty(); });
+      if (close_stop_) return;
+      const uint64_t ino = closes_.front();
+      closes_.pop_front();
+      closing_.insert(ino);
+      lock.unlock();
+      Status closed = Close(ino);
+      if (!closed.ok()) {
+        Logger("client")->warn("inode {}: close not told to the MDS: {}", ino, closed.ToString());
+      }
+      lock.lock();
+      closing_.erase(ino);
+      close_cv_.notify_all();
+    }
+  }
+
   std::shared_ptr<rpc::ClientSession> CurrentSession() {
     std::lock_guard lock(mu_);
     return session_;
@@ -211,6 +263,12 @@ class GrpcMdsClient final : public MdsClient {
   std::mutex stream_mu_;  // guards stopping_ and stream_context_
   bool stopping_ = false;
   grpc::ClientContext* stream_context_ = nullptr;
+  std::mutex close_mu_;  // guards the closes below
+  std::condition_variable close_cv_;
+  std::deque<uint64_t> closes_;          // not told yet, in order
+  std::unordered_set<uint64_t> closing_;  // being told
+  bool close_stop_ = false;
+  std::thread closer_;  // started by the first CloseSoon
 };
 
 rpc::MetaCall NewCall(rpc::MetaOp op, const MdsCaller* caller = nullptr) {
@@ -263,8 +321,9 @@ Result<std::shared_ptr<MdsClient>> MdsClient::Connect(MdsOptions options) {
 
 Result<meta::Inode> MdsClient::MakeNode(const MdsCaller& caller, uint64_t parent,
                                         const std::string& name, uint32_t mode, uint64_t rdev,
-                                        const std::string& symlink) {
+                                        const std::string& symlink, Opened* opened) {
   rpc::MetaCall call = NewCall(rpc::MAKE_NODE, &caller);
+  call.set_flag(opened != nullptr);
   call.set_ino(parent);
   call.set_name(name);
   call.mutable_node()->set_mode(mode);
@@ -272,6 +331,7 @@ Result<meta::Inode> MdsClient::MakeNode(const MdsCaller& caller, uint64_t parent
   call.mutable_node()->set_symlink(symlink);
   auto reply = Done(Call(std::move(call)));
   if (!reply.ok()) return reply.status();
+  if (opened != nullptr) *opened = Opened{rpc::FromWire(reply->inode()), reply->value()};
   return rpc::FromWire(reply->inode());
 }
 

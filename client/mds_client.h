@@ -82,18 +82,26 @@ class MdsClient {
   virtual CacheLog& cache_log() = 0;
 
   // The filesystem's operations run by the MDS.
-  Result<meta::Inode> MakeNode(const MdsCaller& caller, uint64_t parent, const std::string& name,
-                               uint32_t mode, uint64_t rdev, const std::string& symlink);
-  Result<meta::Removed> Unlink(const MdsCaller& caller, uint64_t parent, const std::string& name);
-  // An open of `ino` on this client (its first): the inode and its layout
-  // blob, as the MDS has them once the open counts.
+  // An open of a file (its first on this client): the inode and its
+  // layout blob, as the MDS has them once the open counts.
   struct Opened {
     meta::Inode inode;
     std::string layout;
   };
-  Result<Opened> Open(uint64_t ino);
+  // With `opened` (a regular file), the new file is opened in the same
+  // call (a create's open), and what the open needs is put there.
+  Result<meta::Inode> MakeNode(const MdsCaller& caller, uint64_t parent, const std::string& name,
+                               uint32_t mode, uint64_t rdev, const std::string& symlink,
+                               Opened* opened = nullptr);
+  Result<meta::Removed> Unlink(const MdsCaller& caller, uint64_t parent, const std::string& name);
+  virtual Result<Opened> Open(uint64_t ino);
   // The last close of `ino` on this client.
   Status Close(uint64_t ino);
+  // The same without waiting: told by a thread of its own, in order; an
+  // Open of the same inode meanwhile takes its place (the MDS never hears
+  // the close) or waits for it. Not told if the client stops first (its
+  // stream's end closes its files at the MDS).
+  virtual void CloseSoon(uint64_t ino) = 0;
   // A name of `ino` went leaving it no link (a rename over it): the MDS
   // destroys it once no client has it open.
   Status ForgetRemoved(uint64_t ino);

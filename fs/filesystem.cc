@@ -464,7 +464,8 @@ Result<layout::Layout> Filesystem::CheckLayout(uint64_t ino, const std::string& 
   return decoded;
 }
 
-Result<Filesystem::Opened> Filesystem::AcquireOpen(uint64_t ino) {
+Result<Filesystem::Opened> Filesystem::AcquireOpen(uint64_t ino,
+                                                   const client::MdsClient::Opened* known) {
   // The inode is read and the file inserted under one hold of its shard,
   // so an open cannot interleave with an unlink's ForgetRemoved (which
   // checks the table under the same shard) or miss a truncate's size
@@ -482,7 +483,7 @@ Result<Filesystem::Opened> Filesystem::AcquireOpen(uint64_t ino) {
   if (mds_ != nullptr) {
     // The MDS counts the open (a removed file stays until every client
     // closed it) and answers with what the open needs, in one call.
-    auto opened = mds_->Open(ino);
+    auto opened = known != nullptr ? Result<client::MdsClient::Opened>(*known) : mds_->Open(ino);
     if (!opened.ok()) return opened.status();
     inode = opened->inode;
     layout = CheckLayout(ino, opened->layout);
@@ -641,10 +642,10 @@ void Filesystem::ReleaseOpen(const std::shared_ptr<OpenFile>& file) {
   }
   if (file->touched.load(std::memory_order_relaxed)) CloseObjects(file->layout);
   if (mds_ != nullptr) {
-    // This client's last close: the MDS destroys the file now if it was
-    // removed and no other client has it open.
-    Status closed = mds_->Close(file->ino);
-    if (!closed.ok()) Logger("fs")->warn("inode {}: close not told to the MDS: {}", file->ino, closed.ToString());
+    // This client's last close: the MDS destroys the file once told if it
+    // was removed and no other client has it open. Told after the reply
+    // (nothing the caller sees depends on it).
+    mds_->CloseSoon(file->ino);
     return;
   }
   if (removed) ForgetRemoved(file->ino);

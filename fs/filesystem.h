@@ -219,8 +219,11 @@ class Filesystem {
   // owner, a regular file's layout from the directory's default and the
   // placement, its inode quota, in one store write. On a client mount the
   // MDS does it all (one call).
+  // On a client mount, `opened` (a regular file's create) also opens it
+  // at the MDS in the same call, for AcquireOpen.
   Result<meta::Inode> MakeNode(const Creator& who, uint64_t parent, const std::string& name,
-                               uint32_t mode, uint64_t rdev, const std::string& symlink);
+                               uint32_t mode, uint64_t rdev, const std::string& symlink,
+                               client::MdsClient::Opened* opened = nullptr);
   ~Filesystem();
 
   meta::MetaStore& meta() { return *meta_; }
@@ -280,7 +283,9 @@ class Filesystem {
   struct Opened {
     std::shared_ptr<OpenFile> file;
   };
-  Result<Opened> AcquireOpen(uint64_t ino);
+  // `known`: on a client mount, what the MDS answered a create that
+  // opened the file already (MakeNode).
+  Result<Opened> AcquireOpen(uint64_t ino, const client::MdsClient::Opened* known = nullptr);
   // Drops one open; on the last one of an unlinked file, destroys its
   // objects.
   void ReleaseOpen(const std::shared_ptr<OpenFile>& file);

@@ -10,10 +10,11 @@ namespace sfs::fs {
 
 Result<meta::Inode> Filesystem::MakeNode(const Creator& who, uint64_t parent,
                                          const std::string& name, uint32_t mode, uint64_t rdev,
-                                         const std::string& symlink) {
+                                         const std::string& symlink,
+                                         client::MdsClient::Opened* opened) {
   if (mds_ != nullptr) {
     client::MdsCaller caller{who.uid, who.gid, who.pid, who.jobid ? *who.jobid : ""};
-    return mds_->MakeNode(caller, parent, name, mode, rdev, symlink);
+    return mds_->MakeNode(caller, parent, name, mode, rdev, symlink, opened);
   }
   auto dir = meta().GetInode(parent);
   if (!dir.ok()) return dir.status();

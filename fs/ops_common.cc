@@ -144,7 +144,8 @@ void ReplyAttr(fuse_req_t req, const Result<meta::Inode>& inode, const char* op)
 }
 
 Result<meta::Inode> MakeNode(fuse_req_t req, fuse_ino_t parent, const char* name,
-                               mode_t mode, dev_t rdev, const char* symlink_target) {
+                               mode_t mode, dev_t rdev, const char* symlink_target,
+                               client::MdsClient::Opened* opened) {
   Filesystem& fs = Fs(req);
   SFS_RETURN_IF_ERROR(CheckName(name));
   const fuse_ctx* ctx = fuse_req_ctx(req);
@@ -153,7 +154,8 @@ Result<meta::Inode> MakeNode(fuse_req_t req, fuse_ino_t parent, const char* name
   who.gid = ctx->gid;
   who.pid = static_cast<uint32_t>(ctx->pid);
   if (S_ISREG(mode)) who.jobid = fs.jobids().Resolve(ctx->pid, ctx->uid, ctx->gid, fs.settings()->jobid);
-  return fs.MakeNode(who, parent, name, mode, rdev, symlink_target != nullptr ? symlink_target : "");
+  return fs.MakeNode(who, parent, name, mode, rdev, symlink_target != nullptr ? symlink_target : "",
+                     opened);
 }
 
 Status CheckName(const char* name) {

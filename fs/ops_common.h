@@ -189,8 +189,10 @@ void ReplyAttr(fuse_req_t req, const Result<meta::Inode>& inode, const char* op)
 
 // Creates a node of any type in `parent` for the caller: set-group-ID
 // directories pass on their group, regular files get a new layout.
+// `opened`: as Filesystem::MakeNode's.
 Result<meta::Inode> MakeNode(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
-                             dev_t rdev, const char* symlink_target);
+                             dev_t rdev, const char* symlink_target,
+                             client::MdsClient::Opened* opened = nullptr);
 
 // Names over NAME_MAX never reach the store.
 Status CheckName(const char* name);

@@ -666,6 +666,16 @@ void OpenReply(fuse_req_t req, fuse_file_info* fi, Filesystem::Opened opened) {
         (fs.init_amendment().granted.load(std::memory_order_relaxed) & kFuseDirectIoAllowMmap) != 0;
     if (access == O_WRONLY || (access == O_RDWR && mmap_ok)) fi->direct_io = 1;
   }
+  // A client mount: another client's write reaches the OSTs without this
+  // mount hearing of it (until the MDS grants data credits), so reads and
+  // writes bypass the kernel's page cache: a read sees every write that
+  // returned anywhere. Where the kernel cannot map a direct_io handle
+  // (before Linux 6.6) pages are cached within an open (close-to-open).
+  if (fs.is_client()) {
+    const bool mmap_ok =
+        (fs.init_amendment().granted.load(std::memory_order_relaxed) & kFuseDirectIoAllowMmap) != 0;
+    if (mmap_ok) fi->direct_io = 1;
+  }
   // Close skips the FLUSH round trip (one of three an open-and-close
   // costs): flush would only store the mtime that in-place writes left
   // unsaved, and the release the kernel queues before close(2) returns
@@ -677,9 +687,12 @@ void OpenReply(fuse_req_t req, fuse_file_info* fi, Filesystem::Opened opened) {
 void ServeCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mode,
                  fuse_file_info* fi) {
   Filesystem& fs = Fs(req);
-  auto inode = MakeNode(req, parent, name, S_IFREG | (mode & 07777), 0, nullptr);
+  // On a client mount the MDS opens it in the create's call.
+  client::MdsClient::Opened at_mds;
+  client::MdsClient::Opened* opened = fs.is_client() ? &at_mds : nullptr;
+  auto inode = MakeNode(req, parent, name, S_IFREG | (mode & 07777), 0, nullptr, opened);
   if (!inode.ok()) return ReplyError(req, inode.status(), "create");
-  auto file = fs.AcquireOpen(inode->ino);
+  auto file = fs.AcquireOpen(inode->ino, opened);
   if (!file.ok()) {
     // The caller is told the create failed, so the name must not stay.
     (void)fs.Unlink(parent, name);

@@ -457,6 +457,12 @@ class MdsService final
         if (!made.ok()) return made.status();
         changed->directories.push_back(call.ino());
         Grant(session, call.ino());  // the creator's kernel keeps the new name
+        if (call.flag() && S_ISREG(made->mode)) {
+          Status opened = OpenFor(session, made->ino, reply);
+          // The creator hears that the create failed: the name goes.
+          if (!opened.ok()) (void)fs_->Unlink(call.ino(), name);
+          return opened;
+        }
         return GrantFound(session, made->ino, reply);
       }
       case rpc::UNLINK: {

@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Client mounts of one metadata service (issue 35), in one run on this
+# machine: an MDS (127.0.0.4), two OSS processes (127.0.0.2, 127.0.0.3)
+# with two OSTs each, two client mounts A and B, and for comparison the
+# same four OST directories under a one-process mount.
+#
+#   IOR (-F, 1 MiB transfers, $np processes): all on A, then spread over A
+#   and B (IOR's -o A/f@B/f form): the aggregate of two clients / one.
+#   mdtest -F -u -n $files ($np processes): one client, two clients at once
+#   (-d A/md@B/md), and the one-process mount: creates and stats.
+#   Coherence: a chmod on A that must revoke B's cached attributes, against
+#   one that revokes nothing; a stat on B right after (which must see it).
+#
+#   tools/bench/client_bench.sh --ior PATH [--mdtest PATH] [--np N]
+#                               [--files N] [--mib N] [--build DIR]
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+build="$here/../../build"
+ior="" mdtest="" np=4 files=2000 mib=256
+while [ $# -gt 0 ]; do
+  case $1 in
+    --ior) ior=$2; shift 2 ;;
+    --mdtest) mdtest=$2; shift 2 ;;
+    --np) np=$2; shift 2 ;;
+    --files) files=$2; shift 2 ;;
+    --mib) mib=$2; shift 2 ;;
+    --build) build=$2; shift 2 ;;
+    *) echo "unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+[ -x "$ior" ] || { echo "give --ior PATH (IOR built by hand, README)" >&2; exit 2; }
+[ -n "$mdtest" ] || mdtest=$(dirname "$ior")/mdtest
+bin="$build/tools/stripefs/stripefs"
+[ -x "$bin" ] || { echo "no stripefs at $bin (build first)" >&2; exit 2; }
+
+dir=$(mktemp -d /tmp/sfs-clientbench.XXXXXX)
+pids=() mounts=()
+cleanup() {
+  set +e
+  for m in "${mounts[@]}"; do fusermount3 -u "$m" 2>/dev/null || umount -l "$m"; done
+  for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
+  sleep 1
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+mpi() {
+  OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
+    mpirun --oversubscribe --bind-to none -np "$1" "${@:2}"
+}
+port_of() {  # $1 log: the port a server logged it listens on
+  for _ in $(seq 100); do
+    p=$(grep -oE 'on [^ ]+ \(port [0-9]+\)' "$1" 2>/dev/null | grep -oE '[0-9]+\)$' | tr -d ')' | head -1)
+    [ -n "$p" ] && { echo "$p"; return; }
+    sleep 0.1
+  done
+  echo "no port in $1" >&2; exit 1
+}
+wait_mounted() { for _ in $(seq 100); do grep -q " $1 " /proc/mounts && return; sleep 0.1; done; exit 1; }
+
+"$bin" key new "$dir/key"
+urls=()
+for host in 127.0.0.2 127.0.0.3; do
+  mkdir -p "$dir/$host-0" "$dir/$host-1"
+  "$bin" oss --listen "$host:0" --key "$dir/key" --log-file "$dir/oss-$host.log" -f \
+    "$dir/$host-0" "$dir/$host-1" & pids+=($!)
+  port=$(port_of "$dir/oss-$host.log")
+  urls+=(--ost "oss://$host:$port$dir/$host-0" --ost "oss://$host:$port$dir/$host-1")
+done
+"$bin" mkfs --meta "$dir/meta" "${urls[@]}" --key "$dir/key" --stripe-count 1 >/dev/null
+"$bin" mds --listen 127.0.0.4:0 --key "$dir/key" --log-file "$dir/mds.log" -f "$dir/meta" &
+pids+=($!)
+mds="mds://127.0.0.4:$(port_of "$dir/mds.log")"
+for c in a b; do
+  mkdir -p "$dir/$c"
+  "$bin" mount -o "key=$dir/key,log_file=$dir/$c.log" "$mds" "$dir/$c"
+  wait_mounted "$dir/$c"; mounts+=("$dir/$c")
+done
+A=$dir/a B=$dir/b
+mkdir -p "$dir/local/meta" "$dir/local/mnt" "$dir/local/o0" "$dir/local/o1" "$dir/local/o2" "$dir/local/o3"
+"$bin" mkfs --meta "$dir/local/meta" --ost "$dir/local/o0" --ost "$dir/local/o1" \
+  --ost "$dir/local/o2" --ost "$dir/local/o3" --stripe-count 1 >/dev/null
+"$bin" mount "$dir/local/meta" "$dir/local/mnt"; mounts+=("$dir/local/mnt")
+P=$dir/local/mnt
+
+ior_rate() {  # $1 phase (-w or -r), $2 -o argument: MiB/s
+  local extra=""; [ "$1" = "-w" ] && extra="-e"
+  sync; echo 3 > /proc/sys/vm/drop_caches
+  mpi "$np" "$ior" -a POSIX -F -k $1 $extra -t 1m -b "${mib}m" -o "$2" |
+    awk '/^Summary of all tests/ { s = 1 } s && ($1 == "write" || $1 == "read") { print $2; exit }'
+}
+mdtest_rates() {  # $1 -d argument: "create stat" ops/s
+  # -u: a directory per process (mdtest needs it with several paths).
+  mpi "$np" "$mdtest" -n "$files" -F -u -d "$1" |
+    awk '$1 == "File" && $2 == "creation" { c = $3 } $1 == "File" && $2 == "stat" { s = $3 }
+         END { print c, s }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+
+mkdir -p "$A/ior1" "$A/ior2" "$B/ior2"
+w1=$(ior_rate -w "$A/ior1/f"); r1=$(ior_rate -r "$A/ior1/f")
+w2=$(ior_rate -w "$A/ior2/f@$B/ior2/f"); r2=$(ior_rate -r "$A/ior2/f@$B/ior2/f")
+rm -rf "$A/ior1" "$A/ior2"
+read -r c1 s1 <<<"$(mdtest_rates "$A/md1")"
+read -r c2 s2 <<<"$(mdtest_rates "$A/md2@$B/md2")"
+read -r cp sp <<<"$(mdtest_rates "$P/md")"
+
+coherence=$(python3 - "$A" "$B" <<'PY'
+import os, sys, time
+A, B = sys.argv[1], sys.argv[2]
+open(A + "/c", "w").close()
+def median(v): return sorted(v)[len(v) // 2] * 1e6
+alone, shared, after, stale = [], [], [], 0
+for i in range(400):
+    mode = 0o600 if i % 2 else 0o640
+    if i % 4 < 2:           # B holds no credit: the chmod revokes nothing
+        t = time.perf_counter(); os.chmod(A + "/c", mode); alone.append(time.perf_counter() - t)
+        continue
+    os.stat(B + "/c")       # B caches the attributes
+    t = time.perf_counter(); os.chmod(A + "/c", mode); shared.append(time.perf_counter() - t)
+    t = time.perf_counter(); st = os.stat(B + "/c"); after.append(time.perf_counter() - t)
+    stale += (st.st_mode & 0o777) != mode
+print("%.0f %.0f %.0f %d" % (median(alone), median(shared), median(after), stale))
+PY
+)
+read -r chmod_alone chmod_shared stat_after stale <<<"$coherence"
+
+echo "client mounts of one MDS (2 OSS x 2 OSTs, this machine; $np processes)"
+printf "  %-34s %10s %10s %7s\n" case "2 clients" "1 client" ratio
+printf "  %-34s %10s %10s %7s\n" "IOR seq write MiB/s (-F, ${mib} MiB)" "$w2" "$w1" "$(ratio "$w2" "$w1")"
+printf "  %-34s %10s %10s %7s\n" "IOR seq read MiB/s (cold)" "$r2" "$r1" "$(ratio "$r2" "$r1")"
+printf "  %-34s %10s %10s %7s\n" "mdtest create ops/s (-n $files)" "$c2" "$c1" "$(ratio "$c2" "$c1")"
+printf "  %-34s %10s %10s %7s\n" "mdtest stat ops/s" "$s2" "$s1" "$(ratio "$s2" "$s1")"
+printf "  %-34s %10s %10s %7s\n" "" "1 client" "1 process" ratio
+printf "  %-34s %10s %10s %7s\n" "mdtest create ops/s" "$c1" "$cp" "$(ratio "$c1" "$cp")"
+printf "  %-34s %10s %10s %7s\n" "mdtest stat ops/s" "$s1" "$sp" "$(ratio "$s1" "$sp")"
+echo "  coherence (medians, us): chmod on A revoking nothing $chmod_alone; revoking B's credit" \
+     "$chmod_shared (one revocation round trip: $((chmod_shared - chmod_alone))); stat on B" \
+     "right after $stat_after; stale stats $stale of 200"
