@@ -22,7 +22,7 @@ bool MountedAs(const std::string& mnt, const std::string& type) {
   return Shell("grep -q ' " + mnt + " " + type + " ' /proc/mounts").exit_code == 0;
 }
 
-TEST(InstallTest, PutsTheBinaryTheMountHelperTheManPageAndTheOssUnit) {
+TEST(InstallTest, PutsTheBinaryTheMountHelperTheManPageAndTheServerUnits) {
   char tmpl[] = "/tmp/sfs-install-XXXXXX";
   const std::string dest = mkdtemp(tmpl);
   CommandResult installed =
@@ -41,6 +41,13 @@ TEST(InstallTest, PutsTheBinaryTheMountHelperTheManPageAndTheOssUnit) {
   EXPECT_NE(unit.find("ExecStart=/opt/sfs/bin/stripefs oss -f $OSS_ARGS"), std::string::npos)
       << unit;
   EXPECT_NE(unit.find("EnvironmentFile=/etc/stripefs/oss-%i.conf"), std::string::npos) << unit;
+  // The MDS's, the same way.
+  const std::string mds_unit =
+      ReadFile(dest + "/opt/sfs/lib/systemd/system/stripefs-mds@.service").value_or("");
+  EXPECT_NE(mds_unit.find("ExecStart=/opt/sfs/bin/stripefs mds -f $MDS_ARGS"), std::string::npos)
+      << mds_unit;
+  EXPECT_NE(mds_unit.find("EnvironmentFile=/etc/stripefs/mds-%i.conf"), std::string::npos)
+      << mds_unit;
   const std::string page = dest + "/opt/sfs/share/man/man8/stripefs.8";
   ASSERT_TRUE(Exists(page));
   // The page says what --help says.
@@ -97,6 +104,25 @@ TEST_F(MountHelperTest, MountTypeFuseStripefsAndUmount) {
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_NE(bad.output.find("bad mount option ost_threads=0"), std::string::npos) << bad.output;
   EXPECT_FALSE(MountedAs(fs_.mnt(), "fuse.stripefs"));
+}
+
+// A client mount of a metadata service: its source is mds://ADDRESS:PORT.
+TEST_F(MountHelperTest, AClientMountOfAnMds) {
+  MountedFs::Options options;
+  options.client = true;
+  options.osts = 1;
+  options.stripe_count = 1;
+  MountedFs client(options);
+  ASSERT_TRUE(client.mounted()) << client.Log();
+  ASSERT_TRUE(client.Unmount());
+  CommandResult mounted = Shell("mount -t fuse.stripefs " + client.Source() + " " + client.mnt() +
+                                " -o key=" + client.root() + "/key,_netdev 2>&1");
+  ASSERT_EQ(mounted.exit_code, 0) << mounted.output;
+  EXPECT_TRUE(MountedAs(client.mnt(), "fuse.stripefs"));
+  EXPECT_TRUE(WriteFile(client.Path("via-mount"), "a client"));
+  EXPECT_EQ(ReadFile(client.Path("via-mount")), "a client");
+  CommandResult unmounted = Shell("umount " + client.mnt() + " 2>&1");
+  EXPECT_EQ(unmounted.exit_code, 0) << unmounted.output;
 }
 
 // mount(8) runs the helper for a remount too: it flips the mount
