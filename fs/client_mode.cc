@@ -177,12 +177,37 @@ void Filesystem::ReopenAtMds() {
   // The MDS forgot this client's opens with its stream (or restarted): a
   // file removed meanwhile must still wait for their closes.
   for (const auto& file : open_.All()) {
+    // Under its shard, as AcquireOpen: not one whose last close is being
+    // queued (the MDS would count it open after it closed).
+    OpenTable::Locked table = open_.Lock(file->ino);
+    if (table.Find(file->ino) == nullptr) continue;
     auto opened = mds_->Open(file->ino);
     if (!opened.ok()) {
       Logger("fs")->warn("inode {}: open not counted again at the MDS: {}", file->ino,
                          opened.status().ToString());
     }
   }
+}
+
+Status Filesystem::AttachAddedOsts() {
+  std::lock_guard<std::mutex> lock(ost_add_mu_);
+  auto identities = ReadOstIdentities(*meta_);
+  if (!identities.ok()) return identities.status();
+  for (uint32_t index = osts_.size(); index < identities->size(); ++index) {
+    const OstIdentity& id = (*identities)[index];
+    if (!client::IsOssPath(id.path)) {
+      return Status::Error(EINVAL, "OST " + std::to_string(index) + " (" + id.path +
+                                       ") is not on an OSS: a client cannot reach it");
+    }
+    auto remote = client::ConnectRemoteOst(index, id.path, id.fs_uuid, id.ost_uuid,
+                                           config_.oss_credentials, inline_budget_,
+                                           /*epochs=*/nullptr);
+    if (!remote.ok()) return remote.status();
+    SFS_RETURN_IF_ERROR(PublishOst(std::move(remote).value(),
+                                   SplitDescriptors(fd_limit_, index + 1, config_.ost_threads)));
+    Logger("fs")->info("OST {} ({}), added since this client mounted, attached", index, id.path);
+  }
+  return Status::Ok();
 }
 
 bool Filesystem::IsClientLocalSetting(const std::string& name) {

@@ -456,6 +456,11 @@ Result<layout::Layout> Filesystem::CheckLayout(uint64_t ino, const std::string& 
   auto decoded = layout::Decode(blob);
   if (!decoded.ok()) return decoded.status();
   for (const auto& object : decoded->objects) {
+    // An OST added since this client mounted: attached now.
+    if (object.ost >= osts_.size() && mds_ != nullptr) {
+      Status attached = AttachAddedOsts();
+      if (!attached.ok()) Logger("fs")->warn("OSTs added at the MDS: {}", attached.ToString());
+    }
     if (object.ost >= osts_.size()) {
       return Status::Error(EIO, "inode " + std::to_string(ino) + " names OST " +
                                     std::to_string(object.ost) + ", which does not exist");
@@ -639,15 +644,15 @@ void Filesystem::ReleaseOpen(const std::shared_ptr<OpenFile>& file) {
     // store's commit and finds it closed: no read of the store here.
     removed = table.Removed(file->ino);
     table.Erase(file->ino);
-  }
-  if (file->touched.load(std::memory_order_relaxed)) CloseObjects(file->layout);
-  if (mds_ != nullptr) {
     // This client's last close: the MDS destroys the file once told if it
     // was removed and no other client has it open. Told after the reply
-    // (nothing the caller sees depends on it).
-    mds_->CloseSoon(file->ino);
-    return;
+    // (nothing the caller sees depends on it), but queued under the shard:
+    // an open that comes next finds it queued and takes its place
+    // (MdsClient::Open), instead of being counted before it and undone by it.
+    if (mds_ != nullptr) mds_->CloseSoon(file->ino);
   }
+  if (file->touched.load(std::memory_order_relaxed)) CloseObjects(file->layout);
+  if (mds_ != nullptr) return;
   if (removed) ForgetRemoved(file->ino);
 }
 
@@ -950,6 +955,7 @@ Status Filesystem::SetSetting(const std::string& name, const std::string& raw, u
   if (mds_ != nullptr && !IsClientLocalSetting(name)) {
     Status set = mds_->SetFsSetting({uid, 0, 0, ""}, name, raw);
     if (set.ok() && (name == kJobidVarKey || name == kJobidNameKey)) ReloadJobidSettings();
+    if (set.ok() && name == kOstAddName) return AttachAddedOsts();
     return set;
   }
   if (control::NrsControl::Handles(control::NrsControl::Scope::kOsts, name)) return nrs_control_->Set(name, raw);

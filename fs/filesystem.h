@@ -447,6 +447,12 @@ class Filesystem {
   Status SetJobStatsSetting(const std::string& name, const std::string& value);
   void ApplyJobCleanup(int64_t seconds);
 
+  // Makes `service` (the next OST) part of this mount: its scheduling,
+  // listeners, monitor, quota and placement (fs/ost_add.cc).
+  Status PublishOst(std::unique_ptr<ost::Service> service, const FdBudget& fds);
+  // A client mount: connects the OSTs the store records beyond those this
+  // mount has (added through any client since it mounted).
+  Status AttachAddedOsts();
   // Open's first half: the store here and the OSTs it records.
   Status OpenStoreAndOsts();
   // The same for a client mount: the MDS and the OSSs (fs/client_mode.cc).

@@ -172,6 +172,15 @@ Status Filesystem::AddOst(const std::string& requested) {
   } else {
     service = std::make_unique<ost::LocalService>(options, std::move(backend));
   }
+  if (Status published = PublishOst(std::move(service), fds); !published.ok()) {
+    return unpublished(published);
+  }
+  Logger("fs")->info("OST {} added at {}: weight 1, in no pool; new files may use it", index,
+                     *prepared);
+  return Status::Ok();
+}
+
+Status Filesystem::PublishOst(std::unique_ptr<ost::Service> service, const FdBudget& fds) {
   ost::Service* added = service.get();
   added->RequestSpaceSample();
   {
@@ -180,16 +189,13 @@ Status Filesystem::AddOst(const std::string& requested) {
     std::lock_guard<std::mutex> settings_lock(settings_mu_);
     added->job_stats().SetCleanupInterval(meta_job_stats_.cleanup_interval(),
                                           jobstats::Clock::now());
-    if (Status published = osts_.Add(std::move(service)); !published.ok()) {
-      return unpublished(published);
-    }
+    SFS_RETURN_IF_ERROR(osts_.Add(std::move(service)));
   }
   // The others' share of the descriptors shrinks to make room.
   for (auto& other : osts_.All()) other->SetOpenObjects(fds.objects_per_ost);
-  // Its policies before its weight: no request reaches it unscheduled.
-  if (Status scheduled = nrs_control_->AddTarget(added); !scheduled.ok()) {
-    return unpublished(scheduled);
-  }
+  // Its policies before its weight: no request reaches it unscheduled. (A
+  // client mount's are its OSS's, from the MDS.)
+  if (nrs_control_ != nullptr) SFS_RETURN_IF_ERROR(nrs_control_->AddTarget(added));
   added->SetSpaceFreedListener(
       [space = space_.get()](uint32_t ost, uint64_t bytes, nrs::TimePoint from) {
         space->Freed(ost, bytes, from);
@@ -199,10 +205,7 @@ Status Filesystem::AddOst(const std::string& requested) {
   });
   monitor_->Add(added);
   quota_->SetOsts(osts_.size());  // its block quota sub-owner, before any file can use it
-  if (Status placed = placement_control_->AddOst(added); !placed.ok()) return unpublished(placed);
-  Logger("fs")->info("OST {} added at {}: weight 1, in no pool; new files may use it", index,
-                     *prepared);
-  return Status::Ok();
+  return placement_control_->AddOst(added);
 }
 
 }  // namespace sfs::fs

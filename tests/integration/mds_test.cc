@@ -234,6 +234,55 @@ TEST_F(MdsTest, AWriteThatReturnedIsReadByAnotherClientThatKeptTheFileOpen) {
   close(reader);
 }
 
+// A last close is told to the MDS after its reply: an open of the same
+// file right after it (the kernel's release and the next open race) must
+// still count at the MDS, or a rename over the file would destroy it
+// while it is open.
+TEST_F(MdsTest, AFileOpenedRightAfterItsLastCloseStaysCountedAtTheMds) {
+  for (int i = 0; i < 60; ++i) {
+    const std::string old_bytes = RandomBytes(64 * 1024, 100 + i);
+    ASSERT_TRUE(WriteFile(a_.Path("b"), old_bytes));
+    ASSERT_TRUE(WriteFile(a_.Path("a"), "new"));
+    const int fd = open(a_.Path("b").c_str(), O_RDONLY);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(rename(a_.Path("a").c_str(), a_.Path("b").c_str()), 0);
+    std::string back(old_bytes.size(), '\0');
+    EXPECT_EQ(pread(fd, back.data(), back.size(), 0), static_cast<ssize_t>(back.size())) << i;
+    EXPECT_EQ(back, old_bytes) << i;
+    close(fd);
+    if (HasFailure()) break;
+  }
+}
+
+// `stripefs ost add` through one client: the MDS labels and stores the
+// OST; that client attaches it at once, the other when a file needs it.
+TEST_F(MdsTest, AnOstAddedThroughOneClientServesTheOther) {
+  OssProcess extra(a_.root() + "/extra.log", "127.0.0.5", a_.root() + "/key",
+                   {a_.root() + "/extra-ost"});
+  ASSERT_TRUE(extra.running()) << extra.Log();
+  CommandResult added = Shell(std::string(StripefsBinary()) + " ost add " + a_.mnt() + " " +
+                              extra.Url(0));
+  ASSERT_EQ(added.exit_code, 0) << added.output << a_.Log() << a_.mds()->Log();
+  EXPECT_TRUE(Contains(added.output, "OST 2 added")) << added.output;
+  // A directory placing its files on OST 2 alone, set on A; a file made
+  // and written on B, which has not seen OST 2 yet.
+  ASSERT_EQ(mkdir(a_.Path("on2").c_str(), 0755), 0);
+  ASSERT_EQ(Shell(std::string(StripefsBinary()) + " setstripe -c 1 -o 2 " + a_.Path("on2")).exit_code,
+            0);
+  const std::string data = RandomBytes(200 * 1024, 21);
+  ASSERT_TRUE(WriteFile(b_->Path("on2/f"), data)) << b_->Log();
+  EXPECT_TRUE(Contains(b_->Log(), "added since this client mounted, attached")) << b_->Log();
+  EXPECT_EQ(ReadFile(a_.Path("on2/f")).value_or(""), data);
+  size_t objects = 0;
+  for (const auto& entry : stdfs::recursive_directory_iterator(extra.dir(0) + "/objects")) {
+    objects += entry.is_regular_file() ? 1 : 0;
+  }
+  EXPECT_EQ(objects, 1u);
+  // Unmounted before the extra OSS stops.
+  b_.reset();
+  ASSERT_TRUE(a_.Unmount());
+}
+
 // Seed 003's leases: a client that stops answering call-backs (its
 // daemon stopped here, as a dead machine) loses its credits at the MDS's
 // --callback-timeout; the change that waited for it goes on, and the

@@ -10,13 +10,18 @@
 #   (-d A/md@B/md), and the one-process mount: creates and stats.
 #   Coherence: a chmod on A that must revoke B's cached attributes, against
 #   one that revokes nothing; a stat on B right after (which must see it).
+#   TBF across clients: one jobid rule of --rate requests/s (fs scope, the
+#   default) and 2 fio processes per client in that job writing 4 KiB
+#   O_DIRECT at random offsets into files striped over the 4 OSTs of the
+#   two OSSs for --seconds: the rate both clients get together / the rule.
 #
 #   tools/bench/client_bench.sh --ior PATH [--mdtest PATH] [--np N]
-#                               [--files N] [--mib N] [--build DIR]
+#                               [--files N] [--mib N] [--rate R] [--seconds S]
+#                               [--build DIR]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build="$here/../../build"
-ior="" mdtest="" np=4 files=2000 mib=256
+ior="" mdtest="" np=4 files=2000 mib=256 rate=400 seconds=10
 while [ $# -gt 0 ]; do
   case $1 in
     --ior) ior=$2; shift 2 ;;
@@ -24,6 +29,8 @@ while [ $# -gt 0 ]; do
     --np) np=$2; shift 2 ;;
     --files) files=$2; shift 2 ;;
     --mib) mib=$2; shift 2 ;;
+    --rate) rate=$2; shift 2 ;;
+    --seconds) seconds=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
@@ -125,6 +132,27 @@ PY
 )
 read -r chmod_alone chmod_shared stat_after stale <<<"$coherence"
 
+# TBF: the rule is set through A (the MDS stores it and sends it to both
+# OSSs); the job id comes from each process's SLURM_JOB_ID (jobid_var's
+# default), on both clients.
+mkdir -p "$A/tbf"
+"$bin" setstripe -c 4 -S 1M "$A/tbf"
+setfattr -n user.stripefs.nrs_policies -v tbf "$A"
+setfattr -n user.stripefs.nrs_tbf_rule -v "start bench jobid={clientbench} rate=$rate" "$A"
+tbf_fio() {  # $1 client mount, $2 name: requests/s of its 2 processes
+  SLURM_JOB_ID=clientbench fio --name="$2" --directory="$1/tbf" --filename_format="$2.\$jobnum" \
+    --rw=randwrite --bs=4k --direct=1 --size=64m --numjobs=2 --time_based --runtime="$seconds" \
+    --ramp_time=2 --ioengine=psync --group_reporting --minimal |
+    awk -F';' '{ printf "%.1f", $48 / 4 }'
+}
+tbf_fio "$A" a > "$dir/tbf-a" & fa=$!
+tbf_fio "$B" b > "$dir/tbf-b" & fb=$!
+wait "$fa" "$fb"
+tbf_a=$(cat "$dir/tbf-a") tbf_b=$(cat "$dir/tbf-b")
+tbf_sum=$(awk -v a="$tbf_a" -v b="$tbf_b" 'BEGIN { printf "%.1f", a + b }')
+setfattr -n user.stripefs.nrs_tbf_rule -v "stop bench" "$A"
+setfattr -n user.stripefs.nrs_policies -v fifo "$A"
+
 echo "client mounts of one MDS (2 OSS x 2 OSTs, this machine; $np processes)"
 printf "  %-34s %10s %10s %7s\n" case "2 clients" "1 client" ratio
 printf "  %-34s %10s %10s %7s\n" "IOR seq write MiB/s (-F, ${mib} MiB)" "$w2" "$w1" "$(ratio "$w2" "$w1")"
@@ -137,3 +165,5 @@ printf "  %-34s %10s %10s %7s\n" "mdtest stat ops/s" "$s1" "$sp" "$(ratio "$s1" 
 echo "  coherence (medians, us): chmod on A revoking nothing $chmod_alone; revoking B's credit" \
      "$chmod_shared (one revocation round trip: $((chmod_shared - chmod_alone))); stat on B" \
      "right after $stat_after; stale stats $stale of 200"
+echo "  TBF jobid rule of $rate req/s across 2 clients (4 fio processes, 4 OSTs of 2 OSSs," \
+     "fs scope): A $tbf_a + B $tbf_b = $tbf_sum req/s, $(ratio "$tbf_sum" "$rate") of the rule"
