@@ -137,14 +137,19 @@ read -r chmod_alone chmod_shared stat_after stale <<<"$coherence"
 # default), on both clients.
 mkdir -p "$A/tbf"
 "$bin" setstripe -c 4 -S 1M "$A/tbf"
-setfattr -n user.stripefs.nrs_policies -v tbf "$A"
-setfattr -n user.stripefs.nrs_tbf_rule -v "start bench jobid={clientbench} rate=$rate" "$A"
 tbf_fio() {  # $1 client mount, $2 name: requests/s of its 2 processes
   SLURM_JOB_ID=clientbench fio --name="$2" --directory="$1/tbf" --filename_format="$2.\$jobnum" \
     --rw=randwrite --bs=4k --direct=1 --size=64m --numjobs=2 --time_based --runtime="$seconds" \
     --ramp_time=2 --ioengine=psync --group_reporting --minimal |
     awk -F';' '{ printf "%.1f", $48 / 4 }'
 }
+# First without the rule: what the job gets unthrottled (the rule must bind).
+tbf_fio "$A" a > "$dir/free-a" & fa=$!
+tbf_fio "$B" b > "$dir/free-b" & fb=$!
+wait "$fa" "$fb"
+free_sum=$(awk -v a="$(cat "$dir/free-a")" -v b="$(cat "$dir/free-b")" 'BEGIN { printf "%.1f", a + b }')
+setfattr -n user.stripefs.nrs_policies -v tbf "$A"
+setfattr -n user.stripefs.nrs_tbf_rule -v "start bench jobid={clientbench} rate=$rate" "$A"
 tbf_fio "$A" a > "$dir/tbf-a" & fa=$!
 tbf_fio "$B" b > "$dir/tbf-b" & fb=$!
 wait "$fa" "$fb"
@@ -166,4 +171,5 @@ echo "  coherence (medians, us): chmod on A revoking nothing $chmod_alone; revok
      "$chmod_shared (one revocation round trip: $((chmod_shared - chmod_alone))); stat on B" \
      "right after $stat_after; stale stats $stale of 200"
 echo "  TBF jobid rule of $rate req/s across 2 clients (4 fio processes, 4 OSTs of 2 OSSs," \
-     "fs scope): A $tbf_a + B $tbf_b = $tbf_sum req/s, $(ratio "$tbf_sum" "$rate") of the rule"
+     "fs scope): A $tbf_a + B $tbf_b = $tbf_sum req/s, $(ratio "$tbf_sum" "$rate") of the rule" \
+     "(unthrottled: $free_sum req/s)"
