@@ -11,13 +11,17 @@ void CallbackHub::Attach(SessionId session, CallbackSender* sender) {
   senders_[session] = sender;
 }
 
-void CallbackHub::Detach(SessionId session) {
+bool CallbackHub::Detach(SessionId session, CallbackSender* sender) {
   std::vector<std::function<void()>> ready;
   {
     std::lock_guard lock(mu_);
+    auto it = senders_.find(session);
+    if (it == senders_.end()) return true;  // gone already (evicted, or detached before)
+    if (it->second != sender) return false;
     DetachLocked(session, ready);
   }
   for (auto& run : ready) run();
+  return true;
 }
 
 void CallbackHub::DetachLocked(SessionId session, std::vector<std::function<void()>>& ready) {

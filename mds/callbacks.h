@@ -37,10 +37,13 @@ class CallbackHub {
   CallbackHub(std::chrono::nanoseconds ack_timeout, CacheCredits* credits)
       : ack_timeout_(ack_timeout), credits_(credits) {}
 
+  // A stream of `session` is up (it replaces an earlier one still ending).
   void Attach(SessionId session, CallbackSender* sender);
-  // The session's stream ended: its credits end, and what waited for its
-  // acknowledgements goes on.
-  void Detach(SessionId session);
+  // `sender`'s stream ended. If it was the session's current one, the
+  // session's credits end and what waited for its acknowledgements goes
+  // on. True if the session has no stream now (false: a newer stream of
+  // it took this one's place, and nothing changed).
+  bool Detach(SessionId session, CallbackSender* sender);
   // Whether `session` has a stream (only then is it granted credits).
   bool Attached(SessionId session) const;
 

@@ -105,16 +105,17 @@ class CallbackStream final : public grpc::ServerBidiReactor<rpc::CallbackAck, rp
     std::lock_guard lock(mu_);
     writing_ = false;
     if (!ok) {
-      queue_.clear();
-      return;
+      queue_.clear();  // the stream broke: the read side ends it (Close)
+    } else {
+      queue_.pop_front();
     }
-    queue_.pop_front();
     WriteNextLocked();
   }
 
   void OnDone() override {
-    hub_->Detach(session_);
-    ended_(session_);
+    // Its opens end with it, unless a newer stream of the session took its
+    // place (the client reopened it and counts its opens again).
+    if (hub_->Detach(session_, this)) ended_(session_);
     delete this;
   }
 
@@ -139,7 +140,7 @@ class CallbackStream final : public grpc::ServerBidiReactor<rpc::CallbackAck, rp
   }
   void Close() {
     // The session's credits end now, not when the last write is done.
-    hub_->Detach(session_);
+    hub_->Detach(session_, this);
     std::lock_guard lock(mu_);
     closing_ = true;
     WriteNextLocked();

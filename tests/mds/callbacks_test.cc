@@ -89,9 +89,26 @@ TEST_F(CallbackHubTest, AStreamThatEndsSettlesWhatWaitedForIt) {
   int done = 0;
   hub_.Revoke(credits_.Change({}, {10}, 3), [&] { done++; }, t0_);
   EXPECT_EQ(a.sent[0].revocation.directories, std::vector<uint64_t>{10});
-  hub_.Detach(1);
+  EXPECT_TRUE(hub_.Detach(1, &a));
   EXPECT_EQ(done, 1);
   EXPECT_EQ(hub_.sent(), 1u);
+}
+
+TEST_F(CallbackHubTest, AStreamReplacedByANewerOneOfItsSessionChangesNothingWhenItEnds) {
+  FakeSender old_stream, new_stream;
+  hub_.Attach(1, &old_stream);
+  hub_.Attach(1, &new_stream);  // the client reopened it
+  credits_.Grant(10, 1);
+  EXPECT_FALSE(hub_.Detach(1, &old_stream));
+  EXPECT_TRUE(hub_.Attached(1));
+  EXPECT_EQ(credits_.held_by(1), 1u);
+  int done = 0;
+  hub_.Revoke(credits_.Change({10}, {}, 3), [&] { done++; }, t0_);
+  ASSERT_EQ(new_stream.sent.size(), 1u);
+  EXPECT_TRUE(old_stream.sent.empty());
+  EXPECT_TRUE(hub_.Detach(1, &new_stream));
+  EXPECT_EQ(done, 1);
+  EXPECT_TRUE(hub_.Detach(1, &new_stream)) << "gone: nothing of the session is left";
 }
 
 }  // namespace
