@@ -52,15 +52,22 @@ class GrpcMdsClient final : public MdsClient {
   }
 
   Result<Opened> Open(uint64_t ino) override {
+    bool took_close = false;
     {
       std::unique_lock lock(close_mu_);
       // A close not told yet: the MDS still counts the open, which this
       // one continues.
       auto queued = std::find(closes_.begin(), closes_.end(), ino);
-      if (queued != closes_.end()) closes_.erase(queued);
+      if (queued != closes_.end()) {
+        closes_.erase(queued);
+        took_close = true;
+      }
       close_cv_.wait(lock, [&] { return closing_.count(ino) == 0; });
     }
-    return MdsClient::Open(ino);
+    auto opened = MdsClient::Open(ino);
+    // Failed: the close it took the place of is told after all.
+    if (!opened.ok() && took_close) CloseSoon(ino);
+    return opened;
   }
 
   Status Connect() {
@@ -246,9 +253,19 @@ class GrpcMdsClient final : public MdsClient {
     std::lock_guard lock(mu_);
     return session_;
   }
+  // The MDS refused `session` (it restarted, or forgot it): calls open a
+  // new one, and the call-back stream must follow, since the MDS grants
+  // credits only to a session with a stream. Until it is up again nothing
+  // may be cached.
   void DropSession(const std::shared_ptr<rpc::ClientSession>& session) {
-    std::lock_guard lock(mu_);
-    if (session_ == session) session_.reset();
+    {
+      std::lock_guard lock(mu_);
+      if (session_ != session) return;
+      session_.reset();
+    }
+    cache_log_.Disconnected();
+    std::lock_guard lock(stream_mu_);
+    if (stream_context_ != nullptr) stream_context_->TryCancel();
   }
 
   const MdsOptions options_;
@@ -351,6 +368,13 @@ Result<MdsClient::Opened> MdsClient::Open(uint64_t ino) {
   auto reply = Done(Call(std::move(call)));
   if (!reply.ok()) return reply.status();
   return Opened{rpc::FromWire(reply->inode()), reply->value()};
+}
+
+Status MdsClient::Reopen(uint64_t ino) {
+  rpc::MetaCall call = NewCall(rpc::OPEN);
+  call.set_ino(ino);
+  call.set_flag(true);
+  return Done(Call(std::move(call))).status();
 }
 
 Status MdsClient::Close(uint64_t ino) {

@@ -95,6 +95,10 @@ class MdsClient {
                                Opened* opened = nullptr);
   Result<meta::Removed> Unlink(const MdsCaller& caller, uint64_t parent, const std::string& name);
   virtual Result<Opened> Open(uint64_t ino);
+  // An open this client has, told again after its call-back stream was
+  // lost (the MDS ended its opens, or restarted); a file removed meanwhile
+  // is counted too, so it stays until its last close.
+  Status Reopen(uint64_t ino);
   // The last close of `ino` on this client.
   Status Close(uint64_t ino);
   // The same without waiting: told by a thread of its own, in order; an

@@ -59,7 +59,9 @@ Status Filesystem::ConnectClient() {
     DropRevoked(inodes, directories);
   };
   handlers.lost = [this] { DropAllCached(); };
-  handlers.reconnected = [this] { ReopenAtMds(); };
+  // On a thread of its own: the call-back thread must go on acknowledging
+  // while opens are counted again (each a call, each under its shard).
+  handlers.reconnected = [this] { StartReopen(); };
   mds_->StartCallbacks(std::move(handlers));
   return Status::Ok();
 }
@@ -173,6 +175,27 @@ void Filesystem::DropAllCached() {
   if (kernel_drops_names_.load() > 0) (void)IncrementEpoch(session);
 }
 
+void Filesystem::StartReopen() {
+  std::lock_guard lock(reopen_mu_);
+  if (reopen_running_) {
+    reopen_again_ = true;  // the running pass goes once more
+    return;
+  }
+  if (reopen_.joinable()) reopen_.join();  // a finished pass
+  reopen_running_ = true;
+  reopen_ = std::thread([this] {
+    for (;;) {
+      ReopenAtMds();
+      std::lock_guard again_lock(reopen_mu_);
+      if (!reopen_again_) {
+        reopen_running_ = false;
+        return;
+      }
+      reopen_again_ = false;
+    }
+  });
+}
+
 void Filesystem::ReopenAtMds() {
   // The MDS forgot this client's opens with its stream (or restarted): a
   // file removed meanwhile must still wait for their closes.
@@ -181,10 +204,10 @@ void Filesystem::ReopenAtMds() {
     // queued (the MDS would count it open after it closed).
     OpenTable::Locked table = open_.Lock(file->ino);
     if (table.Find(file->ino) == nullptr) continue;
-    auto opened = mds_->Open(file->ino);
+    Status opened = mds_->Reopen(file->ino);
     if (!opened.ok()) {
       Logger("fs")->warn("inode {}: open not counted again at the MDS: {}", file->ino,
-                         opened.status().ToString());
+                         opened.ToString());
     }
   }
 }

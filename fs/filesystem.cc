@@ -96,6 +96,11 @@ Filesystem::Filesystem(const Config& config, nrs::PolicyRegistry registry)
 Filesystem::~Filesystem() {
   // Its handlers use this object.
   if (mds_ != nullptr) mds_->StopCallbacks();
+  {
+    std::unique_lock lock(reopen_mu_);
+    reopen_again_ = false;
+  }
+  if (reopen_.joinable()) reopen_.join();
   // REQUIRES: no op in flight that a stuck call could still finish (the
   // daemon exits instead, see Quiesce).
   const bool quiet = Quiesce();
@@ -358,13 +363,20 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
   // Before the orphans: an orphan's objects written just before the stop
   // must be recorded for its destroy to free them.
   if (Status settled = fs->SettleWrites(); !settled.ok()) return settled;
-  auto orphans = fs->meta_->Orphans();
+  if (config.reclaim_orphans) SFS_RETURN_IF_ERROR(fs->ReclaimOrphans());
+  return fs;
+}
+
+Status Filesystem::ReclaimOrphans() {
+  auto orphans = meta_->Orphans();
   if (!orphans.ok()) return orphans.status();
   if (!orphans->empty()) {
     Logger("fs")->info("reclaiming {} orphaned files left by an earlier run", orphans->size());
   }
-  for (uint64_t ino : *orphans) fs->ForgetRemoved(ino);
-  return fs;
+  // One open now (a client of an MDS counted it again) goes at its last
+  // close instead.
+  for (uint64_t ino : *orphans) ForgetRemoved(ino);
+  return Status::Ok();
 }
 
 Status Filesystem::LoadRunSettings() {
@@ -470,7 +482,8 @@ Result<layout::Layout> Filesystem::CheckLayout(uint64_t ino, const std::string& 
 }
 
 Result<Filesystem::Opened> Filesystem::AcquireOpen(uint64_t ino,
-                                                   const client::MdsClient::Opened* known) {
+                                                   const client::MdsClient::Opened* known,
+                                                   bool removed_ok) {
   // The inode is read and the file inserted under one hold of its shard,
   // so an open cannot interleave with an unlink's ForgetRemoved (which
   // checks the table under the same shard) or miss a truncate's size
@@ -499,7 +512,7 @@ Result<Filesystem::Opened> Filesystem::AcquireOpen(uint64_t ino,
   } else {
     inode = meta_->GetInode(ino);
     if (!inode.ok()) return inode.status();
-    if (inode->nlink == 0) return Status::Error(ENOENT, "file was deleted");
+    if (inode->nlink == 0 && !removed_ok) return Status::Error(ENOENT, "file was deleted");
     layout = LoadLayout(ino);
     if (!layout.ok()) return layout.status();
   }

@@ -18,6 +18,7 @@
 #include <mutex>
 #include <optional>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
@@ -181,6 +182,10 @@ class Filesystem {
     // (mount option extent_credits=off) for measuring what they cost and
     // what they prevent.
     bool extent_credits = true;
+    // Open reclaims the orphans an earlier run left (files removed while
+    // open). An MDS does it later (ReclaimOrphans), once its clients had
+    // time to count their opens again.
+    bool reclaim_orphans = true;
     // Metadata requests in service at once (mdt::ServiceOptions::max_active):
     // the mount's FUSE workers (fs/fuse_workers.h).
     size_t mdt_active = 4;
@@ -192,6 +197,9 @@ class Filesystem {
   // EINVAL if an OST is not on an OSS.
   static Result<std::unique_ptr<Filesystem>> Open(const Config& config,
                                                   nrs::PolicyRegistry registry);
+  // Destroys the files removed while open that no open holds any more
+  // (ForgetRemoved each orphan).
+  Status ReclaimOrphans();
   // Whether this is a client mount (Config::mds).
   bool is_client() const { return mds_ != nullptr; }
 
@@ -285,7 +293,10 @@ class Filesystem {
   };
   // `known`: on a client mount, what the MDS answered a create that
   // opened the file already (MakeNode).
-  Result<Opened> AcquireOpen(uint64_t ino, const client::MdsClient::Opened* known = nullptr);
+  // `removed_ok`: a file with no link left may be opened too (an MDS
+  // counting again a client's open of a file removed while it was open).
+  Result<Opened> AcquireOpen(uint64_t ino, const client::MdsClient::Opened* known = nullptr,
+                             bool removed_ok = false);
   // Drops one open; on the last one of an unlinked file, destroys its
   // objects.
   void ReleaseOpen(const std::shared_ptr<OpenFile>& file);
@@ -469,6 +480,7 @@ class Filesystem {
   void DropRevoked(const std::vector<uint64_t>& inodes, const std::vector<uint64_t>& directories);
   void DropAllCached();
   void ReopenAtMds();
+  void StartReopen();  // ReopenAtMds on reopen_
   // Whether the kernel takes FUSE_NOTIFY_INC_EPOCH (tried once).
   bool KernelDropsNames();
   // Re-reads the jobid settings from the store (a client mount, after a
@@ -497,6 +509,12 @@ class Filesystem {
   std::unordered_set<uint64_t> cached_;
   // Whether the kernel takes FUSE_NOTIFY_INC_EPOCH: 0 untried, 1 yes, -1 no.
   std::atomic<int> kernel_drops_names_{0};
+  // Counts a client mount's opens at the MDS again after a new call-back
+  // stream (StartReopen); joined by the destructor.
+  std::mutex reopen_mu_;  // a leaf; guards the three below
+  std::thread reopen_;
+  bool reopen_running_ = false;
+  bool reopen_again_ = false;
   // The epoch handler every OST's scheduler joins (seed 002); ticked by
   // monitor_, tuned by nrs_control_.
   std::shared_ptr<nrs::SharedEpochHub> epochs_;

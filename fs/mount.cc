@@ -223,6 +223,11 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
                                                : kMaxRead;
   const uint32_t max_request = options.max_request != 0 ? options.max_request : kMaxTransfer;
   if (client_mount) {
+    if (options.writeback) {
+      return fail(Status::Error(EINVAL, "cache=writeback is not available on a client mount "
+                                        "(other clients write too: reads and writes bypass "
+                                        "the page cache)"));
+    }
     config.mds = *client::ParseMdsPath(options.meta_dir);
   } else {
     config.meta_dir = options.meta_dir;

@@ -6,9 +6,29 @@
 
 namespace sfs::mds {
 
-void CallbackHub::Attach(SessionId session, CallbackSender* sender) {
+uint64_t CallbackHub::Attach(SessionId session, CallbackSender* sender) {
+  std::vector<std::function<void()>> ready;
+  uint64_t generation;
+  {
+    std::lock_guard lock(mu_);
+    auto it = senders_.find(session);
+    if (it != senders_.end() && it->second.sender != sender) DetachLocked(session, ready);
+    generation = next_generation_++;
+    senders_[session] = {sender, generation};
+  }
+  for (auto& run : ready) run();
+  return generation;
+}
+
+uint64_t CallbackHub::Generation(SessionId session) const {
   std::lock_guard lock(mu_);
-  senders_[session] = sender;
+  auto it = senders_.find(session);
+  return it == senders_.end() ? 0 : it->second.generation;
+}
+
+void CallbackHub::EvictAll() {
+  std::lock_guard lock(mu_);
+  for (auto& [session, stream] : senders_) stream.sender->Evict();
 }
 
 bool CallbackHub::Detach(SessionId session, CallbackSender* sender) {
@@ -17,7 +37,7 @@ bool CallbackHub::Detach(SessionId session, CallbackSender* sender) {
     std::lock_guard lock(mu_);
     auto it = senders_.find(session);
     if (it == senders_.end()) return true;  // gone already (evicted, or detached before)
-    if (it->second != sender) return false;
+    if (it->second.sender != sender) return false;
     DetachLocked(session, ready);
   }
   for (auto& run : ready) run();
@@ -58,8 +78,8 @@ void CallbackHub::Revoke(const std::map<SessionId, Revocation>& revocations,
     const uint64_t number = next_change_++;
     Change& change = changes_[number];
     for (const auto& [session, revocation] : revocations) {
-      auto sender = senders_.find(session);
-      if (sender == senders_.end()) {
+      auto stream = senders_.find(session);
+      if (stream == senders_.end()) {
         // No stream: it cannot have cached anything (credits go only to
         // sessions with one); nothing to wait for.
         credits_->DropSession(session);
@@ -69,7 +89,7 @@ void CallbackHub::Revoke(const std::map<SessionId, Revocation>& revocations,
       outstanding_[id] = {session, number, now + ack_timeout_};
       change.left++;
       sent_++;
-      sender->second->Send(id, revocation);
+      stream->second.sender->Send(id, revocation);
     }
     if (change.left > 0) {
       change.done = std::move(done);
@@ -107,8 +127,8 @@ size_t CallbackHub::Tick(Clock::time_point now) {
                           "its cached credits dropped",
                           session,
                           std::chrono::duration_cast<std::chrono::milliseconds>(ack_timeout_).count());
-      auto sender = senders_.find(session);
-      if (sender != senders_.end()) sender->second->Evict();
+      auto stream = senders_.find(session);
+      if (stream != senders_.end()) stream->second.sender->Evict();
       DetachLocked(session, ready);
       evicted++;
     }

@@ -37,8 +37,16 @@ class CallbackHub {
   CallbackHub(std::chrono::nanoseconds ack_timeout, CacheCredits* credits)
       : ack_timeout_(ack_timeout), credits_(credits) {}
 
-  // A stream of `session` is up (it replaces an earlier one still ending).
-  void Attach(SessionId session, CallbackSender* sender);
+  // A stream of `session` is up. One that replaces an earlier stream of
+  // the session (still ending) settles what waited for the earlier one and
+  // ends the session's credits: the client dropped everything it cached
+  // when that stream broke, before it opened this one. Returns the
+  // stream's generation (increasing across the hub).
+  uint64_t Attach(SessionId session, CallbackSender* sender);
+  // The generation of the session's current stream; 0: none.
+  uint64_t Generation(SessionId session) const;
+  // Cuts every stream (the server stops).
+  void EvictAll();
   // `sender`'s stream ended. If it was the session's current one, the
   // session's credits end and what waited for its acknowledgements goes
   // on. True if the session has no stream now (false: a newer stream of
@@ -77,7 +85,12 @@ class CallbackHub {
   const std::chrono::nanoseconds ack_timeout_;
   CacheCredits* const credits_;
   mutable std::mutex mu_;  // guards everything below
-  std::map<SessionId, CallbackSender*> senders_;
+  struct Stream {
+    CallbackSender* sender;
+    uint64_t generation;
+  };
+  std::map<SessionId, Stream> senders_;
+  uint64_t next_generation_ = 1;
   std::map<uint64_t, Outstanding> outstanding_;  // by callback id
   std::map<uint64_t, Change> changes_;           // by change number
   uint64_t next_id_ = 1;

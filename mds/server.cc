@@ -69,7 +69,7 @@ class CallbackStream final : public grpc::ServerBidiReactor<rpc::CallbackAck, rp
                              public CallbackSender {
  public:
   CallbackStream(grpc::CallbackServerContext* context, SessionId session, CallbackHub* hub,
-                 std::function<void(SessionId)> ended)
+                 std::function<void(SessionId, uint64_t)> ended)
       : context_(context), session_(session), hub_(hub), ended_(std::move(ended)) {
     StartRead(&ack_);
   }
@@ -93,7 +93,7 @@ class CallbackStream final : public grpc::ServerBidiReactor<rpc::CallbackAck, rp
     if (ack_.id() == 0) {
       // The opening message: from now on the session is granted credits;
       // the reply (id 0) tells the client it may cache.
-      hub_->Attach(session_, this);
+      generation_ = hub_->Attach(session_, this);
       Queue(rpc::Callback());
     } else {
       hub_->Ack(session_, ack_.id());
@@ -115,7 +115,7 @@ class CallbackStream final : public grpc::ServerBidiReactor<rpc::CallbackAck, rp
   void OnDone() override {
     // Its opens end with it, unless a newer stream of the session took its
     // place (the client reopened it and counts its opens again).
-    if (hub_->Detach(session_, this)) ended_(session_);
+    if (hub_->Detach(session_, this)) ended_(session_, generation_);
     delete this;
   }
 
@@ -149,7 +149,8 @@ class CallbackStream final : public grpc::ServerBidiReactor<rpc::CallbackAck, rp
   grpc::CallbackServerContext* const context_;
   const SessionId session_;
   CallbackHub* const hub_;
-  const std::function<void(SessionId)> ended_;
+  const std::function<void(SessionId, uint64_t)> ended_;
+  uint64_t generation_ = 0;  // set by the opening message (then read by OnDone only)
   rpc::CallbackAck ack_;
   std::mutex mu_;  // guards the write state below; taken under the hub's lock
   std::deque<rpc::Callback> queue_;
@@ -187,7 +188,9 @@ class MdsService final
       return new Refused(checked);
     }
     return new CallbackStream(context, rpc::SessionOf(*context), &hub_,
-                              [this](SessionId session) { CloseSession(session); });
+                              [this](SessionId session, uint64_t generation) {
+                                CloseSession(session, generation);
+                              });
   }
 
   grpc::Status Hello(grpc::ServerContext*, const rpc::HelloRequest* request,
@@ -241,31 +244,36 @@ class MdsService final
     return reactor;
   }
 
-  // The server stops: every open ends.
-  void CloseAll() {
-    std::map<uint64_t, std::map<uint64_t, std::shared_ptr<fs::OpenFile>>> all;
-    {
-      std::lock_guard lock(opens_mu_);
-      all.swap(opens_);
-    }
-    for (auto& [session, files] : all) {
-      for (auto& [ino, file] : files) fs_->ReleaseOpen(file);
-    }
+  // The server stops: the opens are forgotten, not closed. A file removed
+  // while a client has it open stays an orphan, which the next start
+  // reclaims only after its recovery window, once the clients that came
+  // back counted their opens again.
+  void ForgetOpens() {
+    std::lock_guard lock(opens_mu_);
+    opens_.clear();
   }
 
-  // A client's call-back stream ended (it unmounted, died or was
-  // evicted): its opens end; one still alive counts them again when its
-  // next stream is up (Filesystem::ReopenAtMds).
-  void CloseSession(uint64_t session) {
-    std::map<uint64_t, std::shared_ptr<fs::OpenFile>> files;
+  // A client's call-back stream of `generation` ended (it unmounted, died
+  // or was evicted): the opens counted under it end; one still alive
+  // counts them again under its next stream (Filesystem::ReopenAtMds),
+  // and an open told again under a newer stream is not ended here.
+  void CloseSession(uint64_t session, uint64_t generation) {
+    std::vector<std::shared_ptr<fs::OpenFile>> ended;
     {
       std::lock_guard lock(opens_mu_);
       auto it = opens_.find(session);
       if (it == opens_.end()) return;
-      files.swap(it->second);
-      opens_.erase(it);
+      for (auto open = it->second.begin(); open != it->second.end();) {
+        if (open->second.generation <= generation) {
+          ended.push_back(std::move(open->second.file));
+          open = it->second.erase(open);
+        } else {
+          ++open;
+        }
+      }
+      if (it->second.empty()) opens_.erase(it);
     }
-    for (auto& [ino, file] : files) fs_->ReleaseOpen(file);
+    for (auto& file : ended) fs_->ReleaseOpen(file);
   }
 
  private:
@@ -335,6 +343,7 @@ class MdsService final
         return GrantFound(session, created->ino, reply);
       }
       case rpc::LINK: {
+        Grant(session, call.ino2());  // the linker's kernel keeps the new name
         auto linked = store.Link(call.ino(), call.ino2(), call.name2());
         if (!linked.ok()) return linked.status();
         changed->inodes.push_back(call.ino());
@@ -475,7 +484,7 @@ class MdsService final
         return Status::Ok();
       }
       case rpc::OPEN:
-        return OpenFor(session, call.ino(), reply);
+        return OpenFor(session, call.ino(), reply, /*removed_ok=*/call.flag());
       case rpc::CLOSE:
         return CloseFor(session, call.ino());
       case rpc::FORGET_REMOVED:
@@ -511,21 +520,32 @@ class MdsService final
   // A client counts as one open of a file however many times it has it
   // open (it tells its first open and its last close), so an open told
   // again (after its stream was lost) counts once.
-  Status OpenFor(uint64_t session, uint64_t ino, rpc::MetaReply* reply) {
+  Status OpenFor(uint64_t session, uint64_t ino, rpc::MetaReply* reply, bool removed_ok = false) {
     Grant(session, ino);
+    const uint64_t generation = hub_.Generation(session);
+    bool counted = false;
     {
       std::lock_guard lock(opens_mu_);
       auto in_session = opens_.find(session);
-      if (in_session != opens_.end() && in_session->second.count(ino) != 0) {
-        auto inode = fs_->meta().GetInode(ino);
-        auto blob = fs_->meta().GetLayout(ino);
-        if (!inode.ok() || !blob.ok()) return !inode.ok() ? inode.status() : blob.status();
-        rpc::ToWire(*inode, reply->mutable_inode());
-        reply->set_value(*blob);
-        return Status::Ok();
+      if (in_session != opens_.end()) {
+        auto it = in_session->second.find(ino);
+        if (it != in_session->second.end()) {
+          // Told again by a stream that replaced the one it was counted
+          // under: it now ends with this one.
+          it->second.generation = std::max(it->second.generation, generation);
+          counted = true;
+        }
       }
     }
-    auto opened = fs_->AcquireOpen(ino);
+    if (counted) {
+      auto inode = fs_->meta().GetInode(ino);
+      auto blob = fs_->meta().GetLayout(ino);
+      if (!inode.ok() || !blob.ok()) return !inode.ok() ? inode.status() : blob.status();
+      rpc::ToWire(*inode, reply->mutable_inode());
+      reply->set_value(*blob);
+      return Status::Ok();
+    }
+    auto opened = fs_->AcquireOpen(ino, nullptr, removed_ok);
     if (!opened.ok()) return opened.status();
     // What the client builds its open file from, read after the open
     // counts (a removal from now on waits for its close).
@@ -540,7 +560,7 @@ class MdsService final
     std::shared_ptr<fs::OpenFile> twice;
     {
       std::lock_guard lock(opens_mu_);
-      auto [it, fresh] = opens_[session].emplace(ino, opened->file);
+      auto [it, fresh] = opens_[session].emplace(ino, Open{opened->file, generation});
       if (!fresh) twice = opened->file;  // told twice at once: counted once
     }
     if (twice != nullptr) fs_->ReleaseOpen(twice);
@@ -557,7 +577,7 @@ class MdsService final
       if (it == in_session->second.end()) {
         return Status::Error(EBADF, "no open of inode " + std::to_string(ino) + " in this session");
       }
-      file = it->second;
+      file = it->second.file;
       in_session->second.erase(it);
       if (in_session->second.empty()) opens_.erase(in_session);
     }
@@ -570,8 +590,13 @@ class MdsService final
   CacheCredits credits_;
   CallbackHub hub_;
   std::mutex opens_mu_;  // guards opens_; a leaf (released before ReleaseOpen)
-  // Per client session, the files it has open.
-  std::map<uint64_t, std::map<uint64_t, std::shared_ptr<fs::OpenFile>>> opens_;
+  // Per client session, the files it has open, each with the generation
+  // of the call-back stream it was (last) told under.
+  struct Open {
+    std::shared_ptr<fs::OpenFile> file;
+    uint64_t generation = 0;
+  };
+  std::map<uint64_t, std::map<uint64_t, Open>> opens_;
 };
 
 class ServerImpl final : public Server {
@@ -586,14 +611,28 @@ class ServerImpl final : public Server {
     config.admin_uid = options_.admin_uid;
     config.ost_threads = options_.ost_threads;
     config.ost_timeout = options_.ost_timeout;
+    // Reclaimed after the recovery window (the ticker below).
+    config.reclaim_orphans = false;
     auto opened = fs::Filesystem::Open(config, nrs::BuiltinPolicies());
     if (!opened.ok()) return opened.status();
     fs_ = std::move(opened).value();
     service_ = std::make_unique<MdsService>(options_.key, fs_.get(), options_.callback_timeout);
-    ticker_ = std::thread([this] {
+    // Files removed while a client had them open (orphans) wait for the
+    // recovery window: a client of the MDS that ran before reconnects and
+    // counts its opens again within it (Lustre's recovery window).
+    const auto reclaim_at =
+        std::chrono::steady_clock::now() + 2 * options_.callback_timeout;
+    ticker_ = std::thread([this, reclaim_at] {
+      bool reclaimed = false;
       std::unique_lock lock(ticker_mu_);
       while (!ticker_cv_.wait_for(lock, std::chrono::milliseconds(100), [&] { return stopping_; })) {
         service_->hub().Tick(CallbackHub::Clock::now());
+        if (!reclaimed && std::chrono::steady_clock::now() >= reclaim_at) {
+          reclaimed = true;
+          if (Status done = fs_->ReclaimOrphans(); !done.ok()) {
+            Logger("mds")->error("reclaiming orphans: {}", done.ToString());
+          }
+        }
       }
     });
     auto credentials = rpc::ServerCredentials(options_.tls);
@@ -616,7 +655,11 @@ class ServerImpl final : public Server {
 
   void Shutdown() override {
     if (server_ != nullptr) {
-      server_->Shutdown();
+      // Call-back streams never end by themselves; metadata calls a policy
+      // holds are served now (throttles ignored), so every call ends.
+      service_->hub().EvictAll();
+      if (fs_->mdt() != nullptr) fs_->mdt()->Drain();
+      server_->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(5));
       server_.reset();
     }
     if (ticker_.joinable()) {
@@ -628,7 +671,7 @@ class ServerImpl final : public Server {
       ticker_.join();
     }
     if (service_ != nullptr) {
-      service_->CloseAll();
+      service_->ForgetOpens();
       service_.reset();
     }
     if (fs_ != nullptr) {

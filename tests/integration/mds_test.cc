@@ -312,6 +312,45 @@ TEST(MdsEviction, AClientThatStopsAnsweringIsEvictedAndTheOthersGoOn) {
   EXPECT_TRUE(WaitFor([&] { return Contains(b.Log(), "call-backs up again"); }, 10000)) << b.Log();
 }
 
+// A file removed while a client has it open survives the MDS's restart:
+// the restarted MDS reclaims orphans only after its recovery window, by
+// which time the client counted its open again.
+TEST(MdsRecovery, AFileOpenOnAClientSurvivesTheMdssRestartUntilItsLastClose) {
+  MountedFs::Options options = ClientOptions();
+  options.mds_args = {"--callback-timeout", "1"};  // a 2 s recovery window
+  MountedFs a(options);
+  ASSERT_TRUE(a.mounted()) << a.Log();
+  const std::string data = RandomBytes(200 * 1024, 31);
+  ASSERT_TRUE(WriteFile(a.Path("kept"), data));
+  // O_CLOEXEC: the restarted MDS, a child of this test, must not hold it.
+  const int fd = open(a.Path("kept").c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(unlink(a.Path("kept").c_str()), 0);
+  a.mds()->Signal(SIGKILL);
+  ASSERT_TRUE(a.mds()->Restart()) << a.mds()->Log();
+  // Past the window, and the client's stream is back.
+  std::this_thread::sleep_for(std::chrono::seconds(4));
+  EXPECT_TRUE(Contains(a.Log(), "call-backs up again")) << a.Log();
+  std::string back(data.size(), '\0');
+  EXPECT_EQ(pread(fd, back.data(), back.size(), 0), static_cast<ssize_t>(data.size()));
+  EXPECT_TRUE(back == data) << "the open file's bytes changed";
+  ASSERT_EQ(close(fd), 0);
+  EXPECT_TRUE(WaitFor([&] { return a.Objects(0).size() + a.Objects(1).size() == 0; }, 10000));
+}
+
+// SIGTERM stops an MDS promptly while clients are mounted (their streams
+// are cut; they wait for it to come back).
+TEST(MdsRecovery, AnMdsStopsPromptlyWithClientsMounted) {
+  MountedFs a(ClientOptions());
+  ASSERT_TRUE(a.mounted()) << a.Log();
+  ASSERT_TRUE(WriteFile(a.Path("f"), "x"));
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(a.mds()->Stop(), 0);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(15));
+  ASSERT_TRUE(a.mds()->Restart());
+  EXPECT_EQ(ReadFile(a.Path("f")).value_or(""), "x");
+}
+
 TEST(MdsRefusals, AWrongKeyOrALocalOstMountsNothing) {
   MountedFs fs(ClientOptions());
   ASSERT_TRUE(fs.mounted()) << fs.Log();
