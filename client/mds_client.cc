@@ -83,6 +83,7 @@ class GrpcMdsClient final : public MdsClient {
   void StartCallbacks(CallbackHandlers handlers) override {
     handlers_ = std::move(handlers);
     callbacks_ = std::thread([this] { CallbackLoop(); });
+    lease_watch_ = std::thread([this] { LeaseWatch(); });
   }
 
   void StopCallbacks() override {
@@ -93,6 +94,7 @@ class GrpcMdsClient final : public MdsClient {
       if (stream_context_ != nullptr) stream_context_->TryCancel();
     }
     if (callbacks_.joinable()) callbacks_.join();
+    if (lease_watch_.joinable()) lease_watch_.join();
   }
 
   const std::string& address() const override { return options_.address; }
@@ -189,9 +191,13 @@ class GrpcMdsClient final : public MdsClient {
         auto stream = stub_->Callbacks(&context);
         rpc::CallbackAck ack;  // id 0: the opening message
         rpc::Callback callback;
+        bool up = false;
         if (stream->Write(ack)) {
           while (stream->Read(&callback)) {
+            Heard(callback.lease_ms());
             if (callback.id() == 0) {
+              if (up) continue;  // a lease renewed
+              up = true;
               cache_log_.Connected();
               if (said) Logger("client")->info("{}: call-backs up again", name_);
               said = false;
@@ -227,6 +233,41 @@ class GrpcMdsClient final : public MdsClient {
         said = true;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+
+  // The stream said something: the lease runs from now (`lease_ms`, when
+  // the message carries it, is its length).
+  void Heard(uint64_t lease_ms) {
+    if (lease_ms != 0) lease_ms_.store(lease_ms, std::memory_order_relaxed);
+    heard_ns_.store(std::chrono::steady_clock::now().time_since_epoch().count(),
+                    std::memory_order_relaxed);
+  }
+
+  // Seed 003's lease, client side: a client that hears nothing from the
+  // MDS for a lease (cut off; the MDS renews it every third) may have been
+  // evicted, so it drops its cache and caches nothing until a new stream
+  // is up, before the MDS (after twice the lease) lets a change go on
+  // without it.
+  void LeaseWatch() {
+    for (;;) {
+      {
+        std::lock_guard lock(stream_mu_);
+        if (stopping_) return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      const uint64_t lease_ms = lease_ms_.load(std::memory_order_relaxed);
+      if (lease_ms == 0 || !cache_log_.connected()) continue;
+      const auto heard = std::chrono::steady_clock::time_point(
+          std::chrono::steady_clock::duration(heard_ns_.load(std::memory_order_relaxed)));
+      if (std::chrono::steady_clock::now() - heard < std::chrono::milliseconds(lease_ms)) continue;
+      Logger("client")->warn("{}: nothing heard for the {} ms lease: cached metadata dropped, "
+                             "call-back stream reopened",
+                             name_, lease_ms);
+      cache_log_.Disconnected();
+      if (handlers_.lost) handlers_.lost();
+      std::lock_guard lock(stream_mu_);
+      if (stream_context_ != nullptr) stream_context_->TryCancel();
     }
   }
 
@@ -286,6 +327,9 @@ class GrpcMdsClient final : public MdsClient {
   std::unordered_set<uint64_t> closing_;  // being told
   bool close_stop_ = false;
   std::thread closer_;  // started by the first CloseSoon
+  std::thread lease_watch_;
+  std::atomic<uint64_t> lease_ms_{0};   // 0: no lease given yet
+  std::atomic<int64_t> heard_ns_{0};    // steady_clock, the stream's last message
 };
 
 rpc::MetaCall NewCall(rpc::MetaOp op, const MdsCaller* caller = nullptr) {

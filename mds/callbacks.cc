@@ -122,6 +122,10 @@ size_t CallbackHub::Tick(Clock::time_point now) {
         late.push_back(out.session);
       }
     }
+    if (now - renewed_ >= lease() / 3) {
+      renewed_ = now;
+      for (auto& [session, stream] : senders_) stream.sender->Renew();
+    }
     for (SessionId session : late) {
       Logger("mds")->warn("client session {} did not answer a call-back within {} ms: evicted, "
                           "its cached credits dropped",

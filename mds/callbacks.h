@@ -26,6 +26,8 @@ class CallbackSender {
  public:
   virtual ~CallbackSender() = default;
   virtual void Send(uint64_t id, const Revocation& revocation) = 0;
+  // Renews the client's lease (a message with nothing to acknowledge).
+  virtual void Renew() = 0;
   // Cuts the stream (the client then knows it lost its credits).
   virtual void Evict() = 0;
 };
@@ -61,8 +63,17 @@ class CallbackHub {
   void Revoke(const std::map<SessionId, Revocation>& revocations, std::function<void()> done,
               Clock::time_point now);
   void Ack(SessionId session, uint64_t id);
-  // Evicts the sessions with an acknowledgement overdue. Returns how many.
+  // Evicts the sessions with an acknowledgement overdue, and renews every
+  // stream's lease (seed 003's leases, client side: a client that hears
+  // nothing for a lease drops its cache, so one cut off from the MDS stops
+  // serving it before the MDS, after ack_timeout, lets a change go on
+  // without it). Returns how many were evicted.
   size_t Tick(Clock::time_point now);
+  // The lease clients are given: half the acknowledgement timeout; Tick
+  // renews it at least every third of it.
+  std::chrono::milliseconds lease() const {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(ack_timeout_ / 2);
+  }
 
   // Revocations sent and acknowledgements outstanding since start.
   uint64_t sent() const;
@@ -96,6 +107,7 @@ class CallbackHub {
   uint64_t next_id_ = 1;
   uint64_t next_change_ = 1;
   uint64_t sent_ = 0;
+  Clock::time_point renewed_{};  // when Tick last renewed the leases
 };
 
 }  // namespace sfs::mds

@@ -82,6 +82,11 @@ class CallbackStream final : public grpc::ServerBidiReactor<rpc::CallbackAck, rp
     for (uint64_t ino : revocation.directories) message.add_directories(ino);
     Queue(std::move(message));
   }
+  void Renew() override {
+    rpc::Callback message;
+    message.set_lease_ms(static_cast<uint64_t>(hub_->lease().count()));
+    Queue(std::move(message));
+  }
   void Evict() override { context_->TryCancel(); }
 
   void OnReadDone(bool ok) override {
@@ -94,7 +99,9 @@ class CallbackStream final : public grpc::ServerBidiReactor<rpc::CallbackAck, rp
       // The opening message: from now on the session is granted credits;
       // the reply (id 0) tells the client it may cache.
       generation_ = hub_->Attach(session_, this);
-      Queue(rpc::Callback());
+      rpc::Callback up;
+      up.set_lease_ms(static_cast<uint64_t>(hub_->lease().count()));
+      Queue(std::move(up));
     } else {
       hub_->Ack(session_, ack_.id());
     }

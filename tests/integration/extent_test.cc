@@ -275,10 +275,11 @@ TEST(ExtentTest, MaxRequestAboveTheKernelLimitMountsAndSaysWhatItGot) {
   options.mount_options = {"max_request=4M"};
   MountedFs fs(options);
   ASSERT_TRUE(fs.mounted());
-  EXPECT_TRUE(Contains(fs.Log(), limit.present()
-                                     ? "the kernel sends at most 1048576 bytes a request"
-                                     : "has no /proc/sys/fs/fuse/max_pages_limit"))
-      << fs.Log();
+  // Logged when INIT is answered, which the mount does not wait for.
+  EXPECT_TRUE(WaitFor([&] {
+    return Contains(fs.Log(), limit.present() ? "the kernel sends at most 1048576 bytes a request"
+                                              : "has no /proc/sys/fs/fuse/max_pages_limit");
+  })) << fs.Log();
   ASSERT_TRUE(DirectOnOneOst(fs, "capped", "capped"));
   EXPECT_EQ(LargestPart(fs, "capped", "write_bytes"), 1u << 20);
   EXPECT_EQ(LargestPart(fs, "capped", "read_bytes"), 1u << 20);

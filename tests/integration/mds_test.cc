@@ -351,6 +351,28 @@ TEST(MdsRecovery, AnMdsStopsPromptlyWithClientsMounted) {
   EXPECT_EQ(ReadFile(a.Path("f")).value_or(""), "x");
 }
 
+// Seed 003's lease on the client's side: a client that hears nothing from
+// its MDS for half of --callback-timeout (the MDS stopped here; a cut
+// network alike) drops what it cached before the MDS could evict it, and
+// asks again once the MDS answers.
+TEST(MdsRecovery, AClientThatHearsNothingForItsLeaseDropsItsCache) {
+  MountedFs::Options options = ClientOptions();
+  options.mds_args = {"--callback-timeout", "2"};  // a 1 s lease
+  MountedFs a(options);
+  ASSERT_TRUE(a.mounted()) << a.Log();
+  ASSERT_TRUE(WriteFile(a.Path("f"), "x"));
+  struct stat st {};
+  ASSERT_EQ(stat(a.Path("f").c_str(), &st), 0);
+  ASSERT_EQ(kill(a.mds()->pid(), SIGSTOP), 0);
+  EXPECT_TRUE(WaitFor([&] { return Contains(a.Log(), "nothing heard for the 1000 ms lease"); },
+                      5000))
+      << a.Log();
+  ASSERT_EQ(kill(a.mds()->pid(), SIGCONT), 0);
+  EXPECT_TRUE(WaitFor([&] { return Contains(a.Log(), "call-backs up again"); }, 10000)) << a.Log();
+  ASSERT_EQ(stat(a.Path("f").c_str(), &st), 0);
+  EXPECT_EQ(st.st_size, 1);
+}
+
 TEST(MdsRefusals, AWrongKeyOrALocalOstMountsNothing) {
   MountedFs fs(ClientOptions());
   ASSERT_TRUE(fs.mounted()) << fs.Log();

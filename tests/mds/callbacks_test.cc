@@ -17,6 +17,8 @@ struct Recorded {
 class FakeSender : public CallbackSender {
  public:
   void Send(uint64_t id, const Revocation& revocation) override { sent.push_back({id, revocation}); }
+  void Renew() override { renewed++; }
+  int renewed = 0;
   void Evict() override { evicted = true; }
   std::vector<Recorded> sent;
   bool evicted = false;
@@ -80,6 +82,20 @@ TEST_F(CallbackHubTest, ASilentHolderIsEvictedAtItsDeadlineAndTheChangeGoesOn) {
   EXPECT_FALSE(a.evicted);
   EXPECT_FALSE(hub_.Attached(2));
   EXPECT_EQ(credits_.held_by(2), 0u) << "its other credits end too";
+}
+
+TEST_F(CallbackHubTest, LeasesAreRenewedAtLeastEveryThirdOfALease) {
+  FakeSender a;
+  hub_.Attach(1, &a);
+  EXPECT_EQ(hub_.lease(), std::chrono::milliseconds(1000));  // half the 2 s timeout
+  hub_.Tick(t0_);
+  EXPECT_EQ(a.renewed, 1);
+  hub_.Tick(t0_ + 100ms);
+  EXPECT_EQ(a.renewed, 1);
+  hub_.Tick(t0_ + 340ms);
+  EXPECT_EQ(a.renewed, 2);
+  hub_.Tick(t0_ + 700ms);
+  EXPECT_EQ(a.renewed, 3);
 }
 
 TEST_F(CallbackHubTest, AStreamThatEndsSettlesWhatWaitedForIt) {
