@@ -101,6 +101,8 @@ Filesystem::~Filesystem() {
     reopen_again_ = false;
   }
   if (reopen_.joinable()) reopen_.join();
+  // Ops waiting for room are answered (and launched) while the OSTs serve.
+  if (space_ != nullptr) space_->StopWaiter();
   // REQUIRES: no op in flight that a stuck call could still finish (the
   // daemon exits instead, see Quiesce).
   const bool quiet = Quiesce();

@@ -115,20 +115,25 @@ uint64_t SpaceNeeded(const OpenFile& file, uint64_t file_size, const ost::IoRequ
 
 // What a data op is granted before its first part runs, after its extent
 // credit and growth turn (the total order of docs/design.md): quota for
-// the bytes it adds past the file's size (returned in `growth`), then room
-// on every OST its parts write. Refused: EDQUOT or ENOSPC, and nothing of
-// the op was started.
-Status Admit(Filesystem& fs, const nrs::RequestInfo& who, OpenFile& file, uint64_t new_end,
-             const std::vector<std::unique_ptr<ost::IoRequest>>& parts, MultiPartOp* op,
-             uint64_t* growth) {
+// the bytes it adds past the file's size (`growth`), then room on every
+// OST its parts write. `then(status, growth)` runs once both are granted
+// or one is refused (EDQUOT, ENOSPC: nothing of the op was started); at
+// once in a FUSE worker's own callback, which may wait for a fresh space
+// sample; else (a service thread admitting the op the one before it let
+// through, which must not hold up its OST's queue) a refusal for room is
+// waited out on the space grants' waiter thread, and `then` runs there.
+void Admit(Filesystem& fs, const nrs::RequestInfo& who, OpenFile& file, uint64_t new_end,
+           const std::vector<std::unique_ptr<ost::IoRequest>>& parts, MultiPartOp* op,
+           std::function<void(Status, uint64_t)> then) {
   const uint64_t size = file.size.load();
-  *growth = new_end > size ? new_end - size : 0;
-  if (*growth > 0) {
+  const uint64_t growth = new_end > size ? new_end - size : 0;
+  if (growth > 0) {
     auto hold = fs.quota().ReserveBytes(OwnerOf(file), who.uid, OstAt(file.layout, new_end - 1),
-                                        *growth);
+                                        growth);
     if (!hold.ok()) {
-      return Status::Error(hold.err(), "inode " + std::to_string(file.ino) + ": " +
-                                           hold.status().message());
+      return then(Status::Error(hold.err(), "inode " + std::to_string(file.ino) + ": " +
+                                                hold.status().message()),
+                  growth);
     }
     op->set_quota(std::move(hold).value());
   }
@@ -138,16 +143,17 @@ Status Admit(Filesystem& fs, const nrs::RequestInfo& who, OpenFile& file, uint64
       per_ost.emplace_back(part->info.ost, SpaceNeeded(file, size, *part));
     }
   }
-  // Only a FUSE worker in its own callback may wait for a fresh sample: an
-  // op admitted by a service thread that finished the one before it must
-  // not hold up that OST's queue.
-  auto space = fs.space().Reserve(per_ost, FuseCallbackScope::active());
-  if (!space.ok()) {
-    return Status::Error(space.err(), "inode " + std::to_string(file.ino) + ": " +
-                                          space.status().message());
-  }
-  op->set_space(std::move(space).value());
-  return Status::Ok();
+  auto granted = [op, ino = file.ino, growth, then = std::move(then)](SpaceGrants::Granted space) {
+    if (!space.ok()) {
+      return then(Status::Error(space.err(), "inode " + std::to_string(ino) + ": " +
+                                                 space.status().message()),
+                  growth);
+    }
+    op->set_space(std::move(space).value());
+    then(Status::Ok(), growth);
+  };
+  if (FuseCallbackScope::active()) return granted(fs.space().Reserve(per_ost, /*may_wait=*/true));
+  fs.space().ReserveSoon(std::move(per_ost), std::move(granted));
 }
 
 class ReadOp final : public MultiPartOp {
@@ -484,12 +490,14 @@ void LaunchGrowing(Filesystem& fs, const nrs::RequestInfo& who,
     if (Status marked = MarkIfWriting(fs, *file, new_end, parts); !marked.ok()) {
       return op->Refuse(fs, std::move(marked));
     }
-    uint64_t growth = 0;
-    if (Status ok = Admit(fs, who, *file, new_end, parts, op, &growth); !ok.ok()) {
-      return op->Refuse(fs, std::move(ok));
-    }
-    admitted(growth);
-    op->Launch(fs, std::move(parts));
+    auto admitted_parts =
+        std::make_shared<std::vector<std::unique_ptr<ost::IoRequest>>>(std::move(parts));
+    Admit(fs, who, *file, new_end, *admitted_parts, op,
+          [&fs, op, admitted_parts, admitted](Status ok, uint64_t growth) {
+            if (!ok.ok()) return op->Refuse(fs, std::move(ok));
+            admitted(growth);
+            op->Launch(fs, std::move(*admitted_parts));
+          });
     return;
   }
   auto shared_parts =
@@ -506,19 +514,20 @@ void LaunchGrowing(Filesystem& fs, const nrs::RequestInfo& who,
         if (Status marked = MarkIfWriting(fs, *file, new_end, *shared_parts); !marked.ok()) {
           return op->Refuse(fs, std::move(marked));
         }
-        uint64_t growth = 0;
-        if (Status ok = Admit(fs, who, *file, new_end, *shared_parts, op, &growth); !ok.ok()) {
-          return op->Refuse(fs, std::move(ok));
-        }
-        admitted(growth);
-        const uint64_t end = file->size.load();
-        if (unwritten_until > end && !file->trimmed.exchange(true)) {
-          own_parts();
-          auto* trim = new TrimOp(fs, op, std::move(*shared_parts));
-          trim->Launch(fs, EveryStripe(TargetOf(*file), nrs::Op::kTruncate, end, who, trim));
-          return;
-        }
-        op->Launch(fs, std::move(*shared_parts));
+        Admit(fs, who, *file, new_end, *shared_parts, op,
+              [&fs, who, file, unwritten_until, op, shared_parts, own_parts, admitted](
+                  Status ok, uint64_t growth) {
+                if (!ok.ok()) return op->Refuse(fs, std::move(ok));
+                admitted(growth);
+                const uint64_t end = file->size.load();
+                if (unwritten_until > end && !file->trimmed.exchange(true)) {
+                  own_parts();
+                  auto* trim = new TrimOp(fs, op, std::move(*shared_parts));
+                  trim->Launch(fs, EveryStripe(TargetOf(*file), nrs::Op::kTruncate, end, who, trim));
+                  return;
+                }
+                op->Launch(fs, std::move(*shared_parts));
+              });
       },
       own_parts);
 }

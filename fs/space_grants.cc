@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <thread>
 
+#include <pthread.h>
+
 #include <fmt/format.h>
 
 namespace sfs::fs {
@@ -64,6 +66,57 @@ Result<std::shared_ptr<SpaceHold>> SpaceGrants::Reserve(
     }
   }
   return held;
+}
+
+void SpaceGrants::ReserveSoon(std::vector<std::pair<uint32_t, uint64_t>> per_ost,
+                              std::function<void(Granted)> done) {
+  uint32_t short_ost = 0;
+  Granted held = TryReserve(per_ost, &short_ost);
+  if (held.ok() || held.err() != ENOSPC) return done(std::move(held));
+  {
+    std::lock_guard<std::mutex> lock(waiter_mu_);
+    if (!waiter_stop_) {
+      if (!waiter_.joinable()) {
+        waiter_ = std::thread([this] {
+          pthread_setname_np(pthread_self(), "space-waiter");
+          WaiterLoop();
+        });
+      }
+      asks_.push_back(Ask{std::move(per_ost), std::move(done)});
+      asked_.notify_one();
+      return;
+    }
+  }
+  done(std::move(held));  // stopping: no one waits any more
+}
+
+void SpaceGrants::WaiterLoop() {
+  for (;;) {
+    Ask ask;
+    bool stopping = false;
+    {
+      std::unique_lock<std::mutex> lock(waiter_mu_);
+      asked_.wait(lock, [&] { return waiter_stop_ || !asks_.empty(); });
+      if (asks_.empty()) return;
+      ask = std::move(asks_.front());
+      asks_.pop_front();
+      stopping = waiter_stop_;
+    }
+    // Asks wait one after the other: each waits at most kFreshSampleWait,
+    // and they wait for the same samples.
+    ask.done(Reserve(ask.per_ost, /*may_wait=*/!stopping));
+  }
+}
+
+void SpaceGrants::StopWaiter() {
+  std::thread waiter;
+  {
+    std::lock_guard<std::mutex> lock(waiter_mu_);
+    waiter_stop_ = true;
+    waiter = std::move(waiter_);
+  }
+  asked_.notify_all();
+  if (waiter.joinable()) waiter.join();
 }
 
 Result<std::shared_ptr<SpaceHold>> SpaceGrants::TryReserve(

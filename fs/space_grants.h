@@ -15,15 +15,19 @@
 //
 // Thread safety: every method may be called from any thread; mu_ guards
 // the pools and is a leaf (held only around arithmetic; the samples are
-// read before it is taken).
+// read before it is taken). waiter_mu_ guards the asks handed to the
+// waiter thread (ReserveSoon); no other lock is taken under it.
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -64,6 +68,9 @@ class SpaceGrants {
       : sample_of_(std::move(sample_of)),
         request_sample_(std::move(request_sample)),
         destroys_in_flight_(std::move(destroys_in_flight)) {}
+  ~SpaceGrants() { StopWaiter(); }
+  SpaceGrants(const SpaceGrants&) = delete;
+  SpaceGrants& operator=(const SpaceGrants&) = delete;
 
   // How long a refused grant waits for a fresh sample of its OST, and for
   // the destroys in flight there (an unlink replies before its objects
@@ -79,6 +86,22 @@ class SpaceGrants {
   // hold up its queue).
   Result<std::shared_ptr<SpaceHold>> Reserve(
       const std::vector<std::pair<uint32_t, uint64_t>>& per_ost, bool may_wait);
+
+  // Reserve for a caller that must not wait (an OST service thread that
+  // admits the op its finished one let through): `done` runs at once with
+  // the answer of one try when it grants or refuses for anything but
+  // room. A refusal for room is not final there (the estimate may only be
+  // low, a free that ran beside a sample): the ask goes to the grants' own
+  // waiter thread, which runs Reserve(per_ost, true) and then `done`, so
+  // the op waits as one from a FUSE worker does and the service thread
+  // goes on with its queue.
+  using Granted = Result<std::shared_ptr<SpaceHold>>;
+  void ReserveSoon(std::vector<std::pair<uint32_t, uint64_t>> per_ost,
+                   std::function<void(Granted)> done);
+  // Answers every ask the waiter holds (with one more try each) and stops
+  // it; later asks are answered at once. Before the OSTs go (the answers
+  // launch ops).
+  void StopWaiter();
 
   // OST `ost` freed `bytes` in a change begun at `from`
   // (ost::Service::SetSpaceFreedListener): its pool grants them again.
@@ -98,6 +121,18 @@ class SpaceGrants {
   const std::function<ost::SpaceSample(uint32_t)> sample_of_;
   const std::function<void(uint32_t)> request_sample_;
   const std::function<uint64_t(uint32_t)> destroys_in_flight_;
+
+  struct Ask {
+    std::vector<std::pair<uint32_t, uint64_t>> per_ost;
+    std::function<void(Granted)> done;
+  };
+  void WaiterLoop();
+  std::mutex waiter_mu_;
+  std::condition_variable asked_;
+  std::deque<Ask> asks_;        // GUARDED_BY(waiter_mu_)
+  bool waiter_stop_ = false;    // GUARDED_BY(waiter_mu_)
+  std::thread waiter_;          // started by the first ask; GUARDED_BY(waiter_mu_)
+
   std::mutex mu_;
   // By pool key: the backing filesystem's device, or (OST | 1 << 63)
   // while its device is not known.

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <optional>
 #include <mutex>
 #include <thread>
 
@@ -95,6 +97,61 @@ TEST(SpaceGrantsTest, AFreshSampleOfAFullDiskRefuses) {
   auto held = ost.grants.Reserve({{0, 8 * kMiB}}, /*may_wait=*/true);
   sampler.join();
   EXPECT_EQ(held.err(), ENOSPC);
+}
+
+// A caller that must not wait (an OST service thread) is answered at once
+// when one try decides...
+TEST(SpaceGrantsTest, ReserveSoonAnswersAtOnceWhenATryDecides) {
+  OneOst ost;
+  ost.SetFree(11 * kMiB, Clock::now() - 1s);
+  std::optional<std::thread::id> answered_on;
+  ost.grants.ReserveSoon({{0, 8 * kMiB}}, [&](SpaceGrants::Granted held) {
+    EXPECT_TRUE(held.ok());
+    answered_on = std::this_thread::get_id();
+  });
+  ASSERT_TRUE(answered_on.has_value());
+  EXPECT_EQ(*answered_on, std::this_thread::get_id());
+  EXPECT_EQ(ost.asked.load(), 0);
+}
+
+// ... and a refusal for room, which a fresh sample may undo (a free taken
+// as shown by a sample that ran beside it), is waited out on the grants'
+// own thread: the caller goes on at once.
+TEST(SpaceGrantsTest, ReserveSoonWaitsOutARefusalOnItsOwnThread) {
+  OneOst ost;
+  ost.SetFree(2 * kMiB, Clock::now() - 1s);
+  std::mutex mu;
+  std::condition_variable answered;
+  std::optional<SpaceGrants::Granted> result;  // GUARDED_BY(mu)
+  std::thread::id answered_on;                  // GUARDED_BY(mu)
+  ost.grants.ReserveSoon({{0, 8 * kMiB}}, [&](SpaceGrants::Granted held) {
+    std::lock_guard<std::mutex> lock(mu);
+    result = std::move(held);
+    answered_on = std::this_thread::get_id();
+    answered.notify_all();
+  });
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    EXPECT_FALSE(result.has_value());  // not refused on the caller's thread
+  }
+  // The sample it asked for shows the room.
+  while (ost.asked.load() == 0) std::this_thread::sleep_for(1ms);
+  ost.SetFree(20 * kMiB, Clock::now());
+  std::unique_lock<std::mutex> lock(mu);
+  ASSERT_TRUE(answered.wait_for(lock, 10s, [&] { return result.has_value(); }));
+  EXPECT_TRUE(result->ok()) << result->status().ToString();
+  EXPECT_NE(answered_on, std::this_thread::get_id());
+}
+
+// Once the waiter is stopped (the mount goes), a refusal is final at once.
+TEST(SpaceGrantsTest, ReserveSoonAfterStopRefusesAtOnce) {
+  OneOst ost;
+  ost.SetFree(2 * kMiB, Clock::now() - 1s);
+  ost.grants.StopWaiter();
+  std::optional<int> err;
+  ost.grants.ReserveSoon({{0, 8 * kMiB}}, [&](SpaceGrants::Granted held) { err = held.err(); });
+  ASSERT_TRUE(err.has_value());
+  EXPECT_EQ(*err, ENOSPC);
 }
 
 }  // namespace
