@@ -6,6 +6,8 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <random>
+#include <set>
 #include <thread>
 #include <unordered_set>
 
@@ -23,6 +25,15 @@ constexpr int kMaxMessageBytes = 64 << 20;
 // (the call is retried while `patience` lasts).
 constexpr std::chrono::seconds kCallDeadline{30};
 constexpr std::chrono::seconds kHelloPatience{5};
+
+// Never 0 (a call without an id leaves no record).
+uint64_t RandomClientId() {
+  std::random_device random;
+  for (;;) {
+    const uint64_t id = (static_cast<uint64_t>(random()) << 32) ^ random();
+    if (id != 0) return id;
+  }
+}
 
 class GrpcMdsClient final : public MdsClient {
  public:
@@ -100,7 +111,12 @@ class GrpcMdsClient final : public MdsClient {
   const std::string& address() const override { return options_.address; }
 
   Result<rpc::MetaReply> Call(rpc::MetaCall call) override {
-    call.set_request_id(next_request_.fetch_add(1, std::memory_order_relaxed));
+    // The request id stays the same for every resend of this call: the
+    // MDS answers a resend of a call it applied from its reply record.
+    const InFlight in_flight(this);
+    call.set_request_id(in_flight.id);
+    call.set_client_id(client_id_);
+    call.set_oldest_unanswered(in_flight.oldest);
     const std::string fields = rpc::MetaCallFields(call);
     const auto give_up = std::chrono::steady_clock::now() + options_.patience;
     bool said = false;
@@ -312,7 +328,31 @@ class GrpcMdsClient final : public MdsClient {
   const MdsOptions options_;
   const std::string name_;
   const std::unique_ptr<rpc::Mds::Stub> stub_;
-  std::atomic<uint64_t> next_request_{1};
+  // A call from its request id's allotment to its answer (or failure):
+  // the MDS may drop reply records below the oldest one in flight.
+  struct InFlight {
+    explicit InFlight(GrpcMdsClient* client) : client_(client) {
+      std::lock_guard lock(client->requests_mu_);
+      id = client->next_request_++;
+      client->in_flight_.insert(id);
+      oldest = *client->in_flight_.begin();
+    }
+    ~InFlight() {
+      std::lock_guard lock(client_->requests_mu_);
+      client_->in_flight_.erase(id);
+    }
+    InFlight(const InFlight&) = delete;
+    InFlight& operator=(const InFlight&) = delete;
+    GrpcMdsClient* const client_;
+    uint64_t id = 0;
+    uint64_t oldest = 0;
+  };
+  // Random, for the mount's life: a client mount restarted is a new client
+  // (its old records go when the MDS sees it no more).
+  const uint64_t client_id_ = RandomClientId();
+  std::mutex requests_mu_;  // guards next_request_ and in_flight_; a leaf
+  uint64_t next_request_ = 1;
+  std::set<uint64_t> in_flight_;
   std::mutex mu_;  // guards session_
   std::shared_ptr<rpc::ClientSession> session_;
   CacheLog cache_log_;

@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -12,6 +13,8 @@
 #include "fs/filesystem.h"
 #include "mds/cache_credits.h"
 #include "mds/callbacks.h"
+#include "mds/replies.h"
+#include "meta/meta_store.h"
 #include "mdt/service.h"
 #include "nrs/registry.h"
 #include "rpc/meta_wire.h"
@@ -173,13 +176,54 @@ struct Changed {
   bool empty() const { return inodes.empty() && directories.empty(); }
 };
 
+// Calls that change the namespace in a way a second run would not repeat
+// (EEXIST, ENOENT): each leaves a reply record, and a resend of one is
+// answered from it (mds/replies.h). The others are idempotent (setattr
+// sets the same attributes, an open is counted once per client).
+bool Recorded(rpc::MetaOp op) {
+  switch (op) {
+    case rpc::MAKE_NODE: case rpc::CREATE: case rpc::LINK: case rpc::RMDIR: case rpc::RENAME:
+    case rpc::UNLINK: case rpc::SET_XATTR: case rpc::REMOVE_XATTR:
+      return true;
+    default:
+      return false;
+  }
+}
+
 class MdsService final
     : public rpc::Mds::WithCallbackMethod_Callbacks<rpc::Mds::WithCallbackMethod_Meta<rpc::Mds::Service>> {
  public:
-  MdsService(rpc::Key key, fs::Filesystem* fs, std::chrono::nanoseconds ack_timeout)
-      : sessions_(std::move(key)), fs_(fs), hub_(ack_timeout, &credits_) {}
+  // `recovery_window`: how long a client may stay silent and still have
+  // its calls answered from their records; `lose_reply_every`: fault
+  // injection for tests (ServerOptions).
+  MdsService(rpc::Key key, fs::Filesystem* fs, std::chrono::nanoseconds ack_timeout,
+             std::chrono::nanoseconds recovery_window, uint32_t lose_reply_every)
+      : sessions_(std::move(key)),
+        fs_(fs),
+        hub_(ack_timeout, &credits_),
+        ledger_(std::chrono::duration_cast<ReplyLedger::Clock::duration>(recovery_window),
+                ReplyLedger::Clock::now()),
+        lose_reply_every_(lose_reply_every) {}
 
   CallbackHub& hub() { return hub_; }
+
+  // Drops the records of clients not heard for the recovery window.
+  void SweepReplyRecords() {
+    auto clients = fs_->meta().ReplyRecordClients();
+    if (!clients.ok()) {
+      Logger("mds")->error("listing reply records: {}", clients.status().ToString());
+      return;
+    }
+    for (uint64_t client : ledger_.Gone(*clients, ReplyLedger::Clock::now())) {
+      if (Status dropped = fs_->meta().DropReplyRecords(client, UINT64_MAX); !dropped.ok()) {
+        Logger("mds")->error("dropping the reply records of client {:#x}: {}", client,
+                             dropped.ToString());
+      } else {
+        Logger("mds")->info("dropped the reply records of client {:#x} (not heard for the "
+                            "recovery window)", client);
+      }
+    }
+  }
 
   grpc::ServerBidiReactor<rpc::CallbackAck, rpc::Callback>* Callbacks(
       grpc::CallbackServerContext* context) override {
@@ -224,7 +268,12 @@ class MdsService final
     }
     const uint64_t session = rpc::SessionOf(*context);
     auto work = [this, call, reply, session, reactor] {
-      Serve(*call, session, reply, [reactor] { reactor->Finish(grpc::Status::OK); });
+      const bool lose = LoseThisReply(*call);
+      Serve(*call, session, reply, [reactor, lose] {
+        reactor->Finish(lose ? grpc::Status(grpc::StatusCode::UNAVAILABLE,
+                                            "reply lost on purpose (--lose-replies)")
+                             : grpc::Status::OK);
+      });
     };
     mdt::Service* mdt = fs_->mdt();
     if (mdt == nullptr) {
@@ -291,7 +340,9 @@ class MdsService final
   void Serve(const rpc::MetaCall& call, uint64_t session, rpc::MetaReply* reply,
              std::function<void()> finish) {
     Changed changed;
-    Status status = Run(call, session, reply, &changed);
+    Status status = call.client_id() != 0 && Recorded(call.op())
+                        ? RunOnce(call, session, reply, &changed)
+                        : Run(call, session, reply, &changed);
     if (!status.ok()) {
       reply->Clear();
       rpc::SetStatus(status, reply);
@@ -299,6 +350,74 @@ class MdsService final
     if (changed.empty()) return finish();
     hub_.Revoke(credits_.Change(changed.inodes, changed.directories, session), std::move(finish),
                 CallbackHub::Clock::now());
+  }
+
+  // Fault injection for tests: every lose_reply_every_-th recorded call is
+  // applied but its client hears UNAVAILABLE, as if the reply was lost,
+  // and sends it again.
+  bool LoseThisReply(const rpc::MetaCall& call) {
+    if (lose_reply_every_ == 0 || call.client_id() == 0 || !Recorded(call.op())) return false;
+    return recorded_calls_.fetch_add(1, std::memory_order_relaxed) % lose_reply_every_ ==
+           lose_reply_every_ - 1;
+  }
+
+  // A recorded call: answered from its record if it was applied already
+  // (a resend), else run with its record written in its own batch.
+  Status RunOnce(const rpc::MetaCall& call, uint64_t session, rpc::MetaReply* reply,
+                 Changed* changed) {
+    const uint64_t client = call.client_id();
+    const uint64_t request = call.request_id();
+    if (const uint64_t below = ledger_.Heard(client, call.oldest_unanswered(),
+                                             ReplyLedger::Clock::now());
+        below != 0) {
+      if (Status dropped = fs_->meta().DropReplyRecords(client, below); !dropped.ok()) {
+        Logger("mds")->error("dropping reply records of client {:#x}: {}", client,
+                             dropped.ToString());
+      }
+    }
+    ledger_.Begin(client, request);
+    Status status;
+    auto record = fs_->meta().GetReplyRecord(client, request);
+    if (!record.ok()) {
+      status = record.status();
+    } else if (record->has_value()) {
+      Logger("mds")->info("call {} of client {:#x} (op {}) was applied already: answered from its record",
+                          request, client, static_cast<int>(call.op()));
+      status = Reconstruct(call, session, **record, reply);
+    } else {
+      meta::ReplyRecordScope scope(client, request);
+      status = Run(call, session, reply, changed);
+    }
+    ledger_.End(client, request);
+    return status;
+  }
+
+  // The reply a recorded call gave, from its record and the state: the
+  // change was made (and its holders revoked) when it was first applied.
+  Status Reconstruct(const rpc::MetaCall& call, uint64_t session, const meta::ReplyRecord& record,
+                     rpc::MetaReply* reply) {
+    switch (call.op()) {
+      case rpc::MAKE_NODE: case rpc::CREATE: {
+        if (record.created_ino == 0) {
+          return Status::Error(EIO, "the reply record of a create names no inode");
+        }
+        Grant(session, call.ino());
+        auto made = fs_->meta().GetInode(record.created_ino);
+        if (!made.ok()) return made.status();  // removed since
+        if (call.op() == rpc::MAKE_NODE && call.flag() && S_ISREG(made->mode)) {
+          return OpenFor(session, made->ino, reply);
+        }
+        return GrantFound(session, made->ino, reply);
+      }
+      case rpc::LINK:
+        Grant(session, call.ino2());
+        return GrantFound(session, call.ino(), reply);
+      case rpc::UNLINK: case rpc::RENAME:
+        if (record.removed) rpc::ToWire(*record.removed, reply->mutable_removed());
+        return Status::Ok();
+      default:
+        return Status::Ok();
+    }
   }
 
   // The caller's session may cache `ino` (before what the reply carries
@@ -596,6 +715,9 @@ class MdsService final
   fs::Filesystem* const fs_;
   CacheCredits credits_;
   CallbackHub hub_;
+  ReplyLedger ledger_;
+  const uint32_t lose_reply_every_;
+  std::atomic<uint64_t> recorded_calls_{0};  // for lose_reply_every_
   std::mutex opens_mu_;  // guards opens_; a leaf (released before ReleaseOpen)
   // Per client session, the files it has open, each with the generation
   // of the call-back stream it was (last) told under.
@@ -623,17 +745,24 @@ class ServerImpl final : public Server {
     auto opened = fs::Filesystem::Open(config, nrs::BuiltinPolicies());
     if (!opened.ok()) return opened.status();
     fs_ = std::move(opened).value();
-    service_ = std::make_unique<MdsService>(options_.key, fs_.get(), options_.callback_timeout);
     // Files removed while a client had them open (orphans) wait for the
     // recovery window: a client of the MDS that ran before reconnects and
-    // counts its opens again within it (Lustre's recovery window).
-    const auto reclaim_at =
-        std::chrono::steady_clock::now() + 2 * options_.callback_timeout;
-    ticker_ = std::thread([this, reclaim_at] {
+    // counts its opens again within it (Lustre's recovery window). Reply
+    // records of clients that do not call within it go.
+    const auto recovery_window = 2 * options_.callback_timeout;
+    service_ = std::make_unique<MdsService>(options_.key, fs_.get(), options_.callback_timeout,
+                                            recovery_window, options_.lose_reply_every);
+    const auto reclaim_at = std::chrono::steady_clock::now() + recovery_window;
+    ticker_ = std::thread([this, reclaim_at, recovery_window] {
       bool reclaimed = false;
+      auto sweep_at = reclaim_at;
       std::unique_lock lock(ticker_mu_);
       while (!ticker_cv_.wait_for(lock, std::chrono::milliseconds(100), [&] { return stopping_; })) {
         service_->hub().Tick(CallbackHub::Clock::now());
+        if (std::chrono::steady_clock::now() >= sweep_at) {
+          sweep_at += recovery_window / 2;
+          service_->SweepReplyRecords();
+        }
         if (!reclaimed && std::chrono::steady_clock::now() >= reclaim_at) {
           reclaimed = true;
           if (Status done = fs_->ReclaimOrphans(); !done.ok()) {

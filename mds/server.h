@@ -37,6 +37,10 @@ struct ServerOptions {
   // A client that leaves a call-back unanswered this long is evicted: its
   // cached credits end and the change that waited goes on.
   std::chrono::nanoseconds callback_timeout = std::chrono::seconds(10);
+  // Fault injection for tests (`--lose-replies N`): every N-th call that
+  // leaves a reply record is applied, then answered UNAVAILABLE as if its
+  // reply was lost, so its client sends it again. 0: never.
+  uint32_t lose_reply_every = 0;
 };
 
 class Server {

@@ -91,6 +91,45 @@ std::string XattrPrefix(uint64_t ino) { return PrefixedIno(kXattrPrefix, ino); }
 std::string OrphanKey(uint64_t ino) { return PrefixedIno(kOrphanPrefix, ino); }
 std::string WritingKey(uint64_t ino) { return PrefixedIno(kWritingPrefix, ino); }
 
+std::string ReplyKey(uint64_t client, uint64_t request) {
+  std::string key = PrefixedIno(kReplyPrefix, client);
+  key += EncodeU64BE(request);
+  return key;
+}
+
+std::string EncodeReplyRecord(const ReplyRecord& record) {
+  std::string out;
+  out.reserve(kReplyRecordSize);
+  out.push_back(1);
+  PutLE(&out, record.created_ino, 8);
+  const Removed removed = record.removed.value_or(Removed{});
+  const uint8_t flags = (record.removed ? 1 : 0) | (removed.orphaned ? 2 : 0) |
+                        (removed.purged ? 4 : 0);
+  out.push_back(static_cast<char>(flags));
+  PutLE(&out, removed.ino, 8);
+  PutLE(&out, removed.mode, 4);
+  PutLE(&out, removed.nlink_left, 4);
+  return out;
+}
+
+Result<ReplyRecord> DecodeReplyRecord(std::string_view value) {
+  if (value.size() != kReplyRecordSize || value[0] != 1) {
+    return Status::Error(EIO, "meta: reply record of an unknown format");
+  }
+  size_t pos = 1;
+  ReplyRecord record;
+  record.created_ino = GetLE(value, &pos, 8);
+  const auto flags = static_cast<uint8_t>(value[pos++]);
+  Removed removed;
+  removed.ino = GetLE(value, &pos, 8);
+  removed.mode = static_cast<uint32_t>(GetLE(value, &pos, 4));
+  removed.nlink_left = static_cast<uint32_t>(GetLE(value, &pos, 4));
+  removed.orphaned = (flags & 2) != 0;
+  removed.purged = (flags & 4) != 0;
+  if (flags & 1) record.removed = removed;
+  return record;
+}
+
 std::string DirentKey(uint64_t parent, std::string_view name) {
   std::string key = DirentPrefix(parent);
   key += name;

@@ -21,6 +21,13 @@
 //   W<ino:8>                 writing mark (empty): a write or preallocation may
 //                            have changed objects past what the inode and
 //                            layout record (MetaStore::MarkWriting)
+//   R<client:8><request:8>   reply record of a client's call (mds/ reply
+//                            reconstruction): u8 version=1 | u64 created
+//                            ino | u8 flags (1 removed, 2 orphaned, 4
+//                            purged) | u64 removed ino | u32 mode | u32
+//                            nlink left (LE); written in the batch of the
+//                            operation it answers, dropped once the client
+//                            has its reply
 //   Q<type:1><id:4>          quota usage of a user (0), group (1) or project
 //                            (2): u8 version=1 | i64 bytes | i64 inodes |
 //                            i64 block grace end | i64 inode grace end (LE);
@@ -78,6 +85,7 @@ inline constexpr char kXattrPrefix = 'X';
 inline constexpr char kOrphanPrefix = 'O';
 inline constexpr char kWritingPrefix = 'W';
 inline constexpr char kUsagePrefix = 'Q';
+inline constexpr char kReplyPrefix = 'R';
 inline constexpr std::string_view kNextInoKey = "C/next_ino";
 inline constexpr std::string_view kNextObjKey = "C/next_obj";
 // Written (empty) by every sync: a synced write makes the WAL durable.
@@ -111,6 +119,11 @@ std::string XattrPrefix(uint64_t ino);
 std::string OrphanKey(uint64_t ino);
 std::string WritingKey(uint64_t ino);
 std::string UsageKey(const QuotaId& id);
+std::string ReplyKey(uint64_t client, uint64_t request);
+inline constexpr size_t kReplyRecordSize = 1 + 8 + 1 + 8 + 4 + 4;
+std::string EncodeReplyRecord(const ReplyRecord& record);
+// EIO unless version 1 of exactly kReplyRecordSize bytes.
+Result<ReplyRecord> DecodeReplyRecord(std::string_view value);
 // EIO unless the key is Q, a known type and 4 bytes of id.
 Result<QuotaId> DecodeUsageKey(std::string_view key);
 std::string EncodeUsage(const QuotaUsage& usage);

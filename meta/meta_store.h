@@ -122,6 +122,39 @@ struct Removed {
   uint32_t nlink_left = 0;
   bool orphaned = false;  // nlink reached 0 on a regular file, which is kept
   bool purged = false;    // nlink reached 0 and the inode went in the same batch
+  bool operator==(const Removed&) const = default;
+};
+
+// What a reply record keeps of the operation that wrote it (mds/ reply
+// reconstruction, Lustre's last_rcvd): enough to answer a resent call
+// from the state instead of applying it again.
+struct ReplyRecord {
+  uint64_t created_ino = 0;        // the inode its batch made, if any
+  std::optional<Removed> removed;  // the link it dropped, if any
+  bool operator==(const ReplyRecord&) const = default;
+};
+
+// While one lives on a thread, the first mutation that thread commits
+// writes the reply record (client, request) in its own batch, so the
+// record lands exactly when the operation does. One per thread at a time.
+class ReplyRecordScope {
+ public:
+  ReplyRecordScope(uint64_t client, uint64_t request);
+  ~ReplyRecordScope();
+  ReplyRecordScope(const ReplyRecordScope&) = delete;
+  ReplyRecordScope& operator=(const ReplyRecordScope&) = delete;
+
+  // The scope of this thread that has not written its record yet, if any.
+  static ReplyRecordScope* Pending();
+  uint64_t client() const { return client_; }
+  uint64_t request() const { return request_; }
+  bool written() const { return written_; }
+  void MarkWritten() { written_ = true; }
+
+ private:
+  const uint64_t client_;
+  const uint64_t request_;
+  bool written_ = false;
 };
 
 // Asked, inside an unlink that drops a regular file's last link, whether the
@@ -342,6 +375,20 @@ class MetaStore {
   // not known without a mount; the next mount's SetSoftLimits corrects
   // it); its bytes and inodes are ignored.
   virtual Status RepairUsage(const std::map<QuotaId, QuotaUsage>& usage) = 0;
+
+  // --- reply records (ReplyRecordScope writes them): a store that keeps
+  // none answers ENOTSUP. ---
+  virtual Result<std::optional<ReplyRecord>> GetReplyRecord(uint64_t client, uint64_t request) {
+    return Status::Error(ENOTSUP, "this store keeps no reply records");
+  }
+  // Drops the records of `client` below request `below` (all: UINT64_MAX).
+  virtual Status DropReplyRecords(uint64_t client, uint64_t below) {
+    return Status::Error(ENOTSUP, "this store keeps no reply records");
+  }
+  // The clients that have records.
+  virtual Result<std::vector<uint64_t>> ReplyRecordClients() {
+    return Status::Error(ENOTSUP, "this store keeps no reply records");
+  }
 
   // Makes everything written so far durable (syncs the WAL). While the disk
   // is full, fails like a write (ENOSPC) instead of syncing.

@@ -34,6 +34,7 @@ Result<Inode*> Mutation::LoadDir(uint64_t ino) {
 
 Inode* Mutation::Add(const Inode& inode) {
   deleted_.erase(inode.ino);
+  if (reply_.created_ino == 0) reply_.created_ino = inode.ino;
   Inode* slot = &inodes_[inode.ino];
   *slot = inode;
   return slot;
@@ -111,7 +112,25 @@ Result<Removed> Mutation::DropLink(Inode* inode) {
       SFS_RETURN_IF_ERROR(DeleteInode(inode->ino));
     }
   }
+  NoteRemoved(removed);
   return removed;
+}
+
+namespace {
+thread_local ReplyRecordScope* tls_reply_scope = nullptr;
+}  // namespace
+
+ReplyRecordScope::ReplyRecordScope(uint64_t client, uint64_t request)
+    : client_(client), request_(request) {
+  tls_reply_scope = this;
+}
+
+ReplyRecordScope::~ReplyRecordScope() {
+  if (tls_reply_scope == this) tls_reply_scope = nullptr;
+}
+
+ReplyRecordScope* ReplyRecordScope::Pending() {
+  return tls_reply_scope != nullptr && !tls_reply_scope->written() ? tls_reply_scope : nullptr;
 }
 
 Status Mutation::Commit(std::string_view context) {
@@ -121,9 +140,17 @@ Status Mutation::Commit(std::string_view context) {
     batch_.Put(InodeKey(ino), EncodeInode(inode));
     AddCharges(ChargesOf(inode), +1, &deltas);
   }
+  if (ReplyRecordScope* scope = ReplyRecordScope::Pending();
+      scope != nullptr && (!inodes_.empty() || !deleted_.empty())) {
+    batch_.Put(ReplyKey(scope->client(), scope->request()), EncodeReplyRecord(reply_));
+  }
   const UsageDeltas usage = usage_->Deltas(deltas, now_.sec);
   MergeUsageDeltas(usage, &batch_);
   SFS_RETURN_IF_ERROR(WriteToDb(db_, /*sync=*/false, &batch_, context));
+  if (ReplyRecordScope* scope = ReplyRecordScope::Pending();
+      scope != nullptr && (!inodes_.empty() || !deleted_.empty())) {
+    scope->MarkWritten();
+  }
   usage_->Add(usage);
   return Status::Ok();
 }

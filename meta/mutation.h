@@ -69,8 +69,14 @@ class Mutation {
   // One clock reading for the whole mutation, so the times it sets agree.
   const Timestamp& now() const { return now_; }
 
+  // The link the operation dropped, for its reply record (DropLink calls
+  // it; an unlink that purges at once tells it itself).
+  void NoteRemoved(const Removed& removed) { reply_.removed = removed; }
+
   // Writes every loaded or added inode, the usage they moved and the
-  // batch, atomically, unsynced; then tells the usage book.
+  // batch, atomically, unsynced; then tells the usage book. Under a
+  // pending ReplyRecordScope of this thread, a mutation that changes
+  // something writes the scope's reply record in the same batch.
   Status Commit(std::string_view context);
 
  private:
@@ -80,6 +86,7 @@ class Mutation {
   rocksdb::WriteBatch batch_;
   std::map<uint64_t, Inode> inodes_;
   std::set<uint64_t> deleted_;
+  ReplyRecord reply_;  // what a reply record of this mutation keeps
   // What each inode read from the database counted for when it was read.
   std::map<uint64_t, std::vector<Charge>> loaded_charges_;
 };

@@ -175,6 +175,50 @@ Result<uint64_t> RocksMetaStore::AllocateObjectIds(uint32_t count) {
   return objects_.Take(object_owner_, count);
 }
 
+Result<std::optional<ReplyRecord>> RocksMetaStore::GetReplyRecord(uint64_t client,
+                                                                  uint64_t request) {
+  auto value = ReadKey(db_.get(), rocksdb::ReadOptions(), ReplyKey(client, request),
+                       "meta: reply record");
+  if (!value.ok()) {
+    if (value.err() == ENOENT) return std::optional<ReplyRecord>();
+    return value.status();
+  }
+  auto record = DecodeReplyRecord(*value);
+  if (!record.ok()) return record.status();
+  return std::optional<ReplyRecord>(*record);
+}
+
+Status RocksMetaStore::DropReplyRecords(uint64_t client, uint64_t below) {
+  // One range tombstone: a client drops its records a few hundred at a
+  // time (mds/), so tombstones stay few.
+  rocksdb::WriteBatch batch;
+  // (Request ids start at 1 and never reach UINT64_MAX.)
+  auto deleted = batch.DeleteRange(ReplyKey(client, 0), ReplyKey(client, below));
+  if (!deleted.ok()) return Status::Error(EIO, "meta: drop reply records: " + deleted.ToString());
+  return WriteToDb(db_.get(), /*sync=*/false, &batch, "meta: drop reply records");
+}
+
+Result<std::vector<uint64_t>> RocksMetaStore::ReplyRecordClients() {
+  std::vector<uint64_t> clients;
+  const std::string prefix(1, kReplyPrefix);
+  rocksdb::ReadOptions ro;
+  const std::string upper = PrefixSuccessor(prefix);
+  rocksdb::Slice upper_slice(upper);
+  ro.iterate_upper_bound = &upper_slice;
+  std::unique_ptr<rocksdb::Iterator> it(db_->NewIterator(ro));
+  // One seek per client: past its records to the next one's.
+  for (it->Seek(prefix); it->Valid(); ) {
+    const rocksdb::Slice key = it->key();
+    if (key.size() != 17) return Status::Error(EIO, "meta: a reply record key of a wrong size");
+    const uint64_t client = DecodeU64BE(std::string_view(key.data() + 1, 8));
+    clients.push_back(client);
+    if (client == UINT64_MAX) break;
+    it->Seek(ReplyKey(client + 1, 0));
+  }
+  if (!it->status().ok()) return Status::Error(EIO, "meta: reply records: " + it->status().ToString());
+  return clients;
+}
+
 Status RocksMetaStore::Sync() { return SyncDb(db_.get()); }
 
 }  // namespace sfs::meta

@@ -101,6 +101,10 @@ class RocksMetaStore final : public MetaStore {
   // rocks_meta_store_usage.cc).
   Status LoadUsage(bool count);
 
+  Result<std::optional<ReplyRecord>> GetReplyRecord(uint64_t client, uint64_t request) override;
+  Status DropReplyRecords(uint64_t client, uint64_t below) override;
+  Result<std::vector<uint64_t>> ReplyRecordClients() override;
+
   Status Sync() override;
 
  private:

@@ -147,6 +147,7 @@ Result<Removed> RocksMetaStore::Unlink(uint64_t parent, const std::string& name,
         removed.ino = ino;
         removed.mode = (*child)->mode;
         removed.purged = true;
+        m.NoteRemoved(removed);
         // A linked file has no mark; nlink 0 under a live name is damage,
         // so any mark goes too.
         SFS_RETURN_IF_ERROR(m.DeleteInode(ino, /*has_orphan_mark=*/(*child)->nlink == 0));

@@ -116,6 +116,7 @@ Result<std::optional<Removed>> RocksMetaStore::Rename(uint64_t parent, const std
           return Status::Error(ENOTEMPTY, "meta: rename over non-empty '" + new_name + "'");
         }
         replaced = Removed{(*victim)->ino, (*victim)->mode, 0, false};
+        m.NoteRemoved(*replaced);
         SFS_RETURN_IF_ERROR(m.DeleteInode((*dst)->ino));
         --(*dst_dir)->nlink;  // the victim's ".." is gone
       } else {

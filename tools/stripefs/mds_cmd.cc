@@ -48,6 +48,12 @@ int Mds(const std::vector<std::string>& args) {
         return Fail("mds: --callback-timeout takes seconds from 1 to 3600");
       }
       options.callback_timeout = std::chrono::seconds(number);
+    } else if (arg == "--lose-replies") {
+      // Fault injection for tests, not in the usage line (docs/design.md).
+      if (!value(text) || !ParseCount(text, 0, INT32_MAX, number)) {
+        return Fail("mds: --lose-replies takes a count");
+      }
+      options.lose_reply_every = static_cast<uint32_t>(number);
     } else if (!arg.empty() && arg[0] == '-') {
       return Fail("mds: unknown option " + arg + "\n" + kMdsUsage);
     } else if (options.meta_dir.empty()) {
