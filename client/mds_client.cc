@@ -26,6 +26,15 @@ constexpr int kMaxMessageBytes = 64 << 20;
 constexpr std::chrono::seconds kCallDeadline{30};
 constexpr std::chrono::seconds kHelloPatience{5};
 
+thread_local const MdsCaller* tls_caller = nullptr;
+
+void SetCaller(const MdsCaller& caller, rpc::MetaCall* call) {
+  call->mutable_caller()->set_uid(caller.uid);
+  call->mutable_caller()->set_gid(caller.gid);
+  call->mutable_caller()->set_pid(caller.pid);
+  call->mutable_caller()->set_jobid(caller.jobid);
+}
+
 // Never 0 (a call without an id leaves no record).
 uint64_t RandomClientId() {
   std::random_device random;
@@ -62,7 +71,11 @@ class GrpcMdsClient final : public MdsClient {
     close_cv_.notify_all();
   }
 
-  Result<Opened> Open(uint64_t ino) override {
+  bool squashes_root() const override {
+    return options_.root_squash || squashed_by_mds_.load(std::memory_order_relaxed);
+  }
+
+  Result<Opened> Open(uint64_t ino, int flags) override {
     bool took_close = false;
     {
       std::unique_lock lock(close_mu_);
@@ -75,7 +88,7 @@ class GrpcMdsClient final : public MdsClient {
       }
       close_cv_.wait(lock, [&] { return closing_.count(ino) == 0; });
     }
-    auto opened = MdsClient::Open(ino);
+    auto opened = MdsClient::Open(ino, flags);
     // Failed: the close it took the place of is told after all.
     if (!opened.ok() && took_close) CloseSoon(ino);
     return opened;
@@ -113,6 +126,10 @@ class GrpcMdsClient final : public MdsClient {
   Result<rpc::MetaReply> Call(rpc::MetaCall call) override {
     // The request id stays the same for every resend of this call: the
     // MDS answers a resend of a call it applied from its reply record.
+    if (!call.has_caller()) {
+      if (const MdsCaller* caller = CallerScope::Current()) SetCaller(*caller, &call);
+    }
+    call.set_squash_root(options_.root_squash);
     const InFlight in_flight(this);
     call.set_request_id(in_flight.id);
     call.set_client_id(client_id_);
@@ -131,6 +148,7 @@ class GrpcMdsClient final : public MdsClient {
         rpc::MetaReply reply;
         const grpc::Status sent = stub_->Meta(&context, call, &reply);
         if (sent.ok()) {
+          squashed_by_mds_.store(reply.root_squashed(), std::memory_order_relaxed);
           if (said) Logger("client")->info("{}: answering again", name_);
           return reply;
         }
@@ -353,6 +371,8 @@ class GrpcMdsClient final : public MdsClient {
   std::mutex requests_mu_;  // guards next_request_ and in_flight_; a leaf
   uint64_t next_request_ = 1;
   std::set<uint64_t> in_flight_;
+  // The MDS's latest reply said it squashes this client's root.
+  std::atomic<bool> squashed_by_mds_{false};
   std::mutex mu_;  // guards session_
   std::shared_ptr<rpc::ClientSession> session_;
   CacheLog cache_log_;
@@ -375,12 +395,7 @@ class GrpcMdsClient final : public MdsClient {
 rpc::MetaCall NewCall(rpc::MetaOp op, const MdsCaller* caller = nullptr) {
   rpc::MetaCall call;
   call.set_op(op);
-  if (caller != nullptr) {
-    call.mutable_caller()->set_uid(caller->uid);
-    call.mutable_caller()->set_gid(caller->gid);
-    call.mutable_caller()->set_pid(caller->pid);
-    call.mutable_caller()->set_jobid(caller->jobid);
-  }
+  if (caller != nullptr) SetCaller(*caller, &call);
   return call;
 }
 
@@ -436,9 +451,8 @@ Result<meta::Inode> MdsClient::MakeNode(const MdsCaller& caller, uint64_t parent
   return rpc::FromWire(reply->inode());
 }
 
-Result<meta::Removed> MdsClient::Unlink(const MdsCaller& caller, uint64_t parent,
-                                        const std::string& name) {
-  rpc::MetaCall call = NewCall(rpc::UNLINK, &caller);
+Result<meta::Removed> MdsClient::Unlink(uint64_t parent, const std::string& name) {
+  rpc::MetaCall call = NewCall(rpc::UNLINK);
   call.set_ino(parent);
   call.set_name(name);
   auto reply = Done(Call(std::move(call)));
@@ -446,9 +460,16 @@ Result<meta::Removed> MdsClient::Unlink(const MdsCaller& caller, uint64_t parent
   return rpc::FromWire(reply->removed());
 }
 
-Result<MdsClient::Opened> MdsClient::Open(uint64_t ino) {
+CallerScope::CallerScope(MdsCaller caller) : caller_(std::move(caller)), saved_(tls_caller) {
+  tls_caller = &caller_;
+}
+CallerScope::~CallerScope() { tls_caller = saved_; }
+const MdsCaller* CallerScope::Current() { return tls_caller; }
+
+Result<MdsClient::Opened> MdsClient::Open(uint64_t ino, int flags) {
   rpc::MetaCall call = NewCall(rpc::OPEN);
   call.set_ino(ino);
+  call.set_number(static_cast<uint64_t>(flags & (O_ACCMODE | O_TRUNC)));
   auto reply = Done(Call(std::move(call)));
   if (!reply.ok()) return reply.status();
   return Opened{rpc::FromWire(reply->inode()), reply->value()};

@@ -13,6 +13,8 @@
 // Thread safety: every method from any thread.
 #pragma once
 
+#include <fcntl.h>
+
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -41,6 +43,11 @@ struct MdsOptions {
   // How long a call waits for an MDS that does not answer (restarting)
   // before it fails with EIO.
   std::chrono::nanoseconds patience = std::chrono::seconds(60);
+  // `-o root_squash` (the default): the MDS maps this client's root
+  // callers to nobody and checks their permissions itself. Off
+  // (`-o no_root_squash`) only asks: the MDS keeps root as root only for a
+  // client its --trusted list names (mds/squash.h).
+  bool root_squash = true;
 };
 
 // Who asks, as the MDS records and schedules it.
@@ -49,6 +56,24 @@ struct MdsCaller {
   uint32_t gid = 0;
   uint32_t pid = 0;
   std::string jobid;
+};
+
+// The caller of the operation this thread serves (a FUSE request): every
+// call it makes that names no caller of its own carries this one, so the
+// MDS schedules it by uid and job id and squashes it when it is root.
+// Calls with no caller at all are the mount's own work for operations
+// already checked (closes, opens told again, size updates).
+class CallerScope {
+ public:
+  explicit CallerScope(MdsCaller caller);
+  ~CallerScope();
+  CallerScope(const CallerScope&) = delete;
+  CallerScope& operator=(const CallerScope&) = delete;
+  static const MdsCaller* Current();
+
+ private:
+  const MdsCaller caller_;
+  const MdsCaller* const saved_;
 };
 
 class MdsClient {
@@ -93,8 +118,14 @@ class MdsClient {
   Result<meta::Inode> MakeNode(const MdsCaller& caller, uint64_t parent, const std::string& name,
                                uint32_t mode, uint64_t rdev, const std::string& symlink,
                                Opened* opened = nullptr);
-  Result<meta::Removed> Unlink(const MdsCaller& caller, uint64_t parent, const std::string& name);
-  virtual Result<Opened> Open(uint64_t ino);
+  // The thread's caller (CallerScope) is the unlink's.
+  Result<meta::Removed> Unlink(uint64_t parent, const std::string& name);
+  // `flags`: the open's access mode (O_ACCMODE, O_TRUNC), which the MDS
+  // checks for a squashed root caller.
+  virtual Result<Opened> Open(uint64_t ino, int flags = O_RDONLY);
+  // Whether this client's root callers are squashed as far as it knows
+  // (it asked for it; the MDS may squash a client that did not ask, too).
+  virtual bool squashes_root() const = 0;
   // An open this client has, told again after its call-back stream was
   // lost (the MDS ended its opens, or restarted); a file removed meanwhile
   // is counted too, so it stays until its last close.

@@ -69,7 +69,7 @@ class RemoteMetaStore final : public meta::MetaStore {
   // the callback is not needed here: the MDS's Unlink decides.
   Result<meta::Removed> Unlink(uint64_t parent, const std::string& name,
                                const meta::PurgeNow&) override {
-    return mds_->Unlink({}, parent, name);
+    return mds_->Unlink(parent, name);
   }
   Status Rmdir(uint64_t parent, const std::string& name) override {
     rpc::MetaCall call = Op(rpc::RMDIR);

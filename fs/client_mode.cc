@@ -27,6 +27,7 @@ Status Filesystem::ConnectClient() {
   options.address = config_.mds;
   options.key = std::move(key).value();
   options.tls = credentials.tls;
+  options.root_squash = config_.root_squash;
   auto mds = client::MdsClient::Connect(std::move(options));
   if (!mds.ok()) return mds.status();
   mds_ = std::move(mds).value();
@@ -102,6 +103,12 @@ void Invalidate(fuse_session* session, uint64_t ino) {
 
 CacheScope::CacheScope(const Filesystem& fs) : saved_(t_begun) { t_begun = fs.CacheBegin(); }
 CacheScope::~CacheScope() { t_begun = saved_; }
+
+bool Filesystem::SquashedRootCaller() const {
+  if (mds_ == nullptr || !mds_->squashes_root()) return false;
+  const client::MdsCaller* caller = client::CallerScope::Current();
+  return caller != nullptr && caller->uid == 0;
+}
 
 uint64_t Filesystem::CacheBegin() const {
   return mds_ != nullptr ? mds_->cache_log().Begin() : 0;

@@ -485,7 +485,7 @@ Result<layout::Layout> Filesystem::CheckLayout(uint64_t ino, const std::string& 
 
 Result<Filesystem::Opened> Filesystem::AcquireOpen(uint64_t ino,
                                                    const client::MdsClient::Opened* known,
-                                                   bool removed_ok) {
+                                                   bool removed_ok, int flags) {
   // The inode is read and the file inserted under one hold of its shard,
   // so an open cannot interleave with an unlink's ForgetRemoved (which
   // checks the table under the same shard) or miss a truncate's size
@@ -494,6 +494,12 @@ Result<Filesystem::Opened> Filesystem::AcquireOpen(uint64_t ino,
   // unlinks of the inodes of that shard, not every lookup.
   OpenTable::Locked table = open_.Lock(ino);
   if (std::shared_ptr<OpenFile> open = table.Find(ino)) {
+    if (known == nullptr && SquashedRootCaller()) {
+      // Open here already, maybe by a user who may: the MDS checks this
+      // caller (it counts this client's open once whatever it is told).
+      auto checked = mds_->Open(ino, flags);
+      if (!checked.ok()) return checked.status();
+    }
     open->opens++;
     return Opened{std::move(open)};
   }
@@ -503,7 +509,8 @@ Result<Filesystem::Opened> Filesystem::AcquireOpen(uint64_t ino,
   if (mds_ != nullptr) {
     // The MDS counts the open (a removed file stays until every client
     // closed it) and answers with what the open needs, in one call.
-    auto opened = known != nullptr ? Result<client::MdsClient::Opened>(*known) : mds_->Open(ino);
+    auto opened =
+        known != nullptr ? Result<client::MdsClient::Opened>(*known) : mds_->Open(ino, flags);
     if (!opened.ok()) return opened.status();
     inode = opened->inode;
     layout = CheckLayout(ino, opened->layout);
@@ -795,7 +802,7 @@ Result<meta::Removed> Filesystem::Unlink(uint64_t parent, const std::string& nam
   // tried: if another thread holds the shard this moment, the file is not
   // purged at once and goes the orphan way (ForgetRemoved), which checks
   // again. Opens of that shard's inodes wait one commit; nothing else does.
-  if (mds_ != nullptr) return mds_->Unlink({}, parent, name);
+  if (mds_ != nullptr) return mds_->Unlink(parent, name);
   std::optional<OpenTable::Locked> table;
   auto removed = meta_->Unlink(parent, name, [&](uint64_t ino, const std::string& blob) {
     table = open_.TryLock(ino);

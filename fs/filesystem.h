@@ -8,6 +8,8 @@
 // and ost::Service::mu_. No lock is held across a fuse_reply_*.
 #pragma once
 
+#include <fcntl.h>
+
 #include <sys/stat.h>
 
 #include <atomic>
@@ -164,6 +166,7 @@ class Filesystem {
     // metadata operation and the OSSs for data (docs/design.md, "Client
     // mounts"). Empty: the one-process mount, everything here.
     std::string mds;
+    bool root_squash = true;  // MountOptions::root_squash
     bool writeback = false;  // MountOptions::writeback
     bool direct_writes = false;  // MountOptions::direct_writes
     // The largest read request, the mount's max_read (fs/mount.cc), which
@@ -213,6 +216,9 @@ class Filesystem {
   double AttrTimeout(uint64_t ino);
   double EntryTimeout(uint64_t parent, uint64_t ino);
   // Where a client mount's operation begins, for the above.
+  // On a client mount whose root the MDS squashes, whether this thread
+  // serves a request of root (client::CallerScope).
+  bool SquashedRootCaller() const;
   uint64_t CacheBegin() const;
 
   // Who asks for a new node: its owner (before set-group-ID inheritance)
@@ -295,8 +301,11 @@ class Filesystem {
   // opened the file already (MakeNode).
   // `removed_ok`: a file with no link left may be opened too (an MDS
   // counting again a client's open of a file removed while it was open).
+  // `flags`: the open's (on a client mount the MDS checks them for a
+  // squashed root caller, at every open of such a caller, since the file
+  // may be open here already: mds/squash.h).
   Result<Opened> AcquireOpen(uint64_t ino, const client::MdsClient::Opened* known = nullptr,
-                             bool removed_ok = false);
+                             bool removed_ok = false, int flags = O_RDONLY);
   // Drops one open; on the last one of an unlinked file, destroys its
   // objects.
   void ReleaseOpen(const std::shared_ptr<OpenFile>& file);

@@ -243,6 +243,7 @@ int Serve(const MountOptions& options, const std::string& mountpoint, int notify
   config.extent_credits = options.extent_credits;
   config.mdt_active = FuseWorkers();
   config.direct_writes = options.direct_writes;
+  config.root_squash = options.root_squash;
   config.ost_timeout = std::max(std::chrono::nanoseconds(std::chrono::milliseconds(1)),
                                 std::chrono::nanoseconds(static_cast<int64_t>(
                                     options.ost_timeout * 1e9)));

@@ -190,6 +190,12 @@ Status ParseMountOption(const std::string& word, MountOptions* options) {
     const size_t eq = item.find('=');
     const std::string_view key = item.substr(0, eq);
     const std::string_view value = eq == std::string_view::npos ? "" : item.substr(eq + 1);
+    // Client mounts (mds://): whether root callers are squashed (the MDS
+    // decides too, mds/squash.h).
+    if (item == "root_squash" || item == "no_root_squash") {
+      next.root_squash = item == "root_squash";
+      continue;
+    }
     auto own = ApplyOwn(item, key, value, eq != std::string_view::npos, &next);
     if (!own.ok()) return own.status();
     if (!*own) next.fuse_options.emplace_back(item);

@@ -9,6 +9,12 @@
 
 namespace sfs::fs {
 
+ClientCallerScope::ClientCallerScope(const Filesystem& fs, const nrs::RequestInfo& who) {
+  if (fs.is_client()) {
+    scope_.emplace(client::MdsCaller{who.uid, who.gid, who.pid, who.jobid ? *who.jobid : ""});
+  }
+}
+
 nrs::RequestInfo Caller(fuse_req_t req, Filesystem& fs) {
   const fuse_ctx* ctx = fuse_req_ctx(req);
   nrs::RequestInfo info;

@@ -3,6 +3,7 @@
 // (libfuse's passthrough_hp.cc pattern). No lock is held while replying.
 #pragma once
 
+#include <optional>
 #include <sys/stat.h>
 
 #include "common/status.h"
@@ -92,6 +93,18 @@ class InterruptibleMdRequest : public mdt::MdRequest, public Interruptible {
   std::atomic<bool> interrupted_{false};
 };
 
+// On a client mount, the calls to the MDS this thread makes while it lives
+// carry `who` as their caller (client::CallerScope); nothing elsewhere.
+class ClientCallerScope {
+ public:
+  ClientCallerScope(const Filesystem& fs, const nrs::RequestInfo& who);
+  ClientCallerScope(const ClientCallerScope&) = delete;
+  ClientCallerScope& operator=(const ClientCallerScope&) = delete;
+
+ private:
+  std::optional<client::CallerScope> scope_;
+};
+
 // A metadata operation on its way through the metadata service (below),
 // classified as `op` on inode `ino` with the caller's uid, gid and job id.
 template <class Body>
@@ -122,7 +135,10 @@ class FuseMdRequest final : public InterruptibleMdRequest {
   }
   void Serve() override {
     if (EndedByInterrupt()) return;
-    body_();
+    {
+      const ClientCallerScope caller(fs(), info);
+      body_();
+    }
     // Counted from arrival, so the time a policy held it shows in job_stats.
     if (counted_ && info.jobid != nullptr) {
       const jobstats::TimePoint now = jobstats::Clock::now();

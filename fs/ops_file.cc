@@ -715,7 +715,7 @@ void ServeCreate(fuse_req_t req, fuse_ino_t parent, const char* name, mode_t mod
 }
 
 void ServeOpen(fuse_req_t req, fuse_ino_t ino, fuse_file_info* fi) {
-  auto file = Fs(req).AcquireOpen(ino);
+  auto file = Fs(req).AcquireOpen(ino, nullptr, /*removed_ok=*/false, fi->flags);
   if (!file.ok()) return ReplyError(req, file.status(), "open");
   OpenReply(req, fi, std::move(file).value());
   fuse_reply_open(req, fi);

@@ -144,6 +144,7 @@ void OpSetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, const char* va
 void SetxattrOn(fuse_req_t req, fuse_ino_t ino, const std::string& full, const std::string& data,
                 int flags) {
   MetaJobCount count(req, jobstats::JobOp::kSetxattr);
+  const ClientCallerScope caller(Fs(req), Caller(req, Fs(req)));
   Status status;
   if (StartsWith(full, kReservedPrefix)) {
     status = SetReserved(req, ino, full.substr(kReservedPrefix.size()), data, flags);
@@ -160,6 +161,7 @@ void SetxattrOn(fuse_req_t req, fuse_ino_t ino, const std::string& full, const s
 
 void OpGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
   MetaJobCount count(req, jobstats::JobOp::kGetxattr);
+  const ClientCallerScope caller(Fs(req), Caller(req, Fs(req)));
   const std::string full(name);
   Result<std::string> value = Status::Error(ENODATA, "no attribute " + full);
   if (StartsWith(full, kReservedPrefix)) {
@@ -174,6 +176,7 @@ void OpGetxattr(fuse_req_t req, fuse_ino_t ino, const char* name, size_t size) {
 
 void OpListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
   MetaJobCount count(req, jobstats::JobOp::kGetxattr);
+  const ClientCallerScope caller(Fs(req), Caller(req, Fs(req)));
   // Reserved names are not listed (a directory stores its default layout
   // and project id among its attributes), so cp -a and tar --xattrs do not
   // try to copy a layout onto the new file.
@@ -190,6 +193,7 @@ void OpListxattr(fuse_req_t req, fuse_ino_t ino, size_t size) {
 
 void OpRemovexattr(fuse_req_t req, fuse_ino_t ino, const char* name) {
   MetaJobCount count(req, jobstats::JobOp::kSetxattr);
+  const ClientCallerScope caller(Fs(req), Caller(req, Fs(req)));
   const std::string full(name);
   Status status;
   if (StartsWith(full, kReservedPrefix)) {

@@ -65,6 +65,9 @@ struct MountOptions {
   // daemon is killed (docs/design.md, "Write caching").
   bool writeback = false;
   bool direct_writes = true;  // cache=writearound
+  // A client mount's `-o root_squash` (default) or `-o no_root_squash`
+  // (client::MdsOptions::root_squash).
+  bool root_squash = true;
   // The largest read request the kernel sends (FUSE's max_read); 0: the
   // daemon's choice, max_request if that was given, else 512 KiB (fs/ops.h,
   // kMaxRead).

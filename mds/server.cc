@@ -1,6 +1,8 @@
 #include "mds/server.h"
 
+#include <fcntl.h>
 #include <grpcpp/grpcpp.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <condition_variable>
@@ -197,8 +199,10 @@ class MdsService final
   // its calls answered from their records; `lose_reply_every`: fault
   // injection for tests (ServerOptions).
   MdsService(rpc::Key key, fs::Filesystem* fs, std::chrono::nanoseconds ack_timeout,
-             std::chrono::nanoseconds recovery_window, uint32_t lose_reply_every)
-      : sessions_(std::move(key)),
+             std::chrono::nanoseconds recovery_window, uint32_t lose_reply_every,
+             std::vector<AddressRange> trusted)
+      : trusted_(std::move(trusted)),
+        sessions_(std::move(key)),
         fs_(fs),
         hub_(ack_timeout, &credits_),
         ledger_(std::chrono::duration_cast<ReplyLedger::Clock::duration>(recovery_window),
@@ -267,9 +271,20 @@ class MdsService final
       return reactor;
     }
     const uint64_t session = rpc::SessionOf(*context);
-    auto work = [this, call, reply, session, reactor] {
+    // Root of a client not trusted, or one that asked for it, is nobody:
+    // the call is served as nobody's, and checked (mds/squash.h).
+    const bool squash_client = call->squash_root() || !PeerIn(context->peer(), trusted_);
+    std::shared_ptr<rpc::MetaCall> as_nobody;
+    if (squash_client && call->has_caller() && call->caller().uid() == 0) {
+      as_nobody = std::make_shared<rpc::MetaCall>(*call);
+      as_nobody->mutable_caller()->set_uid(kSquashedId);
+      as_nobody->mutable_caller()->set_gid(kSquashedId);
+      call = as_nobody.get();
+    }
+    reply->set_root_squashed(squash_client);
+    auto work = [this, call, as_nobody, reply, session, reactor] {
       const bool lose = LoseThisReply(*call);
-      Serve(*call, session, reply, [reactor, lose] {
+      Serve(*call, as_nobody != nullptr, session, reply, [reactor, lose] {
         reactor->Finish(lose ? grpc::Status(grpc::StatusCode::UNAVAILABLE,
                                             "reply lost on purpose (--lose-replies)")
                              : grpc::Status::OK);
@@ -337,19 +352,76 @@ class MdsService final
   // Runs the call; `finish` once every client that cached what it changed
   // has dropped it (or was evicted), so that what the caller sees next on
   // any client is the change.
-  void Serve(const rpc::MetaCall& call, uint64_t session, rpc::MetaReply* reply,
+  void Serve(const rpc::MetaCall& call, bool squashed, uint64_t session, rpc::MetaReply* reply,
              std::function<void()> finish) {
     Changed changed;
-    Status status = call.client_id() != 0 && Recorded(call.op())
-                        ? RunOnce(call, session, reply, &changed)
-                        : Run(call, session, reply, &changed);
+    Status status = squashed ? CheckSquashed(call) : Status::Ok();
+    if (status.ok()) {
+      status = call.client_id() != 0 && Recorded(call.op())
+                   ? RunOnce(call, session, reply, &changed)
+                   : Run(call, session, reply, &changed);
+    }
     if (!status.ok()) {
+      const bool root_squashed = reply->root_squashed();
       reply->Clear();
+      reply->set_root_squashed(root_squashed);
       rpc::SetStatus(status, reply);
     }
     if (changed.empty()) return finish();
     hub_.Revoke(credits_.Change(changed.inodes, changed.directories, session), std::move(finish),
                 CallbackHub::Clock::now());
+  }
+
+  // What nobody (a squashed root caller) may not do, refused before the
+  // call runs; the operation itself finds what is missing (ENOENT).
+  Status CheckSquashed(const rpc::MetaCall& call) {
+    meta::MetaStore& store = fs_->meta();
+    const std::string& name = call.name();
+    auto check = [&](uint64_t ino, auto&& rule) -> Status {
+      auto inode = store.GetInode(ino);
+      if (!inode.ok()) return inode.err() == ENOENT ? Status::Ok() : inode.status();
+      return rule(*inode);
+    };
+    auto may_remove = [&](uint64_t dir, const std::string& entry) -> Status {
+      auto child = store.Lookup(dir, entry);
+      if (!child.ok()) return child.err() == ENOENT ? Status::Ok() : child.status();
+      return check(dir, [&](const meta::Inode& d) { return MayRemove(d, *child); });
+    };
+    auto may = [&](uint64_t ino, int mask, const char* what) {
+      return check(ino, [&](const meta::Inode& inode) { return MayAccess(inode, mask, what); });
+    };
+    switch (call.op()) {
+      case rpc::LOOKUP: return may(call.ino(), X_OK, "search this directory");
+      case rpc::READ_DIR_AFTER: return may(call.ino(), R_OK, "list this directory");
+      case rpc::MAKE_NODE: case rpc::CREATE:
+        return may(call.ino(), W_OK | X_OK, "create in this directory");
+      case rpc::LINK: return may(call.ino2(), W_OK | X_OK, "link into this directory");
+      case rpc::UNLINK: case rpc::RMDIR: return may_remove(call.ino(), name);
+      case rpc::RENAME:
+        SFS_RETURN_IF_ERROR(may_remove(call.ino(), name));
+        SFS_RETURN_IF_ERROR(may(call.ino2(), W_OK | X_OK, "rename into this directory"));
+        return may_remove(call.ino2(), call.name2());
+      case rpc::SET_ATTR: {
+        const meta::AttrChange change = rpc::FromWire(call.change());
+        return check(call.ino(), [&](const meta::Inode& inode) { return MaySetAttr(inode, change); });
+      }
+      case rpc::SET_XATTR: case rpc::REMOVE_XATTR:
+        return check(call.ino(), [&](const meta::Inode& i) { return MayUseXattr(i, name, true); });
+      case rpc::GET_XATTR:
+        return check(call.ino(), [&](const meta::Inode& i) { return MayUseXattr(i, name, false); });
+      case rpc::SET_LAYOUT_XATTR: return may(call.ino(), W_OK, "set this file's layout");
+      case rpc::OPEN: {
+        if (call.flag()) return Status::Ok();  // told again: checked when first opened
+        const int flags = static_cast<int>(call.number());
+        const int access = flags & O_ACCMODE;
+        int mask = 0;
+        if (access == O_RDONLY || access == O_RDWR) mask |= R_OK;
+        if (access == O_WRONLY || access == O_RDWR || (flags & O_TRUNC)) mask |= W_OK;
+        return may(call.ino(), mask, "open this file so");
+      }
+      default:
+        return Status::Ok();
+    }
   }
 
   // Fault injection for tests: every lose_reply_every_-th recorded call is
@@ -711,6 +783,7 @@ class MdsService final
     return Status::Ok();
   }
 
+  const std::vector<AddressRange> trusted_;
   rpc::SessionTable sessions_;
   fs::Filesystem* const fs_;
   CacheCredits credits_;
@@ -751,7 +824,8 @@ class ServerImpl final : public Server {
     // records of clients that do not call within it go.
     const auto recovery_window = 2 * options_.callback_timeout;
     service_ = std::make_unique<MdsService>(options_.key, fs_.get(), options_.callback_timeout,
-                                            recovery_window, options_.lose_reply_every);
+                                            recovery_window, options_.lose_reply_every,
+                                            options_.trusted);
     const auto reclaim_at = std::chrono::steady_clock::now() + recovery_window;
     ticker_ = std::thread([this, reclaim_at, recovery_window] {
       bool reclaimed = false;

@@ -20,6 +20,7 @@
 #include <string>
 
 #include "common/status.h"
+#include "mds/squash.h"
 #include "rpc/auth.h"
 #include "rpc/tls.h"
 
@@ -41,6 +42,10 @@ struct ServerOptions {
   // leaves a reply record is applied, then answered UNAVAILABLE as if its
   // reply was lost, so its client sends it again. 0: never.
   uint32_t lose_reply_every = 0;
+  // Client machines whose root callers stay root (`--trusted LIST`), if
+  // they mount with -o no_root_squash; every other client's root is
+  // squashed to nobody (mds/squash.h).
+  std::vector<AddressRange> trusted;
 };
 
 class Server {

@@ -116,7 +116,7 @@ TEST_F(MountHelperTest, AClientMountOfAnMds) {
   ASSERT_TRUE(client.mounted()) << client.Log();
   ASSERT_TRUE(client.Unmount());
   CommandResult mounted = Shell("mount -t fuse.stripefs " + client.Source() + " " + client.mnt() +
-                                " -o key=" + client.root() + "/key,_netdev 2>&1");
+                                " -o key=" + client.root() + "/key,_netdev,no_root_squash 2>&1");
   ASSERT_EQ(mounted.exit_code, 0) << mounted.output;
   EXPECT_TRUE(MountedAs(client.mnt(), "fuse.stripefs"));
   EXPECT_TRUE(WriteFile(client.Path("via-mount"), "a client"));

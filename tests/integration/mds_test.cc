@@ -24,11 +24,13 @@ namespace stdfs = std::filesystem;
 // Another client mount of `fs`'s MDS, at root/`name`.
 class SecondClient {
  public:
-  SecondClient(const MountedFs& fs, const std::string& name, const std::string& key)
+  // `squash`: the mount's -o root_squash or -o no_root_squash.
+  SecondClient(const MountedFs& fs, const std::string& name, const std::string& key,
+               const std::string& squash = "no_root_squash")
       : mnt_(fs.root() + "/" + name), log_(fs.root() + "/" + name + ".log") {
     stdfs::create_directories(mnt_);
     pid_ = Spawn({StripefsBinary(), "mount", fs.Source(), mnt_, "-f", "-o", "log_file=" + log_,
-                  "-o", "key=" + key});
+                  "-o", "key=" + key, "-o", squash});
     mounted_ = WaitFor([&] { return Shell("mountpoint -q " + mnt_).exit_code == 0; }, 20000);
   }
   ~SecondClient() {
@@ -398,6 +400,74 @@ TEST(MdsRecovery, ACallWhoseReplyWasLostIsAnsweredNotAppliedAgain) {
   // The records of a client silent for the recovery window go.
   EXPECT_TRUE(WaitFor([&] { return Contains(a.mds()->Log(), "dropped the reply records"); }, 10000))
       << a.mds()->Log();
+}
+
+// Root squash (issue 35 item 6): A mounts with -o root_squash (the
+// default), B with -o no_root_squash from a machine the MDS trusts. B's
+// root is root; A's is nobody: what it makes is nobody's, it cannot open,
+// list, change or remove what nobody may not, nor chown, nor change a
+// setting, and it may do what nobody may.
+TEST(MdsRootSquash, RootOfASquashedClientIsNobody) {
+  MountedFs::Options options = ClientOptions();
+  options.root_squash = true;
+  MountedFs a(options);
+  ASSERT_TRUE(a.mounted()) << a.Log();
+  SecondClient b(a, "b", a.root() + "/key", "no_root_squash");
+  ASSERT_TRUE(b.mounted()) << b.Log();
+  // Prepared by B's root: a private directory and file of uid 1000, and an
+  // open directory.
+  ASSERT_EQ(mkdir(b.Path("private").c_str(), 0700), 0);
+  ASSERT_TRUE(WriteFile(b.Path("private/secret"), "s"));
+  ASSERT_TRUE(WriteFile(b.Path("mine"), "m"));
+  ASSERT_EQ(chmod(b.Path("mine").c_str(), 0600), 0);
+  ASSERT_EQ(chown(b.Path("mine").c_str(), 1000, 1000), 0);
+  ASSERT_EQ(chown(b.Path("private").c_str(), 1000, 1000), 0);
+  ASSERT_EQ(mkdir(b.Path("open").c_str(), 01777), 0);
+  ASSERT_EQ(chmod(b.Path("open").c_str(), 01777), 0);
+  struct stat st {};
+  ASSERT_EQ(stat(b.Path("mine").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 1000u);
+
+  // A's root: refused where nobody is.
+  EXPECT_EQ(ErrnoOf(open(a.Path("mine").c_str(), O_RDONLY | O_CLOEXEC)), EACCES);
+  EXPECT_EQ(ErrnoOf(stat(a.Path("private/secret").c_str(), &st)), EACCES);
+  EXPECT_EQ(ErrnoOf(open(a.Path("new").c_str(), O_CREAT | O_WRONLY | O_CLOEXEC, 0644)), EACCES);
+  EXPECT_EQ(ErrnoOf(chmod(a.Path("mine").c_str(), 0644)), EPERM);
+  EXPECT_EQ(ErrnoOf(chown(a.Path("mine").c_str(), 0, 0)), EPERM);
+  EXPECT_EQ(ErrnoOf(unlink(a.Path("mine").c_str())), EACCES);
+  EXPECT_EQ(ErrnoOf(setxattr(a.Path("mine").c_str(), "user.k", "v", 1, 0)), EACCES);
+  EXPECT_EQ(ErrnoOf(setxattr(a.Path("").c_str(), "user.stripefs.nrs_policies", "tbf", 3, 0)),
+            EPERM);
+  // A file B's root holds open is not A's root's for that.
+  const int held = open(b.Path("mine").c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(held, 0);
+  EXPECT_EQ(ErrnoOf(open(a.Path("mine").c_str(), O_RDONLY | O_CLOEXEC)), EACCES);
+  close(held);
+  // What nobody may do, A's root does, as nobody.
+  ASSERT_TRUE(WriteFile(a.Path("open/made"), "by a squashed root")) << strerror(errno);
+  ASSERT_EQ(stat(b.Path("open/made").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 65534u);
+  EXPECT_EQ(st.st_gid, 65534u);
+  EXPECT_EQ(ReadFile(a.Path("open/made")).value_or(""), "by a squashed root");
+  ASSERT_EQ(chmod(a.Path("open/made").c_str(), 0640), 0) << strerror(errno);
+  // The sticky directory keeps B's file from A's root.
+  ASSERT_TRUE(WriteFile(b.Path("open/roots"), "r"));
+  EXPECT_EQ(ErrnoOf(unlink(a.Path("open/roots").c_str())), EPERM);
+  ASSERT_EQ(unlink(a.Path("open/made").c_str()), 0) << strerror(errno);
+  EXPECT_TRUE(Contains(a.Log(), "squashed to nobody")) << a.Log();
+}
+
+// -o no_root_squash only asks: from a machine the MDS does not trust, root
+// is nobody all the same.
+TEST(MdsRootSquash, AnUntrustedClientsRootIsNobodyWhateverItAsks) {
+  MountedFs::Options options = ClientOptions();
+  options.trusted = "10.0.0.0/8";  // not this machine's loopback
+  options.root_squash = false;     // -o no_root_squash
+  MountedFs a(options);
+  ASSERT_TRUE(a.mounted()) << a.Log();
+  EXPECT_EQ(ErrnoOf(mkdir(a.Path("d").c_str(), 0755)), EACCES);  // the root is root's, 0755
+  EXPECT_EQ(ErrnoOf(setxattr(a.Path("").c_str(), "user.stripefs.nrs_policies", "tbf", 3, 0)),
+            EPERM);
 }
 
 // SIGTERM stops an MDS promptly while clients are mounted (their streams

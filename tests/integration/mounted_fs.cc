@@ -135,8 +135,11 @@ MountedFs::MountedFs(const Options& options) : options_(options) {
   }
   formatted_ = true;
   if (options_.client) {
-    mds_ = std::make_unique<MdsProcess>(root_ + "/mds.log", "127.0.0.3", key_, meta_,
-                                        options_.mds_args);
+    std::vector<std::string> mds_args = options_.mds_args;
+    if (!options_.trusted.empty()) {
+      mds_args.insert(mds_args.begin(), {"--trusted", options_.trusted});
+    }
+    mds_ = std::make_unique<MdsProcess>(root_ + "/mds.log", "127.0.0.3", key_, meta_, mds_args);
     if (!mds_->running()) {
       fprintf(stderr, "the MDS did not start:\n%s\n", mds_->Log().c_str());
       return;
@@ -198,6 +201,10 @@ bool MountedFs::Mount() {
   if (!key_.empty()) {
     args.push_back("-o");
     args.push_back("key=" + key_);
+  }
+  if (options_.client && !options_.root_squash) {
+    args.push_back("-o");
+    args.push_back("no_root_squash");
   }
   // First, so that a test's own io_uring= wins.
   if (const std::string transport = TransportOption(); !transport.empty()) {

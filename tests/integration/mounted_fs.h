@@ -36,6 +36,11 @@ class MountedFs {
     bool client = ClientMountRun();
     // More `stripefs mds` arguments for a client mount's MDS.
     std::vector<std::string> mds_args;
+    // The MDS's --trusted list ("": none) and whether the client mounts
+    // with -o root_squash: by default the tests' root stays root, as the
+    // POSIX suites need (a trusted client with -o no_root_squash).
+    std::string trusted = "127.0.0.0/8";
+    bool root_squash = false;
     int osts = 4;
     int stripe_count = 4;
     std::string stripe_size = "1M";

@@ -12,6 +12,7 @@ namespace {
 
 constexpr const char* kMdsUsage =
     "usage: stripefs mds --listen ADDRESS:PORT --key FILE [--admin-uid UID] "
+    "[--trusted ADDRESS[/BITS][,...]] "
     "[--callback-timeout SECONDS] [--ost-threads N] "
     "[--ost-timeout SECONDS] [--tls-cert FILE --tls-key FILE [--tls-ca FILE]] "
     "[--log-level LEVEL] [--log-file PATH] [-f] META_DIR";
@@ -48,6 +49,16 @@ int Mds(const std::vector<std::string>& args) {
         return Fail("mds: --callback-timeout takes seconds from 1 to 3600");
       }
       options.callback_timeout = std::chrono::seconds(number);
+    } else if (arg == "--trusted") {
+      if (!value(text)) return Fail("mds: --trusted takes ADDRESS[/BITS][,...]");
+      size_t start = 0;
+      while (start <= text.size()) {
+        const size_t comma = std::min(text.find(',', start), text.size());
+        auto range = mds::ParseAddressRange(std::string_view(text).substr(start, comma - start));
+        if (!range.ok()) return Fail("mds: --trusted: " + range.status().message());
+        options.trusted.push_back(std::move(range).value());
+        start = comma + 1;
+      }
     } else if (arg == "--lose-replies") {
       // Fault injection for tests, not in the usage line (docs/design.md).
       if (!value(text) || !ParseCount(text, 0, INT32_MAX, number)) {
