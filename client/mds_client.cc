@@ -119,6 +119,12 @@ class GrpcMdsClient final : public MdsClient {
     }
     if (callbacks_.joinable()) callbacks_.join();
     if (lease_watch_.joinable()) lease_watch_.join();
+    {
+      std::lock_guard lock(release_mu_);
+      release_stop_ = true;
+    }
+    release_cv_.notify_all();
+    if (releaser_.joinable()) releaser_.join();
   }
 
   const std::string& address() const override { return options_.address; }
@@ -223,10 +229,10 @@ class GrpcMdsClient final : public MdsClient {
       if (session != nullptr) {
         rpc::SignCall(*session, context, rpc::kCallbacksMethod, "");
         auto stream = stub_->Callbacks(&context);
-        rpc::CallbackAck ack;  // id 0: the opening message
+        auto acks = std::make_shared<AckWriter>(stream.get());
         rpc::Callback callback;
         bool up = false;
-        if (stream->Write(ack)) {
+        if (acks->Write(0)) {  // id 0: the opening message
           while (stream->Read(&callback)) {
             Heard(callback.lease_ms());
             if (callback.id() == 0) {
@@ -244,11 +250,21 @@ class GrpcMdsClient final : public MdsClient {
             std::vector<uint64_t> all = inodes;
             all.insert(all.end(), directories.begin(), directories.end());
             cache_log_.Revoked(all);
-            if (handlers_.revoke) handlers_.revoke(inodes, directories);
-            ack.set_id(callback.id());
-            if (!stream->Write(ack)) break;
+            if (handlers_.revoke && !all.empty()) handlers_.revoke(inodes, directories);
+            if (callback.extents_size() > 0) {
+              // Given back once the I/O in flight under them ended, on the
+              // releaser's thread: this one keeps reading and acknowledging
+              // (an I/O may wait for a change that waits for that).
+              ReleaseSoon(callback.id(),
+                          std::vector<uint64_t>(callback.extents().begin(),
+                                                callback.extents().end()),
+                          acks);
+              continue;
+            }
+            if (!acks->Write(callback.id())) break;
           }
         }
+        acks->Close();
         ended = stream->Finish();
       }
       const bool was_up = cache_log_.connected();
@@ -267,6 +283,59 @@ class GrpcMdsClient final : public MdsClient {
         said = true;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+
+  // Acknowledgements on one stream, from the call-back thread and the
+  // releaser's; none once the stream is closed.
+  class AckWriter {
+   public:
+    explicit AckWriter(grpc::ClientReaderWriter<rpc::CallbackAck, rpc::Callback>* stream)
+        : stream_(stream) {}
+    bool Write(uint64_t id) {
+      std::lock_guard lock(mu_);
+      if (stream_ == nullptr) return false;
+      rpc::CallbackAck ack;
+      ack.set_id(id);
+      return stream_->Write(ack);
+    }
+    void Close() {
+      std::lock_guard lock(mu_);
+      stream_ = nullptr;
+    }
+
+   private:
+    std::mutex mu_;  // guards stream_ and its writes
+    grpc::ClientReaderWriter<rpc::CallbackAck, rpc::Callback>* stream_;
+  };
+
+  struct Release {
+    uint64_t id;
+    std::vector<uint64_t> extents;
+    std::shared_ptr<AckWriter> acks;
+  };
+
+  void ReleaseSoon(uint64_t id, std::vector<uint64_t> extents, std::shared_ptr<AckWriter> acks) {
+    {
+      std::lock_guard lock(release_mu_);
+      if (!releaser_.joinable()) releaser_ = std::thread([this] { ReleaseLoop(); });
+      releases_.push_back(Release{id, std::move(extents), std::move(acks)});
+    }
+    release_cv_.notify_all();
+  }
+
+  void ReleaseLoop() {
+    for (;;) {
+      Release next;
+      {
+        std::unique_lock lock(release_mu_);
+        release_cv_.wait(lock, [&] { return release_stop_ || !releases_.empty(); });
+        if (releases_.empty()) return;
+        next = std::move(releases_.front());
+        releases_.pop_front();
+      }
+      if (handlers_.revoke_extents) handlers_.revoke_extents(next.extents);
+      next.acks->Write(next.id);  // a stream gone meanwhile: the MDS dropped them
     }
   }
 
@@ -371,6 +440,12 @@ class GrpcMdsClient final : public MdsClient {
   std::mutex requests_mu_;  // guards next_request_ and in_flight_; a leaf
   uint64_t next_request_ = 1;
   std::set<uint64_t> in_flight_;
+  // Extent credits given back on a thread of their own (ReleaseSoon).
+  std::mutex release_mu_;  // guards releases_, release_stop_ and releaser_'s start
+  std::condition_variable release_cv_;
+  std::deque<Release> releases_;
+  bool release_stop_ = false;
+  std::thread releaser_;
   // The MDS's latest reply said it squashes this client's root.
   std::atomic<bool> squashed_by_mds_{false};
   std::mutex mu_;  // guards session_
@@ -473,6 +548,20 @@ Result<MdsClient::Opened> MdsClient::Open(uint64_t ino, int flags) {
   auto reply = Done(Call(std::move(call)));
   if (!reply.ok()) return reply.status();
   return Opened{rpc::FromWire(reply->inode()), reply->value()};
+}
+
+Status MdsClient::ExtentGet(uint64_t ino, bool write) {
+  // EAGAIN: the MDS grants only a client whose call-back stream is up
+  // (just mounted, or the stream is being reopened).
+  const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  for (;;) {
+    rpc::MetaCall call = NewCall(rpc::EXTENT_GET);
+    call.set_ino(ino);
+    call.set_number(write ? 2 : 1);
+    Status got = Done(Call(std::move(call))).status();
+    if (got.err() != EAGAIN || std::chrono::steady_clock::now() >= give_up) return got;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
 }
 
 Status MdsClient::Reopen(uint64_t ino) {

@@ -99,6 +99,11 @@ class MdsClient {
                        const std::vector<uint64_t>& directories)> revoke;
     std::function<void()> lost;
     std::function<void()> reconnected;
+    // Extent credits of open files to give back (EXTENT_GET's): returns
+    // once no read or write under them is in flight and none will start
+    // without asking again; then the MDS hears the acknowledgement. On a
+    // thread of its own, not the stream's.
+    std::function<void(const std::vector<uint64_t>& files)> revoke_extents;
   };
   virtual void StartCallbacks(CallbackHandlers handlers) = 0;
   // Ends the stream and its thread. Idempotent; also in the destructor.
@@ -130,6 +135,10 @@ class MdsClient {
   // lost (the MDS ended its opens, or restarted); a file removed meanwhile
   // is counted too, so it stays until its last close.
   Status Reopen(uint64_t ino);
+  // This client may read (`write` false) or read and write the open file
+  // `ino`'s data until a call-back takes the credit back
+  // (CallbackHandlers::revoke_extents); returns once granted.
+  Status ExtentGet(uint64_t ino, bool write);
   // The last close of `ino` on this client.
   Status Close(uint64_t ino);
   // The same without waiting: told by a thread of its own, in order; an

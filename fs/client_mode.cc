@@ -59,7 +59,20 @@ Status Filesystem::ConnectClient() {
                            const std::vector<uint64_t>& directories) {
     DropRevoked(inodes, directories);
   };
-  handlers.lost = [this] { DropAllCached(); };
+  handlers.lost = [this] {
+    DropAllCached();
+    // The MDS dropped this client's extent credits with the stream.
+    for (const auto& file : open_.All()) {
+      if (file->remote_extent != nullptr) file->remote_extent->Lost();
+    }
+  };
+  handlers.revoke_extents = [this](const std::vector<uint64_t>& files) {
+    for (uint64_t ino : files) {
+      // Not open here (any more): nothing held, nothing to wait for.
+      std::shared_ptr<OpenFile> file = open_.Find(ino);
+      if (file != nullptr && file->remote_extent != nullptr) file->remote_extent->Revoke();
+    }
+  };
   // On a thread of its own: the call-back thread must go on acknowledging
   // while opens are counted again (each a call, each under its shard).
   handlers.reconnected = [this] { StartReopen(); };

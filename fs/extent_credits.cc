@@ -84,6 +84,18 @@ void WithExtent(const std::shared_ptr<OpenFile>& file, resource::OwnerId owner, 
   // credit and its OnBlocking. A writer beside others needs the root each
   // time: no try.
   auto held = std::make_shared<HeldExtent>(file);
+  if (file->remote_extent != nullptr) {
+    // A client mount: the credit at the MDS first (no other client's I/O
+    // meets this one), then this mount's own. Blocks while the MDS takes
+    // it back from another client.
+    auto remote = file->remote_extent->Acquire(mode != resource::Mode::kRead);
+    if (remote.ok()) {
+      held->KeepRemote(std::move(remote).value());
+    } else {
+      Logger("fs")->error("inode {}: no extent credit from the MDS ({}); the I/O runs without",
+                          file->ino, remote.status().ToString());
+    }
+  }
   if (owner != resource::kRootOwner &&
       (manager->owners() == 1 || mode == resource::Mode::kRead)) {
     auto cached = manager->Get(owner, wanted, {.non_block_local = true}, nullptr,

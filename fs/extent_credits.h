@@ -44,10 +44,13 @@ class HeldExtent {
   // op goes, unless another took over. Any thread.
   void SetUser(MultiPartOp* op);
   void ClearUser(const MultiPartOp* op);
+  // Keeps the file's credit at the MDS (a client mount) as long as this.
+  void KeepRemote(std::shared_ptr<void> remote) { remote_ = std::move(remote); }
 
  private:
   const std::shared_ptr<OpenFile> file_;
   resource::Ticket ticket_ = 0;  // 0: never granted, nothing to put
+  std::shared_ptr<void> remote_;  // set before the credit is shared
   std::mutex mu_;
   MultiPartOp* user_ = nullptr;  // GUARDED_BY(mu_)
   bool blocking_ = false;        // GUARDED_BY(mu_)

@@ -549,6 +549,10 @@ Result<Filesystem::Opened> Filesystem::AcquireOpen(uint64_t ino,
   if (config_.extent_credits) {
     file->extents = std::make_unique<resource::SharedCreditManager>(
         resource::NewExtentType(), resource::Tunables{}, CoarseSteadyNow);
+    if (mds_ != nullptr) {
+      file->remote_extent = std::make_shared<client::RemoteExtent>(
+          [mds = mds_, ino](bool write) { return mds->ExtentGet(ino, write); });
+    }
   }
   table.Insert(ino, file);
   return Opened{std::move(file)};

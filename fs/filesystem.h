@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "client/mds_client.h"
+#include "client/remote_extent.h"
 #include "client/remote_ost.h"
 #include "common/status.h"
 #include "fs/fd_budget.h"
@@ -131,6 +132,9 @@ struct OpenFile {
   // The file's extent credits (fs/extent_credits.h); null when mounted
   // with extent_credits=off.
   std::unique_ptr<resource::SharedCreditManager> extents;
+  // On a client mount, the file's extent credit at the MDS, taken before
+  // the one above (client/remote_extent.h; WithExtent).
+  std::shared_ptr<client::RemoteExtent> remote_extent;
 };
 
 inline bool HasSetId(uint32_t mode) { return (mode & (S_ISUID | S_ISGID)) != 0; }

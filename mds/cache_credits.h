@@ -30,6 +30,7 @@ using SessionId = uint64_t;
 struct Revocation {
   std::vector<uint64_t> inodes;       // attributes
   std::vector<uint64_t> directories;  // names under them (their attributes too)
+  std::vector<uint64_t> extents;      // open files' extent credits (extent_master.h)
   bool operator==(const Revocation&) const = default;
 };
 

@@ -15,6 +15,7 @@
 #include "fs/filesystem.h"
 #include "mds/cache_credits.h"
 #include "mds/callbacks.h"
+#include "mds/extent_master.h"
 #include "mds/replies.h"
 #include "meta/meta_store.h"
 #include "mdt/service.h"
@@ -85,6 +86,7 @@ class CallbackStream final : public grpc::ServerBidiReactor<rpc::CallbackAck, rp
     message.set_id(id);
     for (uint64_t ino : revocation.inodes) message.add_inodes(ino);
     for (uint64_t ino : revocation.directories) message.add_directories(ino);
+    for (uint64_t ino : revocation.extents) message.add_extents(ino);
     Queue(std::move(message));
   }
   void Renew() override {
@@ -329,6 +331,8 @@ class MdsService final
   // counts them again under its next stream (Filesystem::ReopenAtMds),
   // and an open told again under a newer stream is not ended here.
   void CloseSession(uint64_t session, uint64_t generation) {
+    // The client dropped its extent credits when the stream broke.
+    extents_.StreamEnded(session, generation);
     std::vector<std::shared_ptr<fs::OpenFile>> ended;
     {
       std::lock_guard lock(opens_mu_);
@@ -354,6 +358,14 @@ class MdsService final
   // any client is the change.
   void Serve(const rpc::MetaCall& call, bool squashed, uint64_t session, rpc::MetaReply* reply,
              std::function<void()> finish) {
+    if (call.op() == rpc::EXTENT_GET) {
+      if (call.number() != 1 && call.number() != 2) {
+        rpc::SetStatus(Status::Error(EINVAL, "extent credits are read (1) or write (2)"), reply);
+        return finish();
+      }
+      return AskExtent(call.ino(), static_cast<ExtentMaster::Mode>(call.number()), session, reply,
+                       std::move(finish));
+    }
     Changed changed;
     Status status = squashed ? CheckSquashed(call) : Status::Ok();
     if (status.ok()) {
@@ -370,6 +382,31 @@ class MdsService final
     if (changed.empty()) return finish();
     hub_.Revoke(credits_.Change(changed.inodes, changed.directories, session), std::move(finish),
                 CallbackHub::Clock::now());
+  }
+
+  // EXTENT_GET: granted once every conflicting holder gave its credit
+  // back (mds/extent_master.h); the reply waits, no thread does. Only a
+  // session with a call-back stream is granted (no other could be asked
+  // to give it back): EAGAIN, and the client asks again.
+  void AskExtent(uint64_t ino, ExtentMaster::Mode mode, uint64_t session, rpc::MetaReply* reply,
+                 std::function<void()> finish) {
+    if (!hub_.Attached(session)) {
+      rpc::SetStatus(Status::Error(EAGAIN, "no call-back stream yet: ask again"), reply);
+      return finish();
+    }
+    std::vector<ExtentMaster::Grant> conflicts;
+    if (extents_.Ask(ino, session, hub_.Generation(session), mode, &conflicts)) return finish();
+    std::map<SessionId, Revocation> revocations;
+    for (const ExtentMaster::Grant& grant : conflicts) {
+      revocations[grant.session].extents.push_back(ino);
+    }
+    hub_.Revoke(
+        revocations,
+        [this, ino, mode, session, reply, conflicts, finish = std::move(finish)]() mutable {
+          for (const ExtentMaster::Grant& grant : conflicts) extents_.Revoked(ino, grant);
+          AskExtent(ino, mode, session, reply, std::move(finish));
+        },
+        CallbackHub::Clock::now());
   }
 
   // What nobody (a squashed root caller) may not do, refused before the
@@ -779,6 +816,7 @@ class MdsService final
       in_session->second.erase(it);
       if (in_session->second.empty()) opens_.erase(in_session);
     }
+    extents_.Closed(ino, session);
     fs_->ReleaseOpen(file);
     return Status::Ok();
   }
@@ -788,6 +826,7 @@ class MdsService final
   fs::Filesystem* const fs_;
   CacheCredits credits_;
   CallbackHub hub_;
+  ExtentMaster extents_;
   ReplyLedger ledger_;
   const uint32_t lose_reply_every_;
   std::atomic<uint64_t> recorded_calls_{0};  // for lose_reply_every_

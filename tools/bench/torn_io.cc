@@ -4,10 +4,12 @@
 // bytes and count a read torn when it holds more than one stamp. Used by
 // tests/integration/extent_test.cc and tools/bench/extent_bench.sh.
 //
-//   torn_io FILE SIZE WRITERS READERS READS [one-handle]
+//   torn_io FILE SIZE WRITERS READERS READS [one-handle | readers-at=PATH]
 //
 // Each thread opens the file itself (a handle of its own, as separate
-// processes would have), or all share one handle with "one-handle".
+// processes would have), or all share one handle with "one-handle". With
+// "readers-at=PATH" the readers open PATH instead: the same file through
+// another mount (another client of the same MDS).
 //
 // Prints "reads R torn T writes W" and exits 0; 2 on an I/O error (with a
 // line saying which), 1 on bad arguments.
@@ -59,13 +61,16 @@ void Fill(uint64_t* words, size_t count, uint64_t stamp) {
 
 int main(int argc, char** argv) {
   uint64_t size = 0, writers = 0, readers = 0, reads = 0;
-  const bool one_handle = argc == 7 && std::string(argv[6]) == "one-handle";
-  if ((argc != 6 && !one_handle) || !ParseSize(argv[2], &size) || size == 0 || size % 4096 != 0 ||
+  const std::string extra = argc == 7 ? argv[6] : "";
+  const bool one_handle = extra == "one-handle";
+  const std::string readers_at =
+      extra.rfind("readers-at=", 0) == 0 ? extra.substr(11) : std::string(argv[1]);
+  if ((argc != 6 && !one_handle && readers_at == argv[1]) || !ParseSize(argv[2], &size) || size == 0 || size % 4096 != 0 ||
       !ParseSize(argv[3], &writers) || writers == 0 || !ParseSize(argv[4], &readers) ||
       readers == 0 || !ParseSize(argv[5], &reads) || reads == 0) {
     std::fprintf(stderr,
                  "usage: torn_io FILE SIZE(multiple of 4K; K, M) WRITERS READERS READS "
-                 "[one-handle]\n");
+                 "[one-handle | readers-at=PATH]\n");
     return 1;
   }
   const int fd = open(argv[1], O_RDWR | O_CREAT | O_DIRECT, 0644);
@@ -74,10 +79,10 @@ int main(int argc, char** argv) {
     return 2;
   }
   // A thread's own handle, or the shared one.
-  auto open_handle = [&]() -> int {
+  auto open_handle = [&](const std::string& path) -> int {
     if (one_handle) return fd;
-    const int own = open(argv[1], O_RDWR | O_DIRECT);
-    if (own < 0) std::fprintf(stderr, "torn_io: open %s: %s\n", argv[1], std::strerror(errno));
+    const int own = open(path.c_str(), O_RDWR | O_DIRECT);
+    if (own < 0) std::fprintf(stderr, "torn_io: open %s: %s\n", path.c_str(), std::strerror(errno));
     return own;
   };
   auto close_handle = [&](int own) {
@@ -97,7 +102,7 @@ int main(int argc, char** argv) {
   }
   auto writer = [&](uint64_t id) {
     Buffer buffer = Aligned(size);
-    const int own = open_handle();
+    const int own = open_handle(argv[1]);
     if (own < 0) failed = true;
     for (uint64_t sequence = 1; reading.load() && !failed.load(); ++sequence) {
       Fill(buffer.get(), words, (id << 40) | sequence);
@@ -111,7 +116,7 @@ int main(int argc, char** argv) {
   };
   auto reader = [&](uint64_t count) {
     Buffer buffer = Aligned(size);
-    const int own = open_handle();
+    const int own = open_handle(readers_at);
     if (own < 0) failed = true;
     for (uint64_t i = 0; i < count && !failed.load(); ++i) {
       if (pread(own, buffer.get(), size, 0) != static_cast<ssize_t>(size)) {
