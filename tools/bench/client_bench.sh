@@ -8,6 +8,7 @@
 #   and B (IOR's -o A/f@B/f form): the aggregate of two clients / one.
 #   mdtest -F -u -n $files ($np processes): one client, two clients at once
 #   (-d A/md@B/md), and the one-process mount: creates and stats.
+#   Torn reads: torn_io's writers on A, its readers on B (extent credits).
 #   Coherence: a chmod on A that must revoke B's cached attributes, against
 #   one that revokes nothing; a stat on B right after (which must see it).
 #   TBF across clients: one jobid rule of --rate requests/s (fs scope, the
@@ -51,10 +52,11 @@ cleanup() {
 }
 trap cleanup EXIT
 
-mpi() {
+mpi() {  # its output is kept in $mpi_log too (an error is printed there)
   OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 \
-    mpirun --oversubscribe --bind-to none -np "$1" "${@:2}"
+    mpirun --oversubscribe --bind-to none -np "$1" "${@:2}" 2>&1 | tee -a "$mpi_log"
 }
+mpi_log=${CLIENT_BENCH_MPI_LOG:-/dev/null}
 port_of() {  # $1 log: the port a server logged it listens on
   for _ in $(seq 100); do
     p=$(grep -oE 'on [^ ]+ \(port [0-9]+\)' "$1" 2>/dev/null | grep -oE '[0-9]+\)$' | tr -d ')' | head -1)
@@ -112,7 +114,9 @@ w1=$(ior_rate -w "$A/ior1/f"); r1=$(ior_rate -r "$A/ior1/f")
 w2=$(ior_rate -w "$A/ior2/f@$B/ior2/f"); r2=$(ior_rate -r "$A/ior2/f@$B/ior2/f")
 rm -rf "$A/ior1" "$A/ior2"
 read -r c1 s1 <<<"$(mdtest_rates "$A/md1")"
-read -r c2 s2 <<<"$(mdtest_rates "$A/md2@$B/md2")"
+# Two names: A/x and B/x are one directory (one filesystem), and each
+# path's test directory is removed at the end by its own process.
+read -r c2 s2 <<<"$(mdtest_rates "$A/md2a@$B/md2b")"
 read -r cp sp <<<"$(mdtest_rates "$P/md")"
 
 coherence=$(python3 - "$A" "$B" <<'PY'
@@ -134,6 +138,16 @@ print("%.0f %.0f %.0f %d" % (median(alone), median(shared), median(after), stale
 PY
 )
 read -r chmod_alone chmod_shared stat_after stale <<<"$coherence"
+
+# Torn reads across clients (extent_bench's torn_io): 2 writers on A
+# overwrite 512 KiB (one FUSE request: max_read's default; striped 128 KiB
+# over the 4 OSTs) while 2 readers on B read
+# it; a read holding two writes is torn.
+torn_io="$build/tools/bench/torn_io"
+mkdir -p "$A/torn"
+"$bin" setstripe -c 4 -S 128K "$A/torn"
+read -r _ torn_reads _ torn_count _ torn_writes <<<"$("$torn_io" "$A/torn/f" 512K 2 2 1000 \
+  "readers-at=$B/torn/f")"
 
 # TBF: the rule is set through A (the MDS stores it and sends it to both
 # OSSs); the job id comes from each process's SLURM_JOB_ID (jobid_var's
@@ -173,6 +187,8 @@ printf "  %-34s %10s %10s %7s\n" "mdtest stat ops/s" "$s1" "$sp" "$(ratio "$s1" 
 echo "  coherence (medians, us): chmod on A revoking nothing $chmod_alone; revoking B's credit" \
      "$chmod_shared (one revocation round trip: $((chmod_shared - chmod_alone))); stat on B" \
      "right after $stat_after; stale stats $stale of 200"
+echo "  torn reads across 2 clients (torn_io, 512 KiB requests over 4 OSTs, writers on A, readers on B):" \
+     "$torn_count of $torn_reads ($torn_writes writes)"
 echo "  TBF jobid rule of $rate req/s across 2 clients (4 fio processes, 4 OSTs of 2 OSSs," \
      "fs scope): A $tbf_a + B $tbf_b = $tbf_sum req/s, $(ratio "$tbf_sum" "$rate") of the rule" \
      "(unthrottled: $free_sum req/s)"
