@@ -124,7 +124,7 @@ class GrpcMdsClient final : public MdsClient {
       release_stop_ = true;
     }
     release_cv_.notify_all();
-    if (releaser_.joinable()) releaser_.join();
+    for (std::thread& releaser : releasers_) releaser.join();
   }
 
   const std::string& address() const override { return options_.address; }
@@ -318,10 +318,14 @@ class GrpcMdsClient final : public MdsClient {
   void ReleaseSoon(uint64_t id, std::vector<uint64_t> extents, std::shared_ptr<AckWriter> acks) {
     {
       std::lock_guard lock(release_mu_);
-      if (!releaser_.joinable()) releaser_ = std::thread([this] { ReleaseLoop(); });
       releases_.push_back(Release{id, std::move(extents), std::move(acks)});
+      // A few threads: one file whose I/O is slow (a slow OST) holds back
+      // only its own acknowledgement.
+      if (releases_.size() > idle_releasers_ && releasers_.size() < kReleasers) {
+        releasers_.emplace_back([this] { ReleaseLoop(); });
+      }
     }
-    release_cv_.notify_all();
+    release_cv_.notify_one();
   }
 
   void ReleaseLoop() {
@@ -329,7 +333,9 @@ class GrpcMdsClient final : public MdsClient {
       Release next;
       {
         std::unique_lock lock(release_mu_);
+        ++idle_releasers_;
         release_cv_.wait(lock, [&] { return release_stop_ || !releases_.empty(); });
+        --idle_releasers_;
         if (releases_.empty()) return;
         next = std::move(releases_.front());
         releases_.pop_front();
@@ -440,12 +446,14 @@ class GrpcMdsClient final : public MdsClient {
   std::mutex requests_mu_;  // guards next_request_ and in_flight_; a leaf
   uint64_t next_request_ = 1;
   std::set<uint64_t> in_flight_;
-  // Extent credits given back on a thread of their own (ReleaseSoon).
-  std::mutex release_mu_;  // guards releases_, release_stop_ and releaser_'s start
+  // Extent credits given back on threads of their own (ReleaseSoon).
+  static constexpr size_t kReleasers = 4;
+  std::mutex release_mu_;  // guards the four below
   std::condition_variable release_cv_;
   std::deque<Release> releases_;
   bool release_stop_ = false;
-  std::thread releaser_;
+  size_t idle_releasers_ = 0;
+  std::vector<std::thread> releasers_;  // started under release_mu_, joined by StopCallbacks
   // The MDS's latest reply said it squashes this client's root.
   std::atomic<bool> squashed_by_mds_{false};
   std::mutex mu_;  // guards session_
@@ -535,8 +543,9 @@ Result<meta::Removed> MdsClient::Unlink(uint64_t parent, const std::string& name
   return rpc::FromWire(reply->removed());
 }
 
-CallerScope::CallerScope(MdsCaller caller) : caller_(std::move(caller)), saved_(tls_caller) {
-  tls_caller = &caller_;
+CallerScope::CallerScope(std::optional<MdsCaller> caller)
+    : caller_(std::move(caller)), saved_(tls_caller) {
+  tls_caller = caller_ ? &*caller_ : nullptr;
 }
 CallerScope::~CallerScope() { tls_caller = saved_; }
 const MdsCaller* CallerScope::Current() { return tls_caller; }
@@ -562,6 +571,13 @@ Status MdsClient::ExtentGet(uint64_t ino, bool write) {
     if (got.err() != EAGAIN || std::chrono::steady_clock::now() >= give_up) return got;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+}
+
+Status MdsClient::CheckAccess(uint64_t ino, int mask) {
+  rpc::MetaCall call = NewCall(rpc::CHECK_ACCESS);
+  call.set_ino(ino);
+  call.set_number(static_cast<uint64_t>(mask));
+  return Done(Call(std::move(call))).status();
 }
 
 Status MdsClient::Reopen(uint64_t ino) {

@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "client/cache_log.h"
@@ -65,14 +66,16 @@ struct MdsCaller {
 // already checked (closes, opens told again, size updates).
 class CallerScope {
  public:
-  explicit CallerScope(MdsCaller caller);
+  // nullopt: calls made under this scope carry no caller (a continuation
+  // of work that had none, run on a thread serving another request).
+  explicit CallerScope(std::optional<MdsCaller> caller);
   ~CallerScope();
   CallerScope(const CallerScope&) = delete;
   CallerScope& operator=(const CallerScope&) = delete;
   static const MdsCaller* Current();
 
  private:
-  const MdsCaller caller_;
+  const std::optional<MdsCaller> caller_;
   const MdsCaller* const saved_;
 };
 
@@ -139,6 +142,9 @@ class MdsClient {
   // `ino`'s data until a call-back takes the credit back
   // (CallbackHandlers::revoke_extents); returns once granted.
   Status ExtentGet(uint64_t ino, bool write);
+  // CHECK_ACCESS for the thread's caller (CallerScope): EACCES if the MDS
+  // squashes it and nobody may not use `ino` as `mask` asks.
+  Status CheckAccess(uint64_t ino, int mask);
   // The last close of `ino` on this client.
   Status Close(uint64_t ino);
   // The same without waiting: told by a thread of its own, in order; an

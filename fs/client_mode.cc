@@ -123,6 +123,10 @@ bool Filesystem::SquashedRootCaller() const {
   return caller != nullptr && caller->uid == 0;
 }
 
+Status Filesystem::CheckSquashedAccess(uint64_t ino, int mask) {
+  return SquashedRootCaller() ? mds_->CheckAccess(ino, mask) : Status::Ok();
+}
+
 uint64_t Filesystem::CacheBegin() const {
   return mds_ != nullptr ? mds_->cache_log().Begin() : 0;
 }

@@ -83,6 +83,18 @@ void WithExtent(const std::shared_ptr<OpenFile>& file, resource::OwnerId owner, 
   // record to set up first, such a request costs two allocations, its held
   // credit and its OnBlocking. A writer beside others needs the root each
   // time: no try.
+  if (file->remote_extent != nullptr) {
+    // A client mount: the continuation may run later on a thread that
+    // serves another request (or none); its calls to the MDS carry this
+    // request's caller all the same (root squash, NRS by uid).
+    const client::MdsCaller* current = client::CallerScope::Current();
+    std::optional<client::MdsCaller> caller;
+    if (current != nullptr) caller = *current;
+    start = [start = std::move(start), caller = std::move(caller)](std::shared_ptr<void> credit) {
+      const client::CallerScope scope(caller);
+      start(std::move(credit));
+    };
+  }
   auto held = std::make_shared<HeldExtent>(file);
   if (file->remote_extent != nullptr) {
     // A client mount: the credit at the MDS first (no other client's I/O

@@ -223,6 +223,9 @@ class Filesystem {
   // On a client mount whose root the MDS squashes, whether this thread
   // serves a request of root (client::CallerScope).
   bool SquashedRootCaller() const;
+  // For such a caller, whether the MDS lets nobody use `ino` as `mask`
+  // asks (EACCES if not); OK for every other caller and mount.
+  Status CheckSquashedAccess(uint64_t ino, int mask);
   uint64_t CacheBegin() const;
 
   // Who asks for a new node: its owner (before set-group-ID inheritance)

@@ -1091,6 +1091,13 @@ void ServeSetattr(fuse_req_t req, fuse_ino_t ino, const struct stat* attr, int t
         [req, ino, change](std::shared_ptr<void>) { ChangeOwner(req, ino, change); }, [] {});
   }
 
+  // A truncate by path cuts the objects before the MDS hears of it: the
+  // MDS checks a squashed root first (a handle was checked at its open).
+  if (fi == nullptr) {
+    if (Status may = fs.CheckSquashedAccess(ino, W_OK); !may.ok()) {
+      return ReplyError(req, may, "setattr");
+    }
+  }
   std::shared_ptr<OpenFile> file = fi != nullptr ? Handle(fi)->file : fs.FindOpen(ino);
   if (!file) return StartTruncate(req, ino, change, nullptr, nullptr);
   // An open file's truncate waits for the I/O before it and holds back the

@@ -14,8 +14,16 @@ uint64_t ReplyLedger::Heard(uint64_t client, uint64_t oldest, Clock::time_point 
 void ReplyLedger::Begin(uint64_t client, uint64_t request) {
   std::unique_lock lock(mu_);
   const auto key = std::make_pair(client, request);
-  ended_.wait(lock, [&] { return running_.count(key) == 0; });
+  ended_.wait(lock, [&] { return running_.count(key) == 0 && dropping_.count(client) == 0; });
   running_.insert(key);
+}
+
+void ReplyLedger::Dropped(uint64_t client) {
+  {
+    std::lock_guard lock(mu_);
+    dropping_.erase(client);
+  }
+  ended_.notify_all();
 }
 
 void ReplyLedger::End(uint64_t client, uint64_t request) {
@@ -38,6 +46,7 @@ std::vector<uint64_t> ReplyLedger::Gone(const std::vector<uint64_t>& with_record
     const auto running = running_.lower_bound({client, 0});
     if (running != running_.end() && running->first == client) continue;
     gone.push_back(client);
+    dropping_.insert(client);
     if (it != clients_.end()) clients_.erase(it);
   }
   // Clients without records are forgotten once silent for a window too.

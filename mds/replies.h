@@ -51,8 +51,10 @@ class ReplyLedger {
   void End(uint64_t client, uint64_t request);
 
   // Of the clients that have records, those whose records may all go at
-  // `now`; they are forgotten here too.
+  // `now`; they are forgotten here too, and a call of theirs waits in Begin
+  // until Dropped says their records went.
   std::vector<uint64_t> Gone(const std::vector<uint64_t>& with_records, Clock::time_point now);
+  void Dropped(uint64_t client);
 
  private:
   struct Client {
@@ -65,6 +67,7 @@ class ReplyLedger {
   std::condition_variable ended_;
   std::map<uint64_t, Client> clients_;                  // GUARDED_BY(mu_)
   std::set<std::pair<uint64_t, uint64_t>> running_;     // GUARDED_BY(mu_)
+  std::set<uint64_t> dropping_;                         // GUARDED_BY(mu_)
 };
 
 }  // namespace sfs::mds

@@ -228,6 +228,7 @@ class MdsService final
         Logger("mds")->info("dropped the reply records of client {:#x} (not heard for the "
                             "recovery window)", client);
       }
+      ledger_.Dropped(client);
     }
   }
 
@@ -367,11 +368,12 @@ class MdsService final
                        std::move(finish));
     }
     Changed changed;
-    Status status = squashed ? CheckSquashed(call) : Status::Ok();
-    if (status.ok()) {
-      status = call.client_id() != 0 && Recorded(call.op())
-                   ? RunOnce(call, session, reply, &changed)
-                   : Run(call, session, reply, &changed);
+    Status status;
+    if (call.client_id() != 0 && Recorded(call.op())) {
+      status = RunOnce(call, squashed, session, reply, &changed);
+    } else {
+      status = squashed ? CheckSquashed(call) : Status::Ok();
+      if (status.ok()) status = Run(call, session, reply, &changed);
     }
     if (!status.ok()) {
       const bool root_squashed = reply->root_squashed();
@@ -447,6 +449,9 @@ class MdsService final
       case rpc::GET_XATTR:
         return check(call.ino(), [&](const meta::Inode& i) { return MayUseXattr(i, name, false); });
       case rpc::SET_LAYOUT_XATTR: return may(call.ino(), W_OK, "set this file's layout");
+      case rpc::CHECK_ACCESS:
+        return may(call.ino(), static_cast<int>(call.number() & (R_OK | W_OK | X_OK)),
+                   "use this file so");
       case rpc::OPEN: {
         if (call.flag()) return Status::Ok();  // told again: checked when first opened
         const int flags = static_cast<int>(call.number());
@@ -472,7 +477,10 @@ class MdsService final
 
   // A recorded call: answered from its record if it was applied already
   // (a resend), else run with its record written in its own batch.
-  Status RunOnce(const rpc::MetaCall& call, uint64_t session, rpc::MetaReply* reply,
+  // A squashed caller is checked only when the call is applied: a resend
+  // of one applied already is answered as it was (the state it was checked
+  // against may have changed since, by the call itself).
+  Status RunOnce(const rpc::MetaCall& call, bool squashed, uint64_t session, rpc::MetaReply* reply,
                  Changed* changed) {
     const uint64_t client = call.client_id();
     const uint64_t request = call.request_id();
@@ -494,8 +502,11 @@ class MdsService final
                           request, client, static_cast<int>(call.op()));
       status = Reconstruct(call, session, **record, reply);
     } else {
-      meta::ReplyRecordScope scope(client, request);
-      status = Run(call, session, reply, changed);
+      status = squashed ? CheckSquashed(call) : Status::Ok();
+      if (status.ok()) {
+        meta::ReplyRecordScope scope(client, request);
+        status = Run(call, session, reply, changed);
+      }
     }
     ledger_.End(client, request);
     return status;
@@ -725,6 +736,8 @@ class MdsService final
       case rpc::FORGET_REMOVED:
         fs_->ForgetRemoved(call.ino());
         return Status::Ok();
+      case rpc::CHECK_ACCESS:
+        return Status::Ok();  // a squashed caller was checked before (CheckSquashed)
       case rpc::FS_GET_SETTING:
         return ValueReply(fs_->GetSetting(name), reply);
       case rpc::FS_SET_SETTING:

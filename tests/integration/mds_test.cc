@@ -480,6 +480,8 @@ TEST(MdsRootSquash, RootOfASquashedClientIsNobody) {
   EXPECT_EQ(ErrnoOf(chmod(a.Path("mine").c_str(), 0644)), EPERM);
   EXPECT_EQ(ErrnoOf(chown(a.Path("mine").c_str(), 0, 0)), EPERM);
   EXPECT_EQ(ErrnoOf(unlink(a.Path("mine").c_str())), EACCES);
+  EXPECT_EQ(ErrnoOf(truncate(a.Path("mine").c_str(), 0)), EACCES);
+  EXPECT_EQ(ReadFile(b.Path("mine")).value_or(""), "m");  // not cut
   EXPECT_EQ(ErrnoOf(setxattr(a.Path("mine").c_str(), "user.k", "v", 1, 0)), EACCES);
   EXPECT_EQ(ErrnoOf(setxattr(a.Path("").c_str(), "user.stripefs.nrs_policies", "tbf", 3, 0)),
             EPERM);

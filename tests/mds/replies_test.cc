@@ -43,6 +43,25 @@ TEST(ReplyLedgerTest, ClientsSilentForAWindowAreGone) {
   EXPECT_TRUE(ledger.Gone({1}, t0 + 40s).empty());
 }
 
+// A call of a client whose records are being dropped waits until they
+// went (it would find a record about to go, or write one that goes).
+TEST(ReplyLedgerTest, ACallWaitsWhileItsClientsRecordsAreDropped) {
+  const Clock::time_point t0{};
+  ReplyLedger ledger(20s, t0);
+  ASSERT_EQ(ledger.Gone({4}, t0 + 21s), (std::vector<uint64_t>{4}));
+  std::atomic<bool> began{false};
+  std::thread call([&] {
+    ledger.Begin(4, 1);
+    began = true;
+    ledger.End(4, 1);
+  });
+  std::this_thread::sleep_for(20ms);
+  EXPECT_FALSE(began.load());
+  ledger.Dropped(4);
+  call.join();
+  EXPECT_TRUE(began.load());
+}
+
 // A resend that overtakes its original waits until the original ended, so
 // it finds the original's record instead of applying the call again.
 TEST(ReplyLedgerTest, AResendWaitsForItsOriginal) {
