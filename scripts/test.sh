@@ -11,4 +11,4 @@ cd build
 ctest -j"$(nproc)" -LE integration --output-on-failure --timeout 300
 ctest -L integration --output-on-failure --timeout 600
 cd ..
-scripts/fuzz.sh 10
+scripts/fuzz.sh 6
