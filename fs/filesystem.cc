@@ -337,7 +337,7 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
   if (Status loaded = fs->placement_control_->Load(); !loaded.ok()) return loaded;
   fs->quota_ = std::make_unique<control::QuotaControl>(fs->meta_.get(), fs->osts_.size());
   if (Status loaded = fs->quota_->Load(); !loaded.ok()) return loaded;
-  fs->space_ = std::make_unique<SpaceGrants>(
+  fs->space_ = std::make_unique<control::SpaceGrants>(
       [osts = &fs->osts_](uint32_t ost) { return osts->at(ost).LastSpace(); },
       [osts = &fs->osts_](uint32_t ost) { osts->at(ost).RequestSpaceSample(); },
       [fs = fs.get()](uint32_t ost) {

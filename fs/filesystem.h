@@ -40,7 +40,7 @@
 #include "fs/pipe_pool.h"
 #include "control/placement_control.h"
 #include "control/quota_control.h"
-#include "fs/space_grants.h"
+#include "control/space_grants.h"
 #include "fs/settings_keys.h"
 #include "fs/stripefs.h"
 #include "jobstats/job_stats.h"
@@ -261,8 +261,8 @@ class Filesystem {
   InterruptTable& interrupts() { return interrupts_; }
   // Quota limits and reservations (control/quota_control.h).
   control::QuotaControl& quota() { return *quota_; }
-  // Free-space grants of the OSTs (fs/space_grants.h).
-  SpaceGrants& space() { return *space_; }
+  // Free-space grants of the OSTs (control/space_grants.h).
+  control::SpaceGrants& space() { return *space_; }
   // What the metadata service did per job id (job_stats, target "mdt").
   jobstats::JobStats& meta_job_stats() { return meta_job_stats_; }
   std::shared_ptr<const Settings> settings() const { return settings_.load(); }
@@ -545,7 +545,7 @@ class Filesystem {
   std::unique_ptr<control::NrsControl> mdt_nrs_control_;          // borrows meta_ and mdt_; may be null
   std::unique_ptr<control::PlacementControl> placement_control_;  // borrows meta_ and osts_
   std::unique_ptr<control::QuotaControl> quota_;                  // borrows meta_
-  std::unique_ptr<SpaceGrants> space_;                   // reads osts_' samples
+  std::unique_ptr<control::SpaceGrants> space_;                   // reads osts_' samples
   JobIds jobids_;
   // Its cleanup interval is the one every OST's JobStats has too
   // (job_cleanup_interval; changed under settings_mu_: persist, then apply).

@@ -8,7 +8,7 @@
 #include "fs/extent_credits.h"
 #include "fs/filesystem.h"
 #include "control/quota_control.h"
-#include "fs/space_grants.h"
+#include "control/space_grants.h"
 #include "ring/fuse_ring.h"
 
 namespace sfs::fs {

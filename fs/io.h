@@ -20,12 +20,12 @@
 
 namespace sfs::control {
 class QuotaHold;
+class SpaceHold;
 }  // namespace sfs::control
 
 namespace sfs::fs {
 
 class Filesystem;
-class SpaceHold;
 
 // Marks the calling thread as a FUSE worker inside a read or write
 // callback for the scope's life: only there may a lone part be served on
@@ -90,7 +90,7 @@ class MultiPartOp : public ost::IoObserver, public Interruptible {
   void set_credit(std::shared_ptr<void> credit);
   const std::shared_ptr<void>& credit() const { return credit_; }
   // Its quota reservation (control/quota_control.h), held until it is deleted,
-  // and space grant (fs/space_grants.h), until its last part is done. The
+  // and space grant (control/space_grants.h), until its last part is done. The
   // three are set in the total order (credit, quota, space;
   // resource/credit.h), which a debug build checks.
   void set_quota(std::shared_ptr<control::QuotaHold> quota) {
@@ -98,7 +98,7 @@ class MultiPartOp : public ost::IoObserver, public Interruptible {
     quota_ = std::move(quota);
   }
   control::QuotaHold* quota() const { return quota_.get(); }
-  void set_space(std::shared_ptr<SpaceHold> space) {
+  void set_space(std::shared_ptr<control::SpaceHold> space) {
     if (space != nullptr) order_.Take(resource::Kind::kSpace);
     space_ = std::move(space);
   }
@@ -147,7 +147,7 @@ class MultiPartOp : public ost::IoObserver, public Interruptible {
   std::shared_ptr<void> credit_;
   std::shared_ptr<void> turn_;
   std::shared_ptr<control::QuotaHold> quota_;
-  std::shared_ptr<SpaceHold> space_;
+  std::shared_ptr<control::SpaceHold> space_;
   bool refused_ = false;
   resource::CreditOrder order_;  // what the setters above took, in order
   std::atomic<size_t> pending_{0};

@@ -23,7 +23,7 @@
 #include "fs/ops_common.h"
 #include "fs/pipe_pool.h"
 #include "control/quota_control.h"
-#include "fs/space_grants.h"
+#include "control/space_grants.h"
 #include "ring/fuse_ring.h"
 
 namespace sfs::fs {
@@ -143,7 +143,7 @@ void Admit(Filesystem& fs, const nrs::RequestInfo& who, OpenFile& file, uint64_t
       per_ost.emplace_back(part->info.ost, SpaceNeeded(file, size, *part));
     }
   }
-  auto granted = [op, ino = file.ino, growth, then = std::move(then)](SpaceGrants::Granted space) {
+  auto granted = [op, ino = file.ino, growth, then = std::move(then)](control::SpaceGrants::Granted space) {
     if (!space.ok()) {
       return then(Status::Error(space.err(), "inode " + std::to_string(ino) + ": " +
                                                  space.status().message()),
@@ -846,7 +846,7 @@ void OpFsync(fuse_req_t req, fuse_ino_t, int datasync, fuse_file_info* fi) {
 void OpFallocate(fuse_req_t req, fuse_ino_t, int mode, off_t off, off_t length,
                  fuse_file_info* fi) {
   // As a write's: a refused space grant may wait here for a fresh sample
-  // and the destroys in flight (fs/space_grants.h).
+  // and the destroys in flight (control/space_grants.h).
   const FuseCallbackScope in_callback;
   Filesystem& fs = Fs(req);
   auto& file = Handle(fi)->file;

@@ -489,7 +489,7 @@ void LocalService::Impl::SampleLoop() {
     }
     Result<SpaceInfo> sample = Status::Error(EIO, "unset");
     // Stamped when asked: the sample shows at least every write that had
-    // completed by then (free-space grants count on it, fs/space_grants.h).
+    // completed by then (free-space grants count on it, control/space_grants.h).
     const nrs::TimePoint asked = nrs::Clock::now();
     {
       BusyScope busy;

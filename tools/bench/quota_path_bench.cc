@@ -1,5 +1,5 @@
 // What quota enforcement and space grants cost a growing 4 KiB write, the
-// way the data path takes them (control/quota_control.h, fs/space_grants.h):
+// way the data path takes them (control/quota_control.h, control/space_grants.h):
 // a reservation over the file's user, group and project through one OST's
 // chunk, the store's usage observed for the three ids, the reservation
 // settled; and a free-space grant taken and returned. A lock around each,

@@ -1,4 +1,4 @@
-#include "fs/space_grants.h"
+#include "control/space_grants.h"
 
 #include <algorithm>
 #include <thread>
@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-namespace sfs::fs {
+namespace sfs::control {
 namespace {
 
 constexpr uint64_t kUnknownDevice = 1ULL << 63;
@@ -199,4 +199,4 @@ uint64_t SpaceGrants::granted() {
   return sum;
 }
 
-}  // namespace sfs::fs
+}  // namespace sfs::control

@@ -35,7 +35,7 @@
 #include "ost/service.h"
 #include "resource/free_space.h"
 
-namespace sfs::fs {
+namespace sfs::control {
 
 class SpaceGrants;
 
@@ -141,4 +141,4 @@ class SpaceGrants {
   std::map<uint32_t, Clock::time_point> last_freed_;  // GUARDED_BY(mu_)
 };
 
-}  // namespace sfs::fs
+}  // namespace sfs::control

@@ -1,4 +1,4 @@
-#include "fs/space_grants.h"
+#include "control/space_grants.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <mutex>
 #include <thread>
 
-namespace sfs::fs {
+namespace sfs::control {
 namespace {
 
 using namespace std::chrono_literals;
@@ -155,4 +155,4 @@ TEST(SpaceGrantsTest, ReserveSoonAfterStopRefusesAtOnce) {
 }
 
 }  // namespace
-}  // namespace sfs::fs
+}  // namespace sfs::control
