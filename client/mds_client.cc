@@ -71,6 +71,10 @@ class GrpcMdsClient final : public MdsClient {
     close_cv_.notify_all();
   }
 
+  bool KnownAbsent(uint64_t dir, const std::string& name) const override {
+    return known_dirs_.Absent(dir, name);
+  }
+
   bool squashes_root() const override {
     return options_.root_squash || squashed_by_mds_.load(std::memory_order_relaxed);
   }
@@ -137,6 +141,9 @@ class GrpcMdsClient final : public MdsClient {
     }
     call.set_squash_root(options_.root_squash);
     const InFlight in_flight(this);
+    // Before the call: what its reply may let this client know
+    // (KnownDirs::Created) is judged against revocations from here on.
+    const uint64_t begun = cache_log_.Begin();
     call.set_request_id(in_flight.id);
     call.set_client_id(client_id_);
     call.set_oldest_unanswered(in_flight.oldest);
@@ -155,6 +162,7 @@ class GrpcMdsClient final : public MdsClient {
         const grpc::Status sent = stub_->Meta(&context, call, &reply);
         if (sent.ok()) {
           squashed_by_mds_.store(reply.root_squashed(), std::memory_order_relaxed);
+          Learn(call, reply, begun);
           if (said) Logger("client")->info("{}: answering again", name_);
           return reply;
         }
@@ -173,6 +181,7 @@ class GrpcMdsClient final : public MdsClient {
         failed = Status::Error(EIO, name_ + ": no session");
       }
       if (std::chrono::steady_clock::now() >= give_up) {
+        ForgetDirsOf(call);  // applied or not: unknown
         return Status::Error(EIO, failed.message());
       }
       if (!said) {
@@ -250,6 +259,7 @@ class GrpcMdsClient final : public MdsClient {
             std::vector<uint64_t> all = inodes;
             all.insert(all.end(), directories.begin(), directories.end());
             cache_log_.Revoked(all);
+            known_dirs_.Forget(all);  // after the log: KnownDirs::Created reads it
             if (handlers_.revoke && !all.empty()) handlers_.revoke(inodes, directories);
             if (callback.extents_size() > 0) {
               // Given back once the I/O in flight under them ended, on the
@@ -269,6 +279,8 @@ class GrpcMdsClient final : public MdsClient {
       }
       const bool was_up = cache_log_.connected();
       cache_log_.Disconnected();
+    known_dirs_.Clear();
+      known_dirs_.Clear();
       if (was_up && handlers_.lost) handlers_.lost();
       {
         std::lock_guard lock(stream_mu_);
@@ -283,6 +295,44 @@ class GrpcMdsClient final : public MdsClient {
         said = true;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+  }
+
+  // What this client's own namespace changes tell of the directories it
+  // knows whole (client/known_dirs.h); a change that failed, or whose
+  // outcome is unknown, makes them unknown.
+  void Learn(const rpc::MetaCall& call, const rpc::MetaReply& reply, uint64_t begun) {
+    if (reply.err() != 0) return ForgetDirsOf(call);
+    switch (call.op()) {
+      case rpc::MAKE_NODE: case rpc::CREATE:
+        known_dirs_.Added(call.ino(), call.name());
+        if (S_ISDIR(reply.inode().mode())) known_dirs_.Created(reply.inode().ino(), begun, cache_log_);
+        return;
+      case rpc::LINK:
+        known_dirs_.Added(call.ino2(), call.name2());
+        return;
+      case rpc::UNLINK: case rpc::RMDIR:
+        known_dirs_.Removed(call.ino(), call.name());
+        return;
+      case rpc::RENAME:
+        if (call.number() == static_cast<uint64_t>(meta::RenameMode::kExchange)) return;
+        known_dirs_.Removed(call.ino(), call.name());
+        known_dirs_.Added(call.ino2(), call.name2());
+        return;
+      default:
+        return;
+    }
+  }
+  void ForgetDirsOf(const rpc::MetaCall& call) {
+    switch (call.op()) {
+      case rpc::MAKE_NODE: case rpc::CREATE: case rpc::UNLINK: case rpc::RMDIR:
+        return known_dirs_.Forget({call.ino()});
+      case rpc::LINK:
+        return known_dirs_.Forget({call.ino2()});
+      case rpc::RENAME:
+        return known_dirs_.Forget({call.ino(), call.ino2()});
+      default:
+        return;
     }
   }
 
@@ -374,6 +424,8 @@ class GrpcMdsClient final : public MdsClient {
                              "call-back stream reopened",
                              name_, lease_ms);
       cache_log_.Disconnected();
+    known_dirs_.Clear();
+      known_dirs_.Clear();
       if (handlers_.lost) handlers_.lost();
       std::lock_guard lock(stream_mu_);
       if (stream_context_ != nullptr) stream_context_->TryCancel();
@@ -414,6 +466,7 @@ class GrpcMdsClient final : public MdsClient {
       session_.reset();
     }
     cache_log_.Disconnected();
+    known_dirs_.Clear();
     std::lock_guard lock(stream_mu_);
     if (stream_context_ != nullptr) stream_context_->TryCancel();
   }
@@ -454,6 +507,7 @@ class GrpcMdsClient final : public MdsClient {
   bool release_stop_ = false;
   size_t idle_releasers_ = 0;
   std::vector<std::thread> releasers_;  // started under release_mu_, joined by StopCallbacks
+  KnownDirs known_dirs_;
   // The MDS's latest reply said it squashes this client's root.
   std::atomic<bool> squashed_by_mds_{false};
   std::mutex mu_;  // guards session_

@@ -23,6 +23,7 @@
 #include <string>
 
 #include "client/cache_log.h"
+#include "client/known_dirs.h"
 #include "common/status.h"
 #include "meta/meta_store.h"
 #include "rpc/auth.h"
@@ -113,6 +114,9 @@ class MdsClient {
   virtual void StopCallbacks() = 0;
   // What the kernel may cache (client/cache_log.h).
   virtual CacheLog& cache_log() = 0;
+  // Whether `name` is known not to be in `dir` (client/known_dirs.h): a
+  // directory this client made and still holds the credit of.
+  virtual bool KnownAbsent(uint64_t dir, const std::string& name) const = 0;
 
   // The filesystem's operations run by the MDS.
   // An open of a file (its first on this client): the inode and its

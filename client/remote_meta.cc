@@ -44,6 +44,11 @@ class RemoteMetaStore final : public meta::MetaStore {
     return InodeOf(Run(std::move(call)));
   }
   Result<meta::Inode> Lookup(uint64_t parent, const std::string& name) override {
+    // In a directory this client knows whole (it made it, no one else
+    // changed it since): no call (the lookup before each create).
+    if (mds_->KnownAbsent(parent, name)) {
+      return Status::Error(ENOENT, "no '" + name + "' in directory " + std::to_string(parent));
+    }
     rpc::MetaCall call = Op(rpc::LOOKUP);
     call.set_ino(parent);
     call.set_name(name);

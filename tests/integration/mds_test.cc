@@ -162,6 +162,32 @@ TEST(MdsExtents, WithoutCreditsReadsTearAcrossClients) {
   EXPECT_GT(torn, 0) << "no read tore without credits: torn_io may not see a torn read";
 }
 
+// A directory a client made is known to it whole: a lookup of a name it
+// does not know there is answered without the MDS (the lookup before each
+// create), until another client changes the directory.
+TEST_F(MdsTest, ANameAnotherClientAddsToADirectoryOneMadeIsSeen) {
+  ASSERT_EQ(mkdir(a_.Path("mine").c_str(), 0755), 0);
+  ASSERT_TRUE(WriteFile(a_.Path("mine/f"), "f"));
+  struct stat st {};
+  EXPECT_EQ(ErrnoOf(stat(a_.Path("mine/x").c_str(), &st)), ENOENT);
+  ASSERT_TRUE(WriteFile(b_->Path("mine/x"), "x"));
+  ASSERT_EQ(stat(a_.Path("mine/x").c_str(), &st), 0);
+  EXPECT_EQ(ReadFile(a_.Path("mine/x")).value_or(""), "x");
+  // And one it removes, renames or links there is followed.
+  ASSERT_EQ(mkdir(a_.Path("own").c_str(), 0755), 0);
+  ASSERT_TRUE(WriteFile(a_.Path("own/g"), "g"));
+  ASSERT_EQ(rename(a_.Path("own/g").c_str(), a_.Path("own/h").c_str()), 0);
+  ASSERT_EQ(link(a_.Path("own/h").c_str(), a_.Path("own/i").c_str()), 0);
+  ASSERT_EQ(unlink(a_.Path("own/h").c_str()), 0);
+  EXPECT_EQ(ErrnoOf(stat(b_->Path("own/h").c_str(), &st)), ENOENT);
+  EXPECT_EQ(ReadFile(b_->Path("own/i")).value_or(""), "g");
+  // Dropped from the kernel's cache, the names are looked up again.
+  Shell("echo 2 > /proc/sys/vm/drop_caches");
+  EXPECT_EQ(ReadFile(a_.Path("own/i")).value_or(""), "g");
+  EXPECT_EQ(ErrnoOf(stat(a_.Path("own/h").c_str(), &st)), ENOENT);
+  EXPECT_EQ(ReadFile(a_.Path("mine/f")).value_or(""), "f");
+}
+
 TEST_F(MdsTest, AFileRemovedOnOneClientStaysReadableWhereItIsOpen) {
   const std::string data = RandomBytes(256 * 1024, 9);
   ASSERT_TRUE(WriteFile(a_.Path("kept"), data));

@@ -6,7 +6,7 @@
 #
 #   IOR (-F, 1 MiB transfers, $np processes): all on A, then spread over A
 #   and B (IOR's -o A/f@B/f form): the aggregate of two clients / one.
-#   mdtest -F -u -n $files ($np processes): one client, two clients at once
+#   mdtest -F -u -i 3 -n $files ($np processes; the mean of 3): one client, two clients at once
 #   (-d A/md@B/md), and the one-process mount: creates and stats.
 #   Torn reads: torn_io's writers on A, its readers on B (extent credits).
 #   Coherence: a chmod on A that must revoke B's cached attributes, against
@@ -103,8 +103,10 @@ ior_rate() {  # $1 phase (-w or -r), $2 -o argument: MiB/s
 }
 mdtest_rates() {  # $1 -d argument: "create stat" ops/s
   # -u: a directory per process (mdtest needs it with several paths).
-  mpi "$np" "$mdtest" -n "$files" -F -u -d "$1" |
-    awk '$1 == "File" && $2 == "creation" { c = $3 } $1 == "File" && $2 == "stat" { s = $3 }
+  # -i 3, the mean: a stat phase served from the kernel's cache lasts a few
+  # milliseconds, and one run of it is noise.
+  mpi "$np" "$mdtest" -n "$files" -F -u -i 3 -d "$1" |
+    awk '$1 == "File" && $2 == "creation" { c = $5 } $1 == "File" && $2 == "stat" { s = $5 }
          END { print c, s }'
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
