@@ -432,21 +432,38 @@ class GrpcMdsClient final : public MdsClient {
     }
   }
 
+  static constexpr size_t kClosesPerCall = 256;
+
+  Status CloseAll(const std::vector<uint64_t>& inos) {
+    rpc::MetaCall call;
+    call.set_op(rpc::CLOSE);
+    call.set_ino(inos.front());
+    for (size_t i = 1; i < inos.size(); ++i) call.add_more_inos(inos[i]);
+    auto reply = Call(std::move(call));
+    if (!reply.ok()) return reply.status();
+    return rpc::StatusOf(*reply);
+  }
+
   void CloseLoop() {
     std::unique_lock lock(close_mu_);
     for (;;) {
       close_cv_.wait(lock, [&] { return close_stop_ || !closes_.empty(); });
       if (close_stop_) return;
-      const uint64_t ino = closes_.front();
-      closes_.pop_front();
-      closing_.insert(ino);
+      // What piled up while the last call ran goes in one call.
+      std::vector<uint64_t> inos;
+      while (!closes_.empty() && inos.size() < kClosesPerCall) {
+        inos.push_back(closes_.front());
+        closes_.pop_front();
+        closing_.insert(inos.back());
+      }
       lock.unlock();
-      Status closed = Close(ino);
+      Status closed = CloseAll(inos);
       if (!closed.ok()) {
-        Logger("client")->warn("inode {}: close not told to the MDS: {}", ino, closed.ToString());
+        Logger("client")->warn("{} closes (inode {} first) not all told to the MDS: {}",
+                               inos.size(), inos.front(), closed.ToString());
       }
       lock.lock();
-      closing_.erase(ino);
+      for (uint64_t ino : inos) closing_.erase(ino);
       close_cv_.notify_all();
     }
   }

@@ -731,8 +731,16 @@ class MdsService final
       }
       case rpc::OPEN:
         return OpenFor(session, call.ino(), reply, /*removed_ok=*/call.flag());
-      case rpc::CLOSE:
-        return CloseFor(session, call.ino());
+      case rpc::CLOSE: {
+        // Each is closed whatever the others' outcome; the first error
+        // answers.
+        Status closed = CloseFor(session, call.ino());
+        for (uint64_t ino : call.more_inos()) {
+          Status also = CloseFor(session, ino);
+          if (closed.ok()) closed = std::move(also);
+        }
+        return closed;
+      }
       case rpc::FORGET_REMOVED:
         fs_->ForgetRemoved(call.ino());
         return Status::Ok();
