@@ -279,7 +279,6 @@ class GrpcMdsClient final : public MdsClient {
       }
       const bool was_up = cache_log_.connected();
       cache_log_.Disconnected();
-    known_dirs_.Clear();
       known_dirs_.Clear();
       if (was_up && handlers_.lost) handlers_.lost();
       {
@@ -424,7 +423,6 @@ class GrpcMdsClient final : public MdsClient {
                              "call-back stream reopened",
                              name_, lease_ms);
       cache_log_.Disconnected();
-    known_dirs_.Clear();
       known_dirs_.Clear();
       if (handlers_.lost) handlers_.lost();
       std::lock_guard lock(stream_mu_);
