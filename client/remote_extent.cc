@@ -2,7 +2,7 @@
 
 namespace sfs::client {
 
-Result<std::shared_ptr<void>> RemoteExtent::Acquire(bool write) {
+Status RemoteExtent::Acquire(bool write) {
   const int wanted = write ? 2 : 1;
   std::unique_lock lock(mu_);
   for (;;) {
@@ -10,9 +10,7 @@ Result<std::shared_ptr<void>> RemoteExtent::Acquire(bool write) {
     changed_.wait(lock, [&] { return !revoking_; });
     if (held_ >= wanted) {
       ++in_flight_;
-      // The hold keeps this object: a revocation or the file's close may
-      // come while the I/O runs.
-      return std::shared_ptr<void>(nullptr, [self = shared_from_this()](void*) { self->Release(); });
+      return Status::Ok();
     }
     const uint64_t before = revocations_;
     lock.unlock();

@@ -17,21 +17,23 @@
 #include <condition_variable>
 #include <cstdint>
 #include <functional>
-#include <memory>
 #include <mutex>
 
 #include "common/status.h"
 
 namespace sfs::client {
 
-class RemoteExtent : public std::enable_shared_from_this<RemoteExtent> {
+class RemoteExtent {
  public:
   // `ask(write)`: the EXTENT_GET call, returning once granted.
   explicit RemoteExtent(std::function<Status(bool write)> ask) : ask_(std::move(ask)) {}
 
-  // Holds the credit in read (`write` false) or write mode until the
-  // returned hold goes; asks the MDS first if needed (blocking).
-  Result<std::shared_ptr<void>> Acquire(bool write);
+  // Holds the credit in read (`write` false) or write mode until Release;
+  // asks the MDS first if needed (blocking). Nothing is held on an error.
+  // (No hold object: the I/O's own held credit, fs::HeldExtent, releases
+  // it, so the data path allocates nothing more for it.)
+  Status Acquire(bool write);
+  void Release();
   // The MDS takes it back: waits for the holds in flight, then drops it.
   void Revoke();
   // The call-back stream was lost: the MDS dropped it (no wait; the I/O in
@@ -42,8 +44,6 @@ class RemoteExtent : public std::enable_shared_from_this<RemoteExtent> {
   int held() const;
 
  private:
-  void Release();
-
   const std::function<Status(bool)> ask_;
   mutable std::mutex mu_;  // guards everything below
   std::condition_variable changed_;

@@ -13,6 +13,7 @@ HeldExtent::HeldExtent(std::shared_ptr<OpenFile> file) : file_(std::move(file)) 
 
 HeldExtent::~HeldExtent() {
   if (ticket_ != 0) file_->extents->Put(ticket_);
+  if (remote_ != nullptr) remote_->Release();
 }
 
 void HeldExtent::Blocking() {
@@ -77,37 +78,25 @@ void WithExtent(const std::shared_ptr<OpenFile>& file, resource::OwnerId owner, 
   uint64_t end = offset + std::max<uint64_t>(length, 1);
   if (end < offset) end = resource::kWholeRange;
   const resource::Credit wanted{resource::Kind::kExtent, file->ino, offset, end, mode};
+  auto held = std::make_shared<HeldExtent>(file);
+  if (file->remote_extent != nullptr) {
+    // A client mount: the credit at the MDS first (no other client's I/O
+    // meets this one), then this mount's own. Blocks while the MDS takes
+    // it back from another client.
+    Status remote = file->remote_extent->Acquire(mode != resource::Mode::kRead);
+    if (remote.ok()) {
+      held->KeepRemote(file->remote_extent);
+    } else {
+      Logger("fs")->error("inode {}: no extent credit from the MDS ({}); the I/O runs without",
+                          file->ino, remote.ToString());
+    }
+  }
   // A handle alone on its file (lockless mode) is granted from its cached
   // whole-file credit, and so is a reader beside others (reads are granted
   // the whole file while no write waits): asked for without the waiting
   // record to set up first, such a request costs two allocations, its held
   // credit and its OnBlocking. A writer beside others needs the root each
   // time: no try.
-  if (file->remote_extent != nullptr) {
-    // A client mount: the continuation may run later on a thread that
-    // serves another request (or none); its calls to the MDS carry this
-    // request's caller all the same (root squash, NRS by uid).
-    const client::MdsCaller* current = client::CallerScope::Current();
-    std::optional<client::MdsCaller> caller;
-    if (current != nullptr) caller = *current;
-    start = [start = std::move(start), caller = std::move(caller)](std::shared_ptr<void> credit) {
-      const client::CallerScope scope(caller);
-      start(std::move(credit));
-    };
-  }
-  auto held = std::make_shared<HeldExtent>(file);
-  if (file->remote_extent != nullptr) {
-    // A client mount: the credit at the MDS first (no other client's I/O
-    // meets this one), then this mount's own. Blocks while the MDS takes
-    // it back from another client.
-    auto remote = file->remote_extent->Acquire(mode != resource::Mode::kRead);
-    if (remote.ok()) {
-      held->KeepRemote(std::move(remote).value());
-    } else {
-      Logger("fs")->error("inode {}: no extent credit from the MDS ({}); the I/O runs without",
-                          file->ino, remote.status().ToString());
-    }
-  }
   if (owner != resource::kRootOwner &&
       (manager->owners() == 1 || mode == resource::Mode::kRead)) {
     auto cached = manager->Get(owner, wanted, {.non_block_local = true}, nullptr,
@@ -119,6 +108,19 @@ void WithExtent(const std::shared_ptr<OpenFile>& file, resource::OwnerId owner, 
   }
   auto waiting = std::make_shared<Waiting>();
   waiting->held = held;
+  if (file->remote_extent != nullptr) {
+    // A client mount: a queued op goes on later on the thread that freed
+    // its credit, which serves another request (or none); its calls to
+    // the MDS carry this request's caller all the same (root squash, NRS
+    // by uid).
+    const client::MdsCaller* current = client::CallerScope::Current();
+    std::optional<client::MdsCaller> caller;
+    if (current != nullptr) caller = *current;
+    start = [start = std::move(start), caller = std::move(caller)](std::shared_ptr<void> credit) {
+      const client::CallerScope scope(caller);
+      start(std::move(credit));
+    };
+  }
   waiting->start = std::move(start);
   auto done = [waiting, ino = file->ino](resource::Outcome outcome, resource::Ticket ticket) {
     {

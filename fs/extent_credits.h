@@ -10,6 +10,7 @@
 #include <memory>
 #include <mutex>
 
+#include "client/remote_extent.h"
 #include "resource/shared_manager.h"
 
 namespace sfs::fs {
@@ -44,13 +45,14 @@ class HeldExtent {
   // op goes, unless another took over. Any thread.
   void SetUser(MultiPartOp* op);
   void ClearUser(const MultiPartOp* op);
-  // Keeps the file's credit at the MDS (a client mount) as long as this.
-  void KeepRemote(std::shared_ptr<void> remote) { remote_ = std::move(remote); }
+  // The file's credit at the MDS (a client mount), acquired for this I/O:
+  // released with this, after the mount's own.
+  void KeepRemote(std::shared_ptr<client::RemoteExtent> remote) { remote_ = std::move(remote); }
 
  private:
   const std::shared_ptr<OpenFile> file_;
   resource::Ticket ticket_ = 0;  // 0: never granted, nothing to put
-  std::shared_ptr<void> remote_;  // set before the credit is shared
+  std::shared_ptr<client::RemoteExtent> remote_;  // set before the credit is shared
   std::mutex mu_;
   MultiPartOp* user_ = nullptr;  // GUARDED_BY(mu_)
   bool blocking_ = false;        // GUARDED_BY(mu_)

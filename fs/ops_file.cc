@@ -115,25 +115,24 @@ uint64_t SpaceNeeded(const OpenFile& file, uint64_t file_size, const ost::IoRequ
 
 // What a data op is granted before its first part runs, after its extent
 // credit and growth turn (the total order of docs/design.md): quota for
-// the bytes it adds past the file's size (`growth`), then room on every
-// OST its parts write. `then(status, growth)` runs once both are granted
-// or one is refused (EDQUOT, ENOSPC: nothing of the op was started); at
-// once in a FUSE worker's own callback, which may wait for a fresh space
-// sample; else (a service thread admitting the op the one before it let
-// through, which must not hold up its OST's queue) a refusal for room is
-// waited out on the space grants' waiter thread, and `then` runs there.
-void Admit(Filesystem& fs, const nrs::RequestInfo& who, OpenFile& file, uint64_t new_end,
-           const std::vector<std::unique_ptr<ost::IoRequest>>& parts, MultiPartOp* op,
-           std::function<void(Status, uint64_t)> then) {
+// the bytes it adds past the file's size (returned in `growth`), then room
+// on every OST its parts write. Refused: EDQUOT or ENOSPC, and nothing of
+// the op was started. A FUSE worker in its own callback may wait for a
+// fresh space sample; on any other thread (a service thread admitting the
+// op the one before it let through, which must not hold up its OST's
+// queue) a refusal for room is not final: `room_wanted` is filled, for
+// WaitForRoom.
+Status Admit(Filesystem& fs, const nrs::RequestInfo& who, OpenFile& file, uint64_t new_end,
+             const std::vector<std::unique_ptr<ost::IoRequest>>& parts, MultiPartOp* op,
+             uint64_t* growth, std::vector<std::pair<uint32_t, uint64_t>>* room_wanted) {
   const uint64_t size = file.size.load();
-  const uint64_t growth = new_end > size ? new_end - size : 0;
-  if (growth > 0) {
+  *growth = new_end > size ? new_end - size : 0;
+  if (*growth > 0) {
     auto hold = fs.quota().ReserveBytes(OwnerOf(file), who.uid, OstAt(file.layout, new_end - 1),
-                                        growth);
+                                        *growth);
     if (!hold.ok()) {
-      return then(Status::Error(hold.err(), "inode " + std::to_string(file.ino) + ": " +
-                                                hold.status().message()),
-                  growth);
+      return Status::Error(hold.err(), "inode " + std::to_string(file.ino) + ": " +
+                                           hold.status().message());
     }
     op->set_quota(std::move(hold).value());
   }
@@ -143,17 +142,32 @@ void Admit(Filesystem& fs, const nrs::RequestInfo& who, OpenFile& file, uint64_t
       per_ost.emplace_back(part->info.ost, SpaceNeeded(file, size, *part));
     }
   }
-  auto granted = [op, ino = file.ino, growth, then = std::move(then)](control::SpaceGrants::Granted space) {
-    if (!space.ok()) {
-      return then(Status::Error(space.err(), "inode " + std::to_string(ino) + ": " +
-                                                 space.status().message()),
-                  growth);
-    }
-    op->set_space(std::move(space).value());
-    then(Status::Ok(), growth);
-  };
-  if (FuseCallbackScope::active()) return granted(fs.space().Reserve(per_ost, /*may_wait=*/true));
-  fs.space().ReserveSoon(std::move(per_ost), std::move(granted));
+  const bool may_wait = FuseCallbackScope::active();
+  auto space = fs.space().Reserve(per_ost, may_wait);
+  if (!space.ok()) {
+    if (space.err() == ENOSPC && !may_wait) *room_wanted = std::move(per_ost);
+    return Status::Error(space.err(), "inode " + std::to_string(file.ino) + ": " +
+                                          space.status().message());
+  }
+  op->set_space(std::move(space).value());
+  return Status::Ok();
+}
+
+// An op Admit refused room off a FUSE worker: its ask waits on the space
+// grants' own thread (control::SpaceGrants::ReserveSoon) as it would have
+// on a FUSE worker, and `go` runs there once granted (else the op is
+// refused).
+void WaitForRoom(Filesystem& fs, MultiPartOp* op, uint64_t ino,
+                 std::vector<std::pair<uint32_t, uint64_t>> room, std::function<void()> go) {
+  fs.space().ReserveSoon(
+      std::move(room), [&fs, op, ino, go = std::move(go)](control::SpaceGrants::Granted space) {
+        if (!space.ok()) {
+          return op->Refuse(fs, Status::Error(space.err(), "inode " + std::to_string(ino) + ": " +
+                                                               space.status().message()));
+        }
+        op->set_space(std::move(space).value());
+        go();
+      });
 }
 
 class ReadOp final : public MultiPartOp {
@@ -490,14 +504,18 @@ void LaunchGrowing(Filesystem& fs, const nrs::RequestInfo& who,
     if (Status marked = MarkIfWriting(fs, *file, new_end, parts); !marked.ok()) {
       return op->Refuse(fs, std::move(marked));
     }
-    auto admitted_parts =
-        std::make_shared<std::vector<std::unique_ptr<ost::IoRequest>>>(std::move(parts));
-    Admit(fs, who, *file, new_end, *admitted_parts, op,
-          [&fs, op, admitted_parts, admitted](Status ok, uint64_t growth) {
-            if (!ok.ok()) return op->Refuse(fs, std::move(ok));
-            admitted(growth);
-            op->Launch(fs, std::move(*admitted_parts));
-          });
+    uint64_t growth = 0;
+    std::vector<std::pair<uint32_t, uint64_t>> room;
+    if (Status ok = Admit(fs, who, *file, new_end, parts, op, &growth, &room); !ok.ok()) {
+      if (room.empty()) return op->Refuse(fs, std::move(ok));
+      auto waiting = std::make_shared<std::vector<std::unique_ptr<ost::IoRequest>>>(std::move(parts));
+      return WaitForRoom(fs, op, file->ino, std::move(room), [&fs, op, waiting, admitted, growth] {
+        admitted(growth);
+        op->Launch(fs, std::move(*waiting));
+      });
+    }
+    admitted(growth);
+    op->Launch(fs, std::move(parts));
     return;
   }
   auto shared_parts =
@@ -514,20 +532,26 @@ void LaunchGrowing(Filesystem& fs, const nrs::RequestInfo& who,
         if (Status marked = MarkIfWriting(fs, *file, new_end, *shared_parts); !marked.ok()) {
           return op->Refuse(fs, std::move(marked));
         }
-        Admit(fs, who, *file, new_end, *shared_parts, op,
-              [&fs, who, file, unwritten_until, op, shared_parts, own_parts, admitted](
-                  Status ok, uint64_t growth) {
-                if (!ok.ok()) return op->Refuse(fs, std::move(ok));
-                admitted(growth);
-                const uint64_t end = file->size.load();
-                if (unwritten_until > end && !file->trimmed.exchange(true)) {
-                  own_parts();
-                  auto* trim = new TrimOp(fs, op, std::move(*shared_parts));
-                  trim->Launch(fs, EveryStripe(TargetOf(*file), nrs::Op::kTruncate, end, who, trim));
-                  return;
-                }
-                op->Launch(fs, std::move(*shared_parts));
-              });
+        auto go = [&fs, who, file, unwritten_until, op, shared_parts, own_parts,
+                   admitted](uint64_t growth) {
+          admitted(growth);
+          const uint64_t end = file->size.load();
+          if (unwritten_until > end && !file->trimmed.exchange(true)) {
+            own_parts();
+            auto* trim = new TrimOp(fs, op, std::move(*shared_parts));
+            trim->Launch(fs, EveryStripe(TargetOf(*file), nrs::Op::kTruncate, end, who, trim));
+            return;
+          }
+          op->Launch(fs, std::move(*shared_parts));
+        };
+        uint64_t growth = 0;
+        std::vector<std::pair<uint32_t, uint64_t>> room;
+        if (Status ok = Admit(fs, who, *file, new_end, *shared_parts, op, &growth, &room);
+            !ok.ok()) {
+          if (room.empty()) return op->Refuse(fs, std::move(ok));
+          return WaitForRoom(fs, op, file->ino, std::move(room), [go, growth] { go(growth); });
+        }
+        go(growth);
       },
       own_parts);
 }

@@ -13,12 +13,16 @@ using namespace std::chrono_literals;
 TEST(RemoteExtentTest, AsksOnceAndKeepsWhatItWasGranted) {
   int asked = 0;
   auto extent = std::make_shared<RemoteExtent>([&](bool) { ++asked; return Status::Ok(); });
-  { ASSERT_TRUE(extent->Acquire(false).ok()); }
-  { ASSERT_TRUE(extent->Acquire(false).ok()); }
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(extent->Acquire(false).ok());
+    extent->Release();
+  }
   EXPECT_EQ(asked, 1);
   EXPECT_EQ(extent->held(), 1);
-  { ASSERT_TRUE(extent->Acquire(true).ok()); }  // more: asks
-  { ASSERT_TRUE(extent->Acquire(false).ok()); }  // write covers read
+  ASSERT_TRUE(extent->Acquire(true).ok());  // more: asks
+  extent->Release();
+  ASSERT_TRUE(extent->Acquire(false).ok());  // write covers read
+  extent->Release();
   EXPECT_EQ(asked, 2);
   EXPECT_EQ(extent->held(), 2);
 }
@@ -27,8 +31,7 @@ TEST(RemoteExtentTest, AsksOnceAndKeepsWhatItWasGranted) {
 TEST(RemoteExtentTest, ARevocationWaitsForTheIoInFlight) {
   std::atomic<int> asked{0};
   auto extent = std::make_shared<RemoteExtent>([&](bool) { ++asked; return Status::Ok(); });
-  auto hold = extent->Acquire(true);
-  ASSERT_TRUE(hold.ok());
+  ASSERT_TRUE(extent->Acquire(true).ok());
   std::atomic<bool> revoked{false};
   std::thread revoker([&] {
     extent->Revoke();
@@ -36,10 +39,11 @@ TEST(RemoteExtentTest, ARevocationWaitsForTheIoInFlight) {
   });
   std::this_thread::sleep_for(20ms);
   EXPECT_FALSE(revoked.load());
-  hold->reset();
+  extent->Release();
   revoker.join();
   EXPECT_EQ(extent->held(), 0);
-  { ASSERT_TRUE(extent->Acquire(false).ok()); }
+  ASSERT_TRUE(extent->Acquire(false).ok());
+  extent->Release();
   EXPECT_EQ(asked.load(), 2);
 }
 
@@ -52,7 +56,8 @@ TEST(RemoteExtentTest, AGrantOvertakenByARevocationIsAskedAgain) {
     if (++asked == 1) extent->Revoke();  // arrives while the first ask runs
     return Status::Ok();
   });
-  { ASSERT_TRUE(extent->Acquire(true).ok()); }
+  ASSERT_TRUE(extent->Acquire(true).ok());
+  extent->Release();
   EXPECT_EQ(asked, 2);
   EXPECT_EQ(extent->held(), 2);
 }
@@ -64,7 +69,8 @@ TEST(RemoteExtentTest, AFailedAskIsTheIosErrorAndALostStreamDropsIt) {
   });
   EXPECT_EQ(extent->Acquire(true).err(), EIO);
   fail = false;
-  { ASSERT_TRUE(extent->Acquire(true).ok()); }
+  ASSERT_TRUE(extent->Acquire(true).ok());
+  extent->Release();
   extent->Lost();
   EXPECT_EQ(extent->held(), 0);
 }
