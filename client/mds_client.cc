@@ -261,13 +261,15 @@ class GrpcMdsClient final : public MdsClient {
             cache_log_.Revoked(all);
             known_dirs_.Forget(all);  // after the log: KnownDirs::Created reads it
             if (handlers_.revoke && !all.empty()) handlers_.revoke(inodes, directories);
-            if (callback.extents_size() > 0) {
+            if (callback.extents_size() > 0 || callback.quota_grants_size() > 0) {
               // Given back once the I/O in flight under them ended, on the
               // releaser's thread: this one keeps reading and acknowledging
               // (an I/O may wait for a change that waits for that).
               ReleaseSoon(callback.id(),
                           std::vector<uint64_t>(callback.extents().begin(),
                                                 callback.extents().end()),
+                          std::vector<uint64_t>(callback.quota_grants().begin(),
+                                                callback.quota_grants().end()),
                           acks);
               continue;
             }
@@ -361,13 +363,16 @@ class GrpcMdsClient final : public MdsClient {
   struct Release {
     uint64_t id;
     std::vector<uint64_t> extents;
+    std::vector<uint64_t> quota_grants;
     std::shared_ptr<AckWriter> acks;
   };
 
-  void ReleaseSoon(uint64_t id, std::vector<uint64_t> extents, std::shared_ptr<AckWriter> acks) {
+  void ReleaseSoon(uint64_t id, std::vector<uint64_t> extents, std::vector<uint64_t> quota_grants,
+                   std::shared_ptr<AckWriter> acks) {
     {
       std::lock_guard lock(release_mu_);
-      releases_.push_back(Release{id, std::move(extents), std::move(acks)});
+      releases_.push_back(
+          Release{id, std::move(extents), std::move(quota_grants), std::move(acks)});
       // A few threads: one file whose I/O is slow (a slow OST) holds back
       // only its own acknowledgement.
       if (releases_.size() > idle_releasers_ && releasers_.size() < kReleasers) {
@@ -389,7 +394,10 @@ class GrpcMdsClient final : public MdsClient {
         next = std::move(releases_.front());
         releases_.pop_front();
       }
-      if (handlers_.revoke_extents) handlers_.revoke_extents(next.extents);
+      if (handlers_.revoke_extents && !next.extents.empty()) handlers_.revoke_extents(next.extents);
+      if (handlers_.revoke_quota && !next.quota_grants.empty()) {
+        handlers_.revoke_quota(next.quota_grants);
+      }
       next.acks->Write(next.id);  // a stream gone meanwhile: the MDS dropped them
     }
   }
@@ -640,6 +648,31 @@ Status MdsClient::ExtentGet(uint64_t ino, bool write) {
     if (got.err() != EAGAIN || std::chrono::steady_clock::now() >= give_up) return got;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+}
+
+Result<QuotaGrant> MdsClient::AskQuota(const control::QuotaOwner& owner, uint32_t caller,
+                                       size_t ost, uint64_t bytes,
+                                       const std::vector<uint64_t>& done) {
+  // The request's own caller (its job id, for the metadata NRS), else the
+  // mount's work for a write admitted later: the uid is the write's.
+  const MdsCaller* current = CallerScope::Current();
+  MdsCaller who = current != nullptr ? *current : MdsCaller{};
+  who.uid = caller;
+  rpc::MetaCall call = NewCall(rpc::QUOTA_GRANT, &who);
+  rpc::QuotaAsk* ask = call.mutable_quota();
+  ask->set_uid(owner.uid);
+  ask->set_gid(owner.gid);
+  ask->set_projid(owner.projid);
+  ask->set_ost(static_cast<uint32_t>(ost));
+  ask->set_bytes(bytes);
+  for (uint64_t id : done) ask->add_done(id);
+  auto reply = Done(Call(std::move(call)));
+  if (!reply.ok()) return reply.status();
+  QuotaGrant grant;
+  grant.id = reply->number();
+  grant.unlimited = reply->granted() == UINT64_MAX;
+  grant.bytes = grant.unlimited ? 0 : reply->granted();
+  return grant;
 }
 
 Status MdsClient::CheckAccess(uint64_t ino, int mask) {

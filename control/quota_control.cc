@@ -54,10 +54,10 @@ std::optional<QuotaId> QuotaIdOfSetting(std::string_view name) {
   return id;
 }
 
-QuotaHold::~QuotaHold() { control_->Settle(reservation_, used_); }
+LocalQuotaHold::~LocalQuotaHold() { control_->Settle(reservation_, used()); }
 
 QuotaControl::QuotaControl(meta::MetaStore* meta, size_t osts, QuotaTiming timing)
-    : meta_(meta), enforcer_(timing.tunables) {
+    : meta_(meta), block_chunk_(timing.tunables.blocks.chunk), enforcer_(timing.tunables) {
   enforcer_.SetBlockOwners(osts);
   expirer_ = std::thread([this, every = timing.expire_every] { ExpireLoop(every); });
 }
@@ -278,7 +278,7 @@ Result<std::shared_ptr<QuotaHold>> QuotaControl::ReserveFor(const std::vector<Qu
                                                report.usage.inode_grace_end, now_sec)));
   }
   if (reservation.parts.empty()) return std::shared_ptr<QuotaHold>();
-  return std::make_shared<QuotaHold>(this, std::move(reservation));
+  return std::shared_ptr<QuotaHold>(std::make_shared<LocalQuotaHold>(this, std::move(reservation)));
 }
 
 void QuotaControl::Settle(const resource::QuotaEnforcer::Reservation& reservation, uint64_t used) {

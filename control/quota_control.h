@@ -49,21 +49,35 @@ namespace sfs::control {
 class QuotaControl;
 
 // A reservation held by one change until it is stored (or given up); the
-// part it used (Use) is settled on destruction.
+// part it used (Use) is settled when the hold is destroyed, by whoever
+// granted it (this mount's QuotaControl, or a client's grant from the MDS:
+// client/quota_grants.h).
 class QuotaHold {
  public:
-  QuotaHold(QuotaControl* control, resource::QuotaEnforcer::Reservation reservation)
-      : control_(control), reservation_(std::move(reservation)) {}
-  ~QuotaHold();
+  QuotaHold() = default;
+  virtual ~QuotaHold() = default;
   QuotaHold(const QuotaHold&) = delete;
   QuotaHold& operator=(const QuotaHold&) = delete;
   // The change was stored and used this much of the reservation.
   void Use(uint64_t amount) { used_ = amount; }
 
+ protected:
+  uint64_t used() const { return used_; }
+
+ private:
+  uint64_t used_ = 0;
+};
+
+// A hold of this mount's own enforcer.
+class LocalQuotaHold final : public QuotaHold {
+ public:
+  LocalQuotaHold(QuotaControl* control, resource::QuotaEnforcer::Reservation reservation)
+      : control_(control), reservation_(std::move(reservation)) {}
+  ~LocalQuotaHold() override;
+
  private:
   QuotaControl* const control_;
   const resource::QuotaEnforcer::Reservation reservation_;
-  uint64_t used_ = 0;
 };
 
 // Whose quota a change counts for.
@@ -79,7 +93,32 @@ struct QuotaTiming {
   std::chrono::nanoseconds expire_every = std::chrono::seconds(5);
 };
 
-class QuotaControl {
+// Where the data and namespace paths reserve quota: the mount's own
+// QuotaControl (the one-process mount, the MDS), or a client's grants
+// from the MDS (client/quota_grants.h). Every method from any thread.
+class QuotaGate {
+ public:
+  virtual ~QuotaGate() = default;
+  // Reserves room for `bytes` more of `owner`'s usage through OST `ost`'s
+  // chunk, or `inodes` more through the metadata service's, for a change
+  // made by `caller`. Null when no id involved has a limit. EDQUOT naming
+  // the id that is full.
+  virtual Result<std::shared_ptr<QuotaHold>> ReserveBytes(const QuotaOwner& owner, uint32_t caller,
+                                                          size_t ost, uint64_t bytes) = 0;
+  virtual Result<std::shared_ptr<QuotaHold>> ReserveInodes(const QuotaOwner& owner,
+                                                           uint32_t caller, uint64_t inodes) = 0;
+  // A chown or chgrp by `caller` moves `bytes` and one inode from `from`'s
+  // user and group to `to`'s: room for them where those differ (the
+  // project stays). Either hold is null where none was needed.
+  struct MoveHolds {
+    std::shared_ptr<QuotaHold> bytes;
+    std::shared_ptr<QuotaHold> inodes;
+  };
+  virtual Result<MoveHolds> ReserveMove(const QuotaOwner& from, const QuotaOwner& to,
+                                        uint32_t caller, uint64_t bytes) = 0;
+};
+
+class QuotaControl final : public QuotaGate {
  public:
   // Borrows the store (it outlives this object; the observer is removed
   // by the destructor). Loads the stored limits and grace.
@@ -94,30 +133,24 @@ class QuotaControl {
   // The filesystem gained OSTs: `count` block sub-owners.
   void SetOsts(size_t count);
 
-  // Reserves room for `bytes` more of `owner`'s usage through OST `ost`'s
-  // chunk, or `inodes` more through the metadata service's, for a change
-  // made by `caller`. Null when no id involved has a limit (no lock taken
-  // while no limit is set at all). EDQUOT naming the id that is full.
+  // QuotaGate. No lock is taken while no limit is set at all.
   Result<std::shared_ptr<QuotaHold>> ReserveBytes(const QuotaOwner& owner, uint32_t caller,
-                                                  size_t ost, uint64_t bytes);
+                                                  size_t ost, uint64_t bytes) override;
   Result<std::shared_ptr<QuotaHold>> ReserveInodes(const QuotaOwner& owner, uint32_t caller,
-                                                   uint64_t inodes);
-
-  // A chown or chgrp by `caller` moves `bytes` and one inode from `from`'s
-  // user and group to `to`'s: room for them where those differ (the
-  // project stays). Either hold is null where none was needed.
-  struct MoveHolds {
-    std::shared_ptr<QuotaHold> bytes;
-    std::shared_ptr<QuotaHold> inodes;
-  };
+                                                   uint64_t inodes) override;
   Result<MoveHolds> ReserveMove(const QuotaOwner& from, const QuotaOwner& to, uint32_t caller,
-                                uint64_t bytes);
+                                uint64_t bytes) override;
+  // What a block sub-owner asks for beyond its need (the MDS hands client
+  // mounts chunks of this size: mds/quota_grants.h).
+  uint64_t block_chunk() const { return block_chunk_; }
+  // Whether some id has a limit now.
+  bool any_limits() const { return any_limits_.load(std::memory_order_relaxed); }
 
   // For tests and metrics: one OST's share of an id's block quota.
   resource::CountedStats BlockStats(const QuotaId& id, size_t ost);
 
  private:
-  friend class QuotaHold;
+  friend class LocalQuotaHold;
   void Settle(const resource::QuotaEnforcer::Reservation& reservation, uint64_t used);
   Result<std::shared_ptr<QuotaHold>> Reserve(const QuotaOwner& owner, uint32_t caller, bool blocks,
                                              size_t ost, uint64_t amount);
@@ -129,6 +162,7 @@ class QuotaControl {
   void ExpireLoop(std::chrono::nanoseconds every);
 
   meta::MetaStore* const meta_;
+  const uint64_t block_chunk_;
   std::mutex settings_mu_;
   QuotaGrace grace_;  // GUARDED_BY(settings_mu_)
   std::mutex mu_;

@@ -54,6 +54,11 @@ Status Filesystem::ConnectClient() {
   }
   Logger("fs")->info("client of {}{}: {} OSTs on OSSs", client::kMdsScheme, config_.mds,
                      osts_.size());
+  client_quota_ = std::make_unique<client::QuotaGrants>(
+      [mds = mds_.get()](const control::QuotaOwner& owner, uint32_t caller, size_t ost,
+                         uint64_t bytes, const std::vector<uint64_t>& done) {
+        return mds->AskQuota(owner, caller, ost, bytes, done);
+      });
   client::MdsClient::CallbackHandlers handlers;
   handlers.revoke = [this](const std::vector<uint64_t>& inodes,
                            const std::vector<uint64_t>& directories) {
@@ -61,6 +66,7 @@ Status Filesystem::ConnectClient() {
   };
   handlers.lost = [this] {
     DropAllCached();
+    client_quota_->Forget();  // the MDS freed them with the stream
     // The MDS dropped this client's extent credits with the stream.
     for (const auto& file : open_.All()) {
       if (file->remote_extent != nullptr) file->remote_extent->Lost();
@@ -75,7 +81,13 @@ Status Filesystem::ConnectClient() {
   };
   // On a thread of its own: the call-back thread must go on acknowledging
   // while opens are counted again (each a call, each under its shard).
-  handlers.reconnected = [this] { StartReopen(); };
+  handlers.revoke_quota = [this](const std::vector<uint64_t>& grants) {
+    client_quota_->Revoke(grants);
+  };
+  handlers.reconnected = [this] {
+    client_quota_->Forget();  // one given before the stream came up is not the MDS's to take back
+    StartReopen();
+  };
   mds_->StartCallbacks(std::move(handlers));
   return Status::Ok();
 }

@@ -335,8 +335,13 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
   }
   fs->placement_control_ = std::make_unique<control::PlacementControl>(fs->meta_.get(), services);
   if (Status loaded = fs->placement_control_->Load(); !loaded.ok()) return loaded;
-  fs->quota_ = std::make_unique<control::QuotaControl>(fs->meta_.get(), fs->osts_.size());
-  if (Status loaded = fs->quota_->Load(); !loaded.ok()) return loaded;
+  if (fs->is_client()) {
+    fs->quota_gate_ = fs->client_quota_.get();  // the limits are the MDS's
+  } else {
+    fs->quota_ = std::make_unique<control::QuotaControl>(fs->meta_.get(), fs->osts_.size());
+    if (Status loaded = fs->quota_->Load(); !loaded.ok()) return loaded;
+    fs->quota_gate_ = fs->quota_.get();
+  }
   fs->space_ = std::make_unique<control::SpaceGrants>(
       [osts = &fs->osts_](uint32_t ost) { return osts->at(ost).LastSpace(); },
       [osts = &fs->osts_](uint32_t ost) { osts->at(ost).RequestSpaceSample(); },

@@ -259,8 +259,9 @@ class Filesystem {
   PipePool& read_pipes() { return read_pipes_; }
   // Reads and writes a FUSE_INTERRUPT may end (fs/interrupts.h).
   InterruptTable& interrupts() { return interrupts_; }
-  // Quota limits and reservations (control/quota_control.h).
-  control::QuotaControl& quota() { return *quota_; }
+  // Quota reservations (control/quota_control.h): the mount's own limits,
+  // or on a client mount grants from the MDS (client/quota_grants.h).
+  control::QuotaGate& quota() { return *quota_gate_; }
   // Free-space grants of the OSTs (control/space_grants.h).
   control::SpaceGrants& space() { return *space_; }
   // What the metadata service did per job id (job_stats, target "mdt").
@@ -519,6 +520,9 @@ class Filesystem {
   // A client mount's MDS (meta_ reaches it too); null on the one-process
   // mount.
   std::shared_ptr<client::MdsClient> mds_;
+  // A client's quota grants from the MDS; made before the call-backs start
+  // (they take grants back), ended after them.
+  std::unique_ptr<client::QuotaGrants> client_quota_;
   // A client mount's inodes whose attributes (or names under them) the
   // kernel was allowed to keep: what a lost call-back stream must drop.
   std::mutex cached_mu_;  // a leaf; guards cached_
@@ -544,7 +548,8 @@ class Filesystem {
   std::unique_ptr<control::NrsControl> nrs_control_;              // borrows meta_ and osts_
   std::unique_ptr<control::NrsControl> mdt_nrs_control_;          // borrows meta_ and mdt_; may be null
   std::unique_ptr<control::PlacementControl> placement_control_;  // borrows meta_ and osts_
-  std::unique_ptr<control::QuotaControl> quota_;                  // borrows meta_
+  std::unique_ptr<control::QuotaControl> quota_;                  // borrows meta_; null on a client
+  control::QuotaGate* quota_gate_ = nullptr;                      // quota_ or client_quota_
   std::unique_ptr<control::SpaceGrants> space_;                   // reads osts_' samples
   JobIds jobids_;
   // Its cleanup interval is the one every OST's JobStats has too

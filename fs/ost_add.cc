@@ -204,7 +204,9 @@ Status Filesystem::PublishOst(std::unique_ptr<ost::Service> service, const FdBud
     control->SetResponsive(ost, responsive);
   });
   monitor_->Add(added);
-  quota_->SetOsts(osts_.size());  // its block quota sub-owner, before any file can use it
+  // Its block quota sub-owner, before any file can use it (a client's
+  // sub-owners are the MDS's).
+  if (quota_ != nullptr) quota_->SetOsts(osts_.size());
   return placement_control_->AddOst(added);
 }
 

@@ -31,6 +31,7 @@ struct Revocation {
   std::vector<uint64_t> inodes;       // attributes
   std::vector<uint64_t> directories;  // names under them (their attributes too)
   std::vector<uint64_t> extents;      // open files' extent credits (extent_master.h)
+  std::vector<uint64_t> quota_grants;  // block quota grants (quota_grants.h)
   bool operator==(const Revocation&) const = default;
 };
 

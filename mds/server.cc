@@ -16,6 +16,7 @@
 #include "mds/cache_credits.h"
 #include "mds/callbacks.h"
 #include "mds/extent_master.h"
+#include "mds/quota_grants.h"
 #include "mds/replies.h"
 #include "meta/meta_store.h"
 #include "mdt/service.h"
@@ -87,6 +88,7 @@ class CallbackStream final : public grpc::ServerBidiReactor<rpc::CallbackAck, rp
     for (uint64_t ino : revocation.inodes) message.add_inodes(ino);
     for (uint64_t ino : revocation.directories) message.add_directories(ino);
     for (uint64_t ino : revocation.extents) message.add_extents(ino);
+    for (uint64_t id : revocation.quota_grants) message.add_quota_grants(id);
     Queue(std::move(message));
   }
   void Renew() override {
@@ -177,7 +179,8 @@ class CallbackStream final : public grpc::ServerBidiReactor<rpc::CallbackAck, rp
 struct Changed {
   std::vector<uint64_t> inodes;       // attributes
   std::vector<uint64_t> directories;  // entries
-  bool empty() const { return inodes.empty() && directories.empty(); }
+  std::vector<QuotaId> quota_limits;  // their clients' quota grants are taken back
+  bool empty() const { return inodes.empty() && directories.empty() && quota_limits.empty(); }
 };
 
 // Calls that change the namespace in a way a second run would not repeat
@@ -332,8 +335,10 @@ class MdsService final
   // counts them again under its next stream (Filesystem::ReopenAtMds),
   // and an open told again under a newer stream is not ended here.
   void CloseSession(uint64_t session, uint64_t generation) {
-    // The client dropped its extent credits when the stream broke.
+    // The client dropped its extent credits and quota grants when the
+    // stream broke.
     extents_.StreamEnded(session, generation);
+    quota_grants_.StreamEnded(session, generation);
     std::vector<std::shared_ptr<fs::OpenFile>> ended;
     {
       std::lock_guard lock(opens_mu_);
@@ -367,6 +372,15 @@ class MdsService final
       return AskExtent(call.ino(), static_cast<ExtentMaster::Mode>(call.number()), session, reply,
                        std::move(finish));
     }
+    if (call.op() == rpc::QUOTA_GRANT) {
+      quota_grants_.Free(session, {call.quota().done().begin(), call.quota().done().end()});
+      if (call.quota().bytes() == 0) {
+        rpc::SetStatus(Status::Error(EINVAL, "a quota grant of 0 bytes"), reply);
+        return finish();
+      }
+      return AskQuota(call.quota(), call.caller().uid(), session, reply, std::move(finish),
+                      /*took_back=*/false);
+    }
     Changed changed;
     Status status;
     if (call.client_id() != 0 && Recorded(call.op())) {
@@ -382,8 +396,75 @@ class MdsService final
       rpc::SetStatus(status, reply);
     }
     if (changed.empty()) return finish();
-    hub_.Revoke(credits_.Change(changed.inodes, changed.directories, session), std::move(finish),
-                CallbackHub::Clock::now());
+    std::map<SessionId, Revocation> revocations =
+        credits_.Change(changed.inodes, changed.directories, session);
+    if (changed.quota_limits.empty()) {
+      return hub_.Revoke(revocations, std::move(finish), CallbackHub::Clock::now());
+    }
+    // New limits hold for clients once the grants they spend from are back
+    // (the changer's own too: its next write asks again).
+    auto grants = quota_grants_.Holding(changed.quota_limits, /*except=*/0);
+    for (const auto& [holder, ids] : grants) revocations[holder].quota_grants = ids;
+    hub_.Revoke(
+        revocations,
+        [this, grants, finish = std::move(finish)] {
+          for (const auto& [holder, ids] : grants) quota_grants_.Free(holder, ids);
+          finish();
+        },
+        CallbackHub::Clock::now());
+  }
+
+  // QUOTA_GRANT (mds/quota_grants.h): room for the write and a chunk
+  // beyond, less near the limit; refused, every grant of the same ids is
+  // taken back (the reply waits, no thread does) and the
+  // write's own room asked once more.
+  void AskQuota(const rpc::QuotaAsk& ask, uint32_t caller, uint64_t session, rpc::MetaReply* reply,
+                std::function<void()> finish, bool took_back) {
+    if (!hub_.Attached(session)) {
+      rpc::SetStatus(Status::Error(EAGAIN, "no call-back stream yet: ask again"), reply);
+      return finish();
+    }
+    const control::QuotaOwner owner{ask.uid(), ask.gid(), ask.projid()};
+    const size_t ost = ask.ost() < fs_->ost_count() ? ask.ost() : 0;
+    control::QuotaGate& quota = fs_->quota();
+    const uint64_t chunk = resource::QuotaTunables{}.blocks.chunk;
+    Result<std::shared_ptr<control::QuotaHold>> hold = Status::Error(EDQUOT, "");
+    uint64_t granted = 0;
+    for (uint64_t extra : {chunk, chunk >> 2, chunk >> 4, chunk >> 6, uint64_t{0}}) {
+      granted = ask.bytes() + extra;
+      hold = quota.ReserveBytes(owner, caller, ost, granted);
+      if (hold.ok() || hold.err() != EDQUOT) break;
+    }
+    if (hold.ok()) {
+      const bool unlimited = *hold == nullptr;
+      reply->set_number(quota_grants_.Add(session, hub_.Generation(session), owner,
+                                          std::move(hold).value()));
+      reply->set_granted(unlimited ? UINT64_MAX : granted);
+      return finish();
+    }
+    // The asker's own grants too: one of another owner it spent still
+    // holds its room until it asks for that owner again.
+    auto holding = hold.err() == EDQUOT && !took_back
+                       ? quota_grants_.Holding(QuotaGrantBook::IdsOf(owner), /*except=*/0)
+                       : std::map<SessionId, std::vector<uint64_t>>{};
+    if (holding.empty()) {
+      if (hold.err() == EDQUOT) {
+        Logger("mds")->info("quota grant of {} bytes for uid {} gid {} project {} refused: {}",
+                            ask.bytes(), owner.uid, owner.gid, owner.projid,
+                            hold.status().message());
+      }
+      rpc::SetStatus(hold.status(), reply);
+      return finish();
+    }
+    std::map<SessionId, Revocation> revocations;
+    for (const auto& [holder, ids] : holding) revocations[holder].quota_grants = ids;
+    hub_.Revoke(
+        revocations,
+        [this, ask, caller, session, reply, holding, finish = std::move(finish)]() mutable {
+          for (const auto& [holder, ids] : holding) quota_grants_.Free(holder, ids);
+          AskQuota(ask, caller, session, reply, std::move(finish), /*took_back=*/true);
+        },
+        CallbackHub::Clock::now());
   }
 
   // EXTENT_GET: granted once every conflicting holder gave its credit
@@ -620,11 +701,36 @@ class MdsService final
         }
         return Status::Ok();
       }
-      case rpc::SET_ATTR:
+      case rpc::SET_ATTR: {
+        const meta::AttrChange change = rpc::FromWire(call.change());
+        // A chown or chgrp moves the file's usage: room for it first, as
+        // the one-process mount's setattr does (fs/ops_file.cc).
+        control::QuotaGate::MoveHolds holds;
+        uint64_t moved = 0;
+        if (change.uid.has_value() || change.gid.has_value()) {
+          auto inode = store.GetInode(call.ino());
+          if (!inode.ok()) return inode.status();
+          moved = S_ISREG(inode->mode) ? inode->size : 0;
+          auto reserved = fs_->quota().ReserveMove(
+              {inode->uid, inode->gid, inode->projid},
+              {change.uid.value_or(inode->uid), change.gid.value_or(inode->gid), inode->projid},
+              call.caller().uid(), moved);
+          if (!reserved.ok()) {
+            return Status::Error(reserved.err(), "chown of inode " + std::to_string(call.ino()) +
+                                                     ": " + reserved.status().message());
+          }
+          holds = std::move(reserved).value();
+        }
         // The changer's kernel takes the new attributes from the reply.
         Grant(session, call.ino());
         changed->inodes.push_back(call.ino());
-        return InodeReply(store.SetAttr(call.ino(), rpc::FromWire(call.change())), reply);
+        auto stored = store.SetAttr(call.ino(), change);
+        if (stored.ok()) {
+          if (holds.bytes) holds.bytes->Use(moved);
+          if (holds.inodes) holds.inodes->Use(1);
+        }
+        return InodeReply(std::move(stored), reply);
+      }
       case rpc::NOTE_WRITE:
         Grant(session, call.ino());
         changed->inodes.push_back(call.ino());
@@ -750,10 +856,14 @@ class MdsService final
         return ValueReply(fs_->GetSetting(name), reply);
       case rpc::FS_SET_SETTING:
         SFS_RETURN_IF_ERROR(CheckAdmin(call, name));
-        return fs_->SetSetting(name, call.value(), call.caller().uid());
+        SFS_RETURN_IF_ERROR(fs_->SetSetting(name, call.value(), call.caller().uid()));
+        if (auto id = control::QuotaIdOfSetting(name)) changed->quota_limits.push_back(*id);
+        return Status::Ok();
       case rpc::FS_REMOVE_SETTING:
         SFS_RETURN_IF_ERROR(CheckAdmin(call, name));
-        return fs_->RemoveSetting(name, call.caller().uid());
+        SFS_RETURN_IF_ERROR(fs_->RemoveSetting(name, call.caller().uid()));
+        if (auto id = control::QuotaIdOfSetting(name)) changed->quota_limits.push_back(*id);
+        return Status::Ok();
       case rpc::SET_LAYOUT_XATTR:
         changed->inodes.push_back(call.ino());
         return fs_->SetLayoutXattr(call.caller().uid(), call.ino(), call.value());
@@ -848,6 +958,7 @@ class MdsService final
   CacheCredits credits_;
   CallbackHub hub_;
   ExtentMaster extents_;
+  QuotaGrantBook quota_grants_;
   ReplyLedger ledger_;
   const uint32_t lose_reply_every_;
   std::atomic<uint64_t> recorded_calls_{0};  // for lose_reply_every_

@@ -120,6 +120,13 @@ TEST_F(MdsTest, WhatOneClientDoesTheOtherSeesAtOnce) {
   EXPECT_EQ(ErrnoOf(stat(a_.Path("d").c_str(), &st)), ENOENT);
 }
 
+// The bused= field of a quota line.
+std::string QuotaUsed(const std::string& line) {
+  const size_t at = line.find("bused=");
+  if (at == std::string::npos) return "-1";
+  return line.substr(at + 6, line.find(' ', at) - at - 6);
+}
+
 // torn_io's writers on `writer`, its readers on `reader`: reads, torn, writes.
 std::array<long, 3> TornAcross(const std::string& writer, const std::string& reader, int reads) {
   const std::string torn_io = std::string(SFS_BUILD_DIR) + "/tools/bench/torn_io";
@@ -306,6 +313,56 @@ TEST_F(MdsTest, AWriteThatReturnedIsReadByAnotherClientThatKeptTheFileOpen) {
   }
   close(writer);
   close(reader);
+}
+
+// Quota across clients (issue 35 item 4): the MDS is the quota master and
+// each client spends chunks it was granted. A limit set while both
+// clients hold grants (of an owner with no limit yet) holds on both at
+// once; written from both, usage stops at the limit, not at the limit per
+// client; usage is the sum of the files; freed room is usable anywhere.
+TEST_F(MdsTest, AQuotaHoldsAcrossClientsAtItsLimit) {
+  constexpr size_t kPiece = 256 << 10;
+  constexpr int64_t kLimit = 8 << 20;
+  ASSERT_EQ(mkdir(a_.Path("pub").c_str(), 0777), 0);
+  ASSERT_EQ(chmod(a_.Path("pub").c_str(), 0777), 0);
+  // Appends `kPiece` to `path` as uid 1000: 0 or the errno.
+  auto append = [&](const std::string& path) {
+    return RunAs(1000, 1000, [&] {
+      const int fd = open(path.c_str(), O_CREAT | O_WRONLY | O_APPEND, 0644);
+      if (fd < 0) return errno;
+      const std::string data(kPiece, 'q');
+      const int err = write(fd, data.data(), data.size()) == static_cast<ssize_t>(data.size())
+                          ? 0 : errno;
+      close(fd);
+      return err;
+    });
+  };
+  const std::string on_a = a_.Path("pub/a"), on_b = b_->Path("pub/b");
+  ASSERT_EQ(append(on_a), 0);  // both clients hold a grant of an owner with no limit
+  ASSERT_EQ(append(on_b), 0);
+  ASSERT_EQ(setxattr(a_.Path("").c_str(), "user.stripefs.quota.u.1000", "bhard=8M", 8, 0), 0);
+  bool a_full = false, b_full = false;
+  for (int round = 0; round < 64 && !(a_full && b_full); ++round) {
+    for (auto [path, full] : {std::pair{on_a, &a_full}, std::pair{on_b, &b_full}}) {
+      if (*full) continue;
+      const int err = append(path);
+      ASSERT_TRUE(err == 0 || err == EDQUOT) << strerror(err);
+      *full = err == EDQUOT;
+    }
+  }
+  ASSERT_TRUE(a_full && b_full);
+  const int64_t used = std::stoll(QuotaUsed(GetSetting(a_, "quota.u.1000")));
+  EXPECT_LE(used, kLimit);
+  EXPECT_GT(used + static_cast<int64_t>(kPiece), kLimit);  // refused only when it did not fit
+  struct stat sa {}, sb {};
+  ASSERT_EQ(stat(b_->Path("pub/a").c_str(), &sa), 0);
+  ASSERT_EQ(stat(a_.Path("pub/b").c_str(), &sb), 0);
+  EXPECT_EQ(sa.st_size + sb.st_size, used);
+  EXPECT_GT(sa.st_size, static_cast<off_t>(kPiece));  // both wrote past their first piece
+  EXPECT_GT(sb.st_size, static_cast<off_t>(kPiece));
+  // Room freed on A is B's to use.
+  ASSERT_EQ(unlink(a_.Path("pub/a").c_str()), 0);
+  EXPECT_EQ(append(on_b), 0);
 }
 
 // A last close is told to the MDS after its reply: an open of the same
