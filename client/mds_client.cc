@@ -261,15 +261,15 @@ class GrpcMdsClient final : public MdsClient {
             cache_log_.Revoked(all);
             known_dirs_.Forget(all);  // after the log: KnownDirs::Created reads it
             if (handlers_.revoke && !all.empty()) handlers_.revoke(inodes, directories);
-            if (callback.extents_size() > 0 || callback.quota_grants_size() > 0) {
+            if (callback.extents_size() > 0 || callback.grants_size() > 0) {
               // Given back once the I/O in flight under them ended, on the
               // releaser's thread: this one keeps reading and acknowledging
               // (an I/O may wait for a change that waits for that).
               ReleaseSoon(callback.id(),
                           std::vector<uint64_t>(callback.extents().begin(),
                                                 callback.extents().end()),
-                          std::vector<uint64_t>(callback.quota_grants().begin(),
-                                                callback.quota_grants().end()),
+                          std::vector<uint64_t>(callback.grants().begin(),
+                                                callback.grants().end()),
                           acks);
               continue;
             }
@@ -363,16 +363,16 @@ class GrpcMdsClient final : public MdsClient {
   struct Release {
     uint64_t id;
     std::vector<uint64_t> extents;
-    std::vector<uint64_t> quota_grants;
+    std::vector<uint64_t> grants;
     std::shared_ptr<AckWriter> acks;
   };
 
-  void ReleaseSoon(uint64_t id, std::vector<uint64_t> extents, std::vector<uint64_t> quota_grants,
+  void ReleaseSoon(uint64_t id, std::vector<uint64_t> extents, std::vector<uint64_t> grants,
                    std::shared_ptr<AckWriter> acks) {
     {
       std::lock_guard lock(release_mu_);
       releases_.push_back(
-          Release{id, std::move(extents), std::move(quota_grants), std::move(acks)});
+          Release{id, std::move(extents), std::move(grants), std::move(acks)});
       // A few threads: one file whose I/O is slow (a slow OST) holds back
       // only its own acknowledgement.
       if (releases_.size() > idle_releasers_ && releasers_.size() < kReleasers) {
@@ -395,9 +395,7 @@ class GrpcMdsClient final : public MdsClient {
         releases_.pop_front();
       }
       if (handlers_.revoke_extents && !next.extents.empty()) handlers_.revoke_extents(next.extents);
-      if (handlers_.revoke_quota && !next.quota_grants.empty()) {
-        handlers_.revoke_quota(next.quota_grants);
-      }
+      if (handlers_.revoke_grants && !next.grants.empty()) handlers_.revoke_grants(next.grants);
       next.acks->Write(next.id);  // a stream gone meanwhile: the MDS dropped them
     }
   }
@@ -636,18 +634,56 @@ Result<MdsClient::Opened> MdsClient::Open(uint64_t ino, int flags) {
   return Opened{rpc::FromWire(reply->inode()), reply->value()};
 }
 
-Status MdsClient::ExtentGet(uint64_t ino, bool write) {
+Result<rpc::MetaReply> MdsClient::CallOnceAttached(const rpc::MetaCall& call) {
   // EAGAIN: the MDS grants only a client whose call-back stream is up
   // (just mounted, or the stream is being reopened).
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   for (;;) {
-    rpc::MetaCall call = NewCall(rpc::EXTENT_GET);
-    call.set_ino(ino);
-    call.set_number(write ? 2 : 1);
-    Status got = Done(Call(std::move(call))).status();
-    if (got.err() != EAGAIN || std::chrono::steady_clock::now() >= give_up) return got;
+    auto reply = Done(Call(call));
+    if (reply.ok() || reply.err() != EAGAIN || std::chrono::steady_clock::now() >= give_up) {
+      return reply;
+    }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
+}
+
+Status MdsClient::ExtentGet(uint64_t ino, bool write) {
+  rpc::MetaCall call = NewCall(rpc::EXTENT_GET);
+  call.set_ino(ino);
+  call.set_number(write ? 2 : 1);
+  return CallOnceAttached(call).status();
+}
+
+Result<RoomGrant> MdsClient::AskRoom(const std::map<uint32_t, uint64_t>& per_ost,
+                                     const std::vector<uint64_t>& done,
+                                     const std::map<uint32_t, RoomGrants::FreedRoom>& freed) {
+  rpc::MetaCall call = NewCall(rpc::ROOM_GRANT);
+  const auto now = std::chrono::steady_clock::now();
+  for (const auto& [ost, one] : freed) {
+    rpc::OstBytes* told = call.mutable_room()->add_freed();
+    told->set_ost(ost);
+    told->set_bytes(one.bytes);
+    told->set_age_us(static_cast<uint64_t>(
+        std::chrono::duration_cast<std::chrono::microseconds>(now - one.from).count()));
+  }
+  for (const auto& [ost, bytes] : per_ost) {
+    rpc::OstBytes* one = call.mutable_room()->add_per_ost();
+    one->set_ost(ost);
+    one->set_bytes(bytes);
+  }
+  for (uint64_t id : done) call.mutable_room()->add_done(id);
+  auto reply = CallOnceAttached(call);
+  if (!reply.ok()) return reply.status();
+  RoomGrant grant;
+  for (const rpc::OstBytes& room : reply->rooms()) {
+    grant.id = room.grant();
+    grant.bytes[room.ost()] = room.bytes();
+  }
+  if (grant.bytes.size() != per_ost.size()) {
+    return Status::Error(EIO, "the MDS answered room on " + std::to_string(grant.bytes.size()) +
+                                  " OSTs for an ask of " + std::to_string(per_ost.size()));
+  }
+  return grant;
 }
 
 Result<QuotaGrant> MdsClient::AskQuota(const control::QuotaOwner& owner, uint32_t caller,
@@ -666,7 +702,7 @@ Result<QuotaGrant> MdsClient::AskQuota(const control::QuotaOwner& owner, uint32_
   ask->set_ost(static_cast<uint32_t>(ost));
   ask->set_bytes(bytes);
   for (uint64_t id : done) ask->add_done(id);
-  auto reply = Done(Call(std::move(call)));
+  auto reply = CallOnceAttached(call);
   if (!reply.ok()) return reply.status();
   QuotaGrant grant;
   grant.id = reply->number();

@@ -25,6 +25,7 @@
 #include "client/cache_log.h"
 #include "client/known_dirs.h"
 #include "client/quota_grants.h"
+#include "client/room_grants.h"
 #include "common/status.h"
 #include "meta/meta_store.h"
 #include "rpc/auth.h"
@@ -109,10 +110,10 @@ class MdsClient {
     // without asking again; then the MDS hears the acknowledgement. On a
     // thread of its own, not the stream's.
     std::function<void(const std::vector<uint64_t>& files)> revoke_extents;
-    // Quota grants (QUOTA_GRANT's) to give back: returns once no write
-    // under them is in flight and none will be made from them. On a
-    // thread of its own, as revoke_extents.
-    std::function<void(const std::vector<uint64_t>& grants)> revoke_quota;
+    // Quota and room grants (QUOTA_GRANT's, ROOM_GRANT's) to give back:
+    // returns once no write under them is in flight and none will be made
+    // from them. On a thread of its own, as revoke_extents.
+    std::function<void(const std::vector<uint64_t>& grants)> revoke_grants;
   };
   virtual void StartCallbacks(CallbackHandlers handlers) = 0;
   // Ends the stream and its thread. Idempotent; also in the destructor.
@@ -151,11 +152,20 @@ class MdsClient {
   // `ino`'s data until a call-back takes the credit back
   // (CallbackHandlers::revoke_extents); returns once granted.
   Status ExtentGet(uint64_t ino, bool write);
+  // A call the MDS answers only once this client's call-back stream is up
+  // (EAGAIN before: asked again for up to 30 s); the operation's error as
+  // its status.
+  Result<rpc::MetaReply> CallOnceAttached(const rpc::MetaCall& call);
   // QUOTA_GRANT (client/quota_grants.h's ask): room for at least `bytes`
   // more of `owner`'s usage for a write by `caller` (squashed by the MDS
   // as any call of it), telling the grants in `done` spent.
   Result<QuotaGrant> AskQuota(const control::QuotaOwner& owner, uint32_t caller, size_t ost,
                               uint64_t bytes, const std::vector<uint64_t>& done);
+  // ROOM_GRANT (client/room_grants.h's ask): room for at least `per_ost`'s
+  // bytes on each of its OSTs, telling the grants in `done` spent.
+  Result<RoomGrant> AskRoom(const std::map<uint32_t, uint64_t>& per_ost,
+                            const std::vector<uint64_t>& done,
+                            const std::map<uint32_t, RoomGrants::FreedRoom>& freed);
   // CHECK_ACCESS for the thread's caller (CallerScope): EACCES if the MDS
   // squashes it and nobody may not use `ino` as `mask` asks.
   Status CheckAccess(uint64_t ino, int mask);

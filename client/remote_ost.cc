@@ -710,7 +710,15 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
     std::lock_guard lock(mu_);
     return space_;
   }
-  void RequestSpaceSample() override {}  // the OSS samples; Tick fetches
+  // The status thread asks the OSS for a fresh sample at once (the grants
+  // wait a little for one newer than their ask before refusing room).
+  void RequestSpaceSample() override {
+    {
+      std::lock_guard lock(mu_);
+      space_sample_due_ = true;
+    }
+    wake_status_.notify_all();
+  }
   uint64_t DestroysInFlight() const override {
     std::lock_guard lock(mu_);
     return destroys_.load(std::memory_order_relaxed) + server_destroys_;
@@ -1001,8 +1009,9 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
   void StatusLoop() {
     std::unique_lock lock(mu_);
     while (!stopping_) {
-      wake_status_.wait_for(lock, kStatusInterval,
-                            [&] { return stopping_ || hello_due_ || !deliver_later_.empty(); });
+      wake_status_.wait_for(lock, kStatusInterval, [&] {
+        return stopping_ || hello_due_ || space_sample_due_ || !deliver_later_.empty();
+      });
       if (!deliver_later_.empty()) {
         std::vector<Call*> later;
         later.swap(deliver_later_);
@@ -1056,6 +1065,11 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
     context.set_deadline(std::chrono::system_clock::now() + kConnectPatience);
     rpc::StatusCall call;
     *call.mutable_ost() = ref_;
+    {
+      std::lock_guard lock(mu_);
+      call.set_sample_space(space_sample_due_);
+      space_sample_due_ = false;
+    }
     rpc::SignCall(*session, context, rpc::kStatusMethod, rpc::OstRefFields(call.ost()));
     rpc::StatusReply reply;
     const grpc::Status status = stub_->Status(&context, call, &reply);
@@ -1284,10 +1298,11 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
   uint64_t epoch_generation_ = 0;  // of the latest stream
   mutable std::mutex mu_;  // guards everything below
   std::condition_variable idle_;         // in_flight_ became empty
-  std::condition_variable wake_status_;  // stopping_ or hello_due_ set
+  std::condition_variable wake_status_;  // stopping_, hello_due_ or space_sample_due_ set
   std::shared_ptr<rpc::ClientSession> session_;  // null: none (Hello due)
   bool stopping_ = false;   // the status thread ends
   bool hello_due_ = false;  // a call waits for a session
+  bool space_sample_due_ = false;  // RequestSpaceSample: the next poll asks for one
   std::vector<Call*> waiting_;  // for the session a Hello opens
   size_t async_calls_ = 0;       // asynchronous calls in flight
   std::string last_problem_;     // of the latest failed status call, logged once

@@ -26,7 +26,7 @@ uint64_t MarginOf(const ost::SpaceInfo& space) {
 
 }  // namespace
 
-SpaceHold::~SpaceHold() { grants_->Return(pool_bytes_); }
+LocalSpaceHold::~LocalSpaceHold() { grants_->Return(pool_bytes_); }
 
 Result<std::shared_ptr<SpaceHold>> SpaceGrants::Reserve(
     const std::vector<std::pair<uint32_t, uint64_t>>& per_ost, bool may_wait) {
@@ -165,7 +165,7 @@ Result<std::shared_ptr<SpaceHold>> SpaceGrants::TryReserve(
     }
     granted.emplace_back(key, want.bytes);
   }
-  return std::make_shared<SpaceHold>(this, std::move(granted));
+  return std::shared_ptr<SpaceHold>(std::make_shared<LocalSpaceHold>(this, std::move(granted)));
 }
 
 void SpaceGrants::Return(const std::vector<std::pair<uint64_t, uint64_t>>& pool_bytes) {

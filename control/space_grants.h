@@ -40,21 +40,50 @@ namespace sfs::control {
 class SpaceGrants;
 
 // Room granted to one op on its OSTs, given back (as written, until the
-// next samples show it) when the op is gone.
+// next samples show it) when the op is gone, to whoever granted it.
 class SpaceHold {
  public:
-  SpaceHold(SpaceGrants* grants, std::vector<std::pair<uint64_t, uint64_t>> pool_bytes)
-      : grants_(grants), pool_bytes_(std::move(pool_bytes)) {}
-  ~SpaceHold();
+  SpaceHold() = default;
+  virtual ~SpaceHold() = default;
   SpaceHold(const SpaceHold&) = delete;
   SpaceHold& operator=(const SpaceHold&) = delete;
+};
+
+// Where the data path asks for room: the mount's own SpaceGrants (the
+// one-process mount, the MDS), or a client's grants from the MDS
+// (client/room_grants.h). Every method from any thread.
+class SpaceGate {
+ public:
+  using Granted = Result<std::shared_ptr<SpaceHold>>;
+  virtual ~SpaceGate() = default;
+  // Room for every OST of `per_ost` (OST index, bytes; an OST may appear
+  // more than once), all or none. ENOSPC naming the OST otherwise; a
+  // caller that may not wait (`may_wait` false: an OST service thread) is
+  // refused at once where room would need a wait, and asks ReserveSoon.
+  virtual Granted Reserve(const std::vector<std::pair<uint32_t, uint64_t>>& per_ost,
+                          bool may_wait) = 0;
+  // The same for a caller that must not wait: `done` runs with the answer,
+  // at once or on a thread of the gate's own.
+  virtual void ReserveSoon(std::vector<std::pair<uint32_t, uint64_t>> per_ost,
+                           std::function<void(Granted)> done) = 0;
+  // OST `ost` freed `bytes` in a change begun at `from`
+  // (ost::Service::SetSpaceFreedListener): room to grant again.
+  virtual void Freed(uint32_t ost, uint64_t bytes, std::chrono::steady_clock::time_point from) = 0;
+};
+
+// A hold of this mount's own grants.
+class LocalSpaceHold final : public SpaceHold {
+ public:
+  LocalSpaceHold(SpaceGrants* grants, std::vector<std::pair<uint64_t, uint64_t>> pool_bytes)
+      : grants_(grants), pool_bytes_(std::move(pool_bytes)) {}
+  ~LocalSpaceHold() override;
 
  private:
   SpaceGrants* const grants_;
   const std::vector<std::pair<uint64_t, uint64_t>> pool_bytes_;  // pool key, bytes
 };
 
-class SpaceGrants {
+class SpaceGrants final : public SpaceGate {
  public:
   using Clock = resource::FreeSpace::Clock;
   // `sample_of(ost)`: the OST's latest background sample;
@@ -85,7 +114,7 @@ class SpaceGrants {
   // only if `may_wait` (a FUSE worker may; an OST service thread must not
   // hold up its queue).
   Result<std::shared_ptr<SpaceHold>> Reserve(
-      const std::vector<std::pair<uint32_t, uint64_t>>& per_ost, bool may_wait);
+      const std::vector<std::pair<uint32_t, uint64_t>>& per_ost, bool may_wait) override;
 
   // Reserve for a caller that must not wait (an OST service thread that
   // admits the op its finished one let through): `done` runs at once with
@@ -95,23 +124,21 @@ class SpaceGrants {
   // waiter thread, which runs Reserve(per_ost, true) and then `done`, so
   // the op waits as one from a FUSE worker does and the service thread
   // goes on with its queue.
-  using Granted = Result<std::shared_ptr<SpaceHold>>;
   void ReserveSoon(std::vector<std::pair<uint32_t, uint64_t>> per_ost,
-                   std::function<void(Granted)> done);
+                   std::function<void(Granted)> done) override;
   // Answers every ask the waiter holds (with one more try each) and stops
   // it; later asks are answered at once. Before the OSTs go (the answers
   // launch ops).
   void StopWaiter();
 
-  // OST `ost` freed `bytes` in a change begun at `from`
-  // (ost::Service::SetSpaceFreedListener): its pool grants them again.
-  void Freed(uint32_t ost, uint64_t bytes, Clock::time_point from);
+  // Its pool grants them again.
+  void Freed(uint32_t ost, uint64_t bytes, Clock::time_point from) override;
 
   // Bytes granted and not yet returned, over every pool (for tests).
   uint64_t granted();
 
  private:
-  friend class SpaceHold;
+  friend class LocalSpaceHold;
   void Return(const std::vector<std::pair<uint64_t, uint64_t>>& pool_bytes);
   Clock::time_point LastFreed(uint32_t ost);
   // One try; on refusal, `short_ost` is the OST whose pool was short.

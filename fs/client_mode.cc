@@ -59,6 +59,12 @@ Status Filesystem::ConnectClient() {
                          uint64_t bytes, const std::vector<uint64_t>& done) {
         return mds->AskQuota(owner, caller, ost, bytes, done);
       });
+  client_room_ = std::make_unique<client::RoomGrants>(
+      [mds = mds_.get()](const std::map<uint32_t, uint64_t>& per_ost,
+                         const std::vector<uint64_t>& done,
+                         const std::map<uint32_t, client::RoomGrants::FreedRoom>& freed) {
+        return mds->AskRoom(per_ost, done, freed);
+      });
   client::MdsClient::CallbackHandlers handlers;
   handlers.revoke = [this](const std::vector<uint64_t>& inodes,
                            const std::vector<uint64_t>& directories) {
@@ -67,6 +73,7 @@ Status Filesystem::ConnectClient() {
   handlers.lost = [this] {
     DropAllCached();
     client_quota_->Forget();  // the MDS freed them with the stream
+    client_room_->Forget();
     // The MDS dropped this client's extent credits with the stream.
     for (const auto& file : open_.All()) {
       if (file->remote_extent != nullptr) file->remote_extent->Lost();
@@ -81,11 +88,14 @@ Status Filesystem::ConnectClient() {
   };
   // On a thread of its own: the call-back thread must go on acknowledging
   // while opens are counted again (each a call, each under its shard).
-  handlers.revoke_quota = [this](const std::vector<uint64_t>& grants) {
-    client_quota_->Revoke(grants);
+  handlers.revoke_grants = [this](const std::vector<uint64_t>& grants) {
+    client_quota_->Revoke(grants);  // each ignores the other's ids
+    client_room_->Revoke(grants);
   };
   handlers.reconnected = [this] {
-    client_quota_->Forget();  // one given before the stream came up is not the MDS's to take back
+    // One given before the stream came up is not the MDS's to take back.
+    client_quota_->Forget();
+    client_room_->Forget();
     StartReopen();
   };
   mds_->StartCallbacks(std::move(handlers));

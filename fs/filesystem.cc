@@ -103,6 +103,7 @@ Filesystem::~Filesystem() {
   if (reopen_.joinable()) reopen_.join();
   // Ops waiting for room are answered (and launched) while the OSTs serve.
   if (space_ != nullptr) space_->StopWaiter();
+  if (client_room_ != nullptr) client_room_->StopAsker();
   // REQUIRES: no op in flight that a stuck call could still finish (the
   // daemon exits instead, see Quiesce).
   const bool quiet = Quiesce();
@@ -342,17 +343,22 @@ Result<std::unique_ptr<Filesystem>> Filesystem::Open(const Config& config,
     if (Status loaded = fs->quota_->Load(); !loaded.ok()) return loaded;
     fs->quota_gate_ = fs->quota_.get();
   }
-  fs->space_ = std::make_unique<control::SpaceGrants>(
-      [osts = &fs->osts_](uint32_t ost) { return osts->at(ost).LastSpace(); },
-      [osts = &fs->osts_](uint32_t ost) { osts->at(ost).RequestSpaceSample(); },
-      [fs = fs.get()](uint32_t ost) {
-        return fs->osts_.at(ost).DestroysInFlight() + fs->RemovedNotDestroyed();
-      });
+  if (fs->is_client()) {
+    fs->space_gate_ = fs->client_room_.get();  // the MDS follows the OSTs' room
+  } else {
+    fs->space_ = std::make_unique<control::SpaceGrants>(
+        [osts = &fs->osts_](uint32_t ost) { return osts->at(ost).LastSpace(); },
+        [osts = &fs->osts_](uint32_t ost) { osts->at(ost).RequestSpaceSample(); },
+        [fs = fs.get()](uint32_t ost) {
+          return fs->osts_.at(ost).DestroysInFlight() + fs->RemovedNotDestroyed();
+        });
+    fs->space_gate_ = fs->space_.get();
+  }
   // An OST that stops answering gets no new files until it answers again;
   // what its truncates, punches and destroys free is granted again at once.
   for (auto& service : fs->osts_.All()) {
     service->SetSpaceFreedListener(
-        [space = fs->space_.get()](uint32_t index, uint64_t bytes, nrs::TimePoint from) {
+        [space = fs->space_gate_](uint32_t index, uint64_t bytes, nrs::TimePoint from) {
           space->Freed(index, bytes, from);
         });
     service->SetHealthListener([control = fs->placement_control_.get()](uint32_t index,

@@ -262,8 +262,9 @@ class Filesystem {
   // Quota reservations (control/quota_control.h): the mount's own limits,
   // or on a client mount grants from the MDS (client/quota_grants.h).
   control::QuotaGate& quota() { return *quota_gate_; }
-  // Free-space grants of the OSTs (control/space_grants.h).
-  control::SpaceGrants& space() { return *space_; }
+  // Free-space grants of the OSTs (control/space_grants.h), or on a client
+  // mount room granted by the MDS (client/room_grants.h).
+  control::SpaceGate& space() { return *space_gate_; }
   // What the metadata service did per job id (job_stats, target "mdt").
   jobstats::JobStats& meta_job_stats() { return meta_job_stats_; }
   std::shared_ptr<const Settings> settings() const { return settings_.load(); }
@@ -523,6 +524,7 @@ class Filesystem {
   // A client's quota grants from the MDS; made before the call-backs start
   // (they take grants back), ended after them.
   std::unique_ptr<client::QuotaGrants> client_quota_;
+  std::unique_ptr<client::RoomGrants> client_room_;
   // A client mount's inodes whose attributes (or names under them) the
   // kernel was allowed to keep: what a lost call-back stream must drop.
   std::mutex cached_mu_;  // a leaf; guards cached_
@@ -550,7 +552,8 @@ class Filesystem {
   std::unique_ptr<control::PlacementControl> placement_control_;  // borrows meta_ and osts_
   std::unique_ptr<control::QuotaControl> quota_;                  // borrows meta_; null on a client
   control::QuotaGate* quota_gate_ = nullptr;                      // quota_ or client_quota_
-  std::unique_ptr<control::SpaceGrants> space_;                   // reads osts_' samples
+  std::unique_ptr<control::SpaceGrants> space_;                   // reads osts_' samples; null on a client
+  control::SpaceGate* space_gate_ = nullptr;                      // space_ or client_room_
   JobIds jobids_;
   // Its cleanup interval is the one every OST's JobStats has too
   // (job_cleanup_interval; changed under settings_mu_: persist, then apply).

@@ -197,7 +197,7 @@ Status Filesystem::PublishOst(std::unique_ptr<ost::Service> service, const FdBud
   // client mount's are its OSS's, from the MDS.)
   if (nrs_control_ != nullptr) SFS_RETURN_IF_ERROR(nrs_control_->AddTarget(added));
   added->SetSpaceFreedListener(
-      [space = space_.get()](uint32_t ost, uint64_t bytes, nrs::TimePoint from) {
+      [space = space_gate_](uint32_t ost, uint64_t bytes, nrs::TimePoint from) {
         space->Freed(ost, bytes, from);
       });
   added->SetHealthListener([control = placement_control_.get()](uint32_t ost, bool responsive) {

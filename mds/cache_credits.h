@@ -31,7 +31,7 @@ struct Revocation {
   std::vector<uint64_t> inodes;       // attributes
   std::vector<uint64_t> directories;  // names under them (their attributes too)
   std::vector<uint64_t> extents;      // open files' extent credits (extent_master.h)
-  std::vector<uint64_t> quota_grants;  // block quota grants (quota_grants.h)
+  std::vector<uint64_t> grants;       // quota and room grants (grant_book.h)
   bool operator==(const Revocation&) const = default;
 };
 

@@ -16,7 +16,7 @@
 #include "mds/cache_credits.h"
 #include "mds/callbacks.h"
 #include "mds/extent_master.h"
-#include "mds/quota_grants.h"
+#include "mds/grant_book.h"
 #include "mds/replies.h"
 #include "meta/meta_store.h"
 #include "mdt/service.h"
@@ -32,6 +32,9 @@ constexpr int kMaxMessageBytes = 64 << 20;
 // The most entries one READ_DIR_AFTER call returns, whatever was asked: a
 // listing's reply stays a few megabytes at most.
 constexpr uint64_t kMaxDirEntries = 16384;
+// What a client is granted on an OST beyond its write's room (ROOM_GRANT),
+// while the OST has it: a client asks about once per 64 MiB it writes there.
+constexpr uint64_t kRoomChunk = 64ull << 20;
 
 // What the metadata NRS sees of a call (mdt.* rules classify by it).
 nrs::Op NrsOpOf(rpc::MetaOp op, const rpc::MetaCall& call) {
@@ -88,7 +91,7 @@ class CallbackStream final : public grpc::ServerBidiReactor<rpc::CallbackAck, rp
     for (uint64_t ino : revocation.inodes) message.add_inodes(ino);
     for (uint64_t ino : revocation.directories) message.add_directories(ino);
     for (uint64_t ino : revocation.extents) message.add_extents(ino);
-    for (uint64_t id : revocation.quota_grants) message.add_quota_grants(id);
+    for (uint64_t id : revocation.grants) message.add_grants(id);
     Queue(std::move(message));
   }
   void Renew() override {
@@ -338,7 +341,7 @@ class MdsService final
     // The client dropped its extent credits and quota grants when the
     // stream broke.
     extents_.StreamEnded(session, generation);
-    quota_grants_.StreamEnded(session, generation);
+    grants_.StreamEnded(session, generation);
     std::vector<std::shared_ptr<fs::OpenFile>> ended;
     {
       std::lock_guard lock(opens_mu_);
@@ -373,13 +376,39 @@ class MdsService final
                        std::move(finish));
     }
     if (call.op() == rpc::QUOTA_GRANT) {
-      quota_grants_.Free(session, {call.quota().done().begin(), call.quota().done().end()});
+      grants_.Free(session, {call.quota().done().begin(), call.quota().done().end()});
       if (call.quota().bytes() == 0) {
         rpc::SetStatus(Status::Error(EINVAL, "a quota grant of 0 bytes"), reply);
         return finish();
       }
       return AskQuota(call.quota(), call.caller().uid(), session, reply, std::move(finish),
                       /*took_back=*/false);
+    }
+    if (call.op() == rpc::ROOM_GRANT) {
+      grants_.Free(session, {call.room().done().begin(), call.room().done().end()});
+      const auto now = std::chrono::steady_clock::now();
+      for (const rpc::OstBytes& freed : call.room().freed()) {
+        if (freed.ost() >= fs_->ost_count()) continue;
+        fs_->space().Freed(freed.ost(), freed.bytes(),
+                           now - std::chrono::microseconds(freed.age_us()));
+      }
+      std::vector<std::pair<uint32_t, uint64_t>> per_ost;
+      for (const rpc::OstBytes& one : call.room().per_ost()) {
+        if (one.ost() >= fs_->ost_count() || one.bytes() == 0) {
+          rpc::SetStatus(Status::Error(EINVAL, "room asked on OST " + std::to_string(one.ost()) +
+                                                   " (" + std::to_string(fs_->ost_count()) +
+                                                   " OSTs) for " + std::to_string(one.bytes()) +
+                                                   " bytes"),
+                         reply);
+          return finish();
+        }
+        per_ost.emplace_back(one.ost(), one.bytes());
+      }
+      if (per_ost.empty()) {
+        rpc::SetStatus(Status::Error(EINVAL, "room asked on no OST"), reply);
+        return finish();
+      }
+      return AskRoom(std::move(per_ost), session, reply, std::move(finish), /*took_back=*/false);
     }
     Changed changed;
     Status status;
@@ -403,18 +432,84 @@ class MdsService final
     }
     // New limits hold for clients once the grants they spend from are back
     // (the changer's own too: its next write asks again).
-    auto grants = quota_grants_.Holding(changed.quota_limits, /*except=*/0);
-    for (const auto& [holder, ids] : grants) revocations[holder].quota_grants = ids;
+    std::vector<GrantBook::Key> keys;
+    for (const QuotaId& id : changed.quota_limits) keys.push_back(GrantBook::QuotaKey(id));
+    auto grants = grants_.Holding(keys, /*except=*/0);
+    for (const auto& [holder, ids] : grants) revocations[holder].grants = ids;
     hub_.Revoke(
         revocations,
         [this, grants, finish = std::move(finish)] {
-          for (const auto& [holder, ids] : grants) quota_grants_.Free(holder, ids);
+          for (const auto& [holder, ids] : grants) grants_.Free(holder, ids);
           finish();
         },
         CallbackHub::Clock::now());
   }
 
-  // QUOTA_GRANT (mds/quota_grants.h): room for the write and a chunk
+  // ROOM_GRANT (mds/grant_book.h): room on each OST asked for the write
+  // and a chunk beyond, less near full; refused, every grant on those OSTs
+  // is taken back, then the write's own room is asked once more, waiting
+  // for fresh samples as a write on the one-process mount does (on the
+  // space grants' own thread, not this one).
+  void AskRoom(std::vector<std::pair<uint32_t, uint64_t>> per_ost, uint64_t session,
+               rpc::MetaReply* reply, std::function<void()> finish, bool took_back) {
+    if (!hub_.Attached(session)) {
+      rpc::SetStatus(Status::Error(EAGAIN, "no call-back stream yet: ask again"), reply);
+      return finish();
+    }
+    std::vector<GrantBook::Key> keys;
+    for (const auto& [ost, bytes] : per_ost) keys.push_back(GrantBook::RoomKey(ost));
+    auto grant = [this, session, reply, keys](const std::vector<std::pair<uint32_t, uint64_t>>& asked,
+                                              std::shared_ptr<control::SpaceHold> hold) {
+      const uint64_t id = grants_.Add(session, hub_.Generation(session), keys, std::move(hold));
+      for (const auto& [ost, bytes] : asked) {
+        rpc::OstBytes* room = reply->add_rooms();
+        room->set_ost(ost);
+        room->set_bytes(bytes);
+        room->set_grant(id);
+      }
+    };
+    control::SpaceGate& space = fs_->space();
+    for (uint64_t extra : {kRoomChunk, kRoomChunk >> 2, kRoomChunk >> 4, kRoomChunk >> 6}) {
+      std::vector<std::pair<uint32_t, uint64_t>> more = per_ost;
+      for (auto& [ost, bytes] : more) bytes += extra;
+      auto hold = space.Reserve(more, /*may_wait=*/false);
+      if (hold.ok()) {
+        grant(more, std::move(hold).value());
+        return finish();
+      }
+      if (hold.err() != ENOSPC) {
+        rpc::SetStatus(hold.status(), reply);
+        return finish();
+      }
+    }
+    auto holding = took_back ? std::map<SessionId, std::vector<uint64_t>>{}
+                             : grants_.Holding(keys, /*except=*/0);
+    if (!holding.empty()) {
+      std::map<SessionId, Revocation> revocations;
+      for (const auto& [holder, ids] : holding) revocations[holder].grants = ids;
+      hub_.Revoke(
+          revocations,
+          [this, per_ost = std::move(per_ost), session, reply, holding,
+           finish = std::move(finish)]() mutable {
+            for (const auto& [holder, ids] : holding) grants_.Free(holder, ids);
+            AskRoom(std::move(per_ost), session, reply, std::move(finish), /*took_back=*/true);
+          },
+          CallbackHub::Clock::now());
+      return;
+    }
+    space.ReserveSoon(per_ost, [reply, per_ost, grant, finish = std::move(finish)](
+                                   control::SpaceGate::Granted held) {
+      if (held.ok()) {
+        grant(per_ost, std::move(held).value());
+      } else {
+        Logger("mds")->info("room for a client's write refused: {}", held.status().message());
+        rpc::SetStatus(held.status(), reply);
+      }
+      finish();
+    });
+  }
+
+  // QUOTA_GRANT (mds/grant_book.h): room for the write and a chunk
   // beyond, less near the limit; refused, every grant of the same ids is
   // taken back (the reply waits, no thread does) and the
   // write's own room asked once more.
@@ -437,15 +532,15 @@ class MdsService final
     }
     if (hold.ok()) {
       const bool unlimited = *hold == nullptr;
-      reply->set_number(quota_grants_.Add(session, hub_.Generation(session), owner,
-                                          std::move(hold).value()));
+      reply->set_number(grants_.Add(session, hub_.Generation(session), GrantBook::KeysOf(owner),
+                                    std::move(hold).value()));
       reply->set_granted(unlimited ? UINT64_MAX : granted);
       return finish();
     }
     // The asker's own grants too: one of another owner it spent still
     // holds its room until it asks for that owner again.
     auto holding = hold.err() == EDQUOT && !took_back
-                       ? quota_grants_.Holding(QuotaGrantBook::IdsOf(owner), /*except=*/0)
+                       ? grants_.Holding(GrantBook::KeysOf(owner), /*except=*/0)
                        : std::map<SessionId, std::vector<uint64_t>>{};
     if (holding.empty()) {
       if (hold.err() == EDQUOT) {
@@ -457,11 +552,11 @@ class MdsService final
       return finish();
     }
     std::map<SessionId, Revocation> revocations;
-    for (const auto& [holder, ids] : holding) revocations[holder].quota_grants = ids;
+    for (const auto& [holder, ids] : holding) revocations[holder].grants = ids;
     hub_.Revoke(
         revocations,
         [this, ask, caller, session, reply, holding, finish = std::move(finish)]() mutable {
-          for (const auto& [holder, ids] : holding) quota_grants_.Free(holder, ids);
+          for (const auto& [holder, ids] : holding) grants_.Free(holder, ids);
           AskQuota(ask, caller, session, reply, std::move(finish), /*took_back=*/true);
         },
         CallbackHub::Clock::now());
@@ -958,7 +1053,7 @@ class MdsService final
   CacheCredits credits_;
   CallbackHub hub_;
   ExtentMaster extents_;
-  QuotaGrantBook quota_grants_;
+  GrantBook grants_;  // quota and room handed to clients
   ReplyLedger ledger_;
   const uint32_t lose_reply_every_;
   std::atomic<uint64_t> recorded_calls_{0};  // for lose_reply_every_

@@ -362,6 +362,7 @@ class OssService final : public rpc::Oss::WithRawCallbackMethod_IoBulk<rpc::Oss:
     if (!service.ok()) {
       Refuse(reply, service.status());
     } else {
+      if (call->sample_space()) AwaitFreshSample(**service);
       FillStatus(**service, *reply);
       OstSlot* slot = SlotOf(call->ost().dir());
       std::lock_guard lock(slot->mu);
@@ -838,6 +839,18 @@ class OssService final : public rpc::Oss::WithRawCallbackMethod_IoBulk<rpc::Oss:
     SFS_RETURN_IF_ERROR(StartLocked(*slot, label));
     if (monitor_) monitor_->Add(slot->service.get());
     return ::sfs::Status::Ok();
+  }
+
+  // Asks the OST for a space sample and waits for it a little (a healthy
+  // disk answers in a millisecond; a hung one is answered with the last).
+  static void AwaitFreshSample(ost::LocalService& service) {
+    const auto asked = nrs::Clock::now();
+    service.RequestSpaceSample();
+    for (int i = 0; i < 50; ++i) {
+      const ost::SpaceSample sample = service.LastSpace();
+      if (sample.at && *sample.at >= asked) return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    }
   }
 
   static void FillStatus(ost::LocalService& service, rpc::StatusReply& reply) {

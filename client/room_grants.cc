@@ -1,0 +1,268 @@
+#include "client/room_grants.h"
+
+#include <cerrno>
+#include <set>
+#include <string>
+
+namespace sfs::client {
+
+// One write's room, on one or more grants; spent when the write is gone.
+class RoomGrants::Hold final : public control::SpaceHold {
+ public:
+  Hold(RoomGrants* owner, Taken taken) : owner_(owner), taken_(std::move(taken)) {}
+  ~Hold() override { owner_->End(taken_); }
+
+ private:
+  RoomGrants* const owner_;
+  const Taken taken_;
+};
+
+namespace {
+
+std::map<uint32_t, uint64_t> Needed(const std::vector<std::pair<uint32_t, uint64_t>>& per_ost) {
+  std::map<uint32_t, uint64_t> need;
+  for (const auto& [ost, bytes] : per_ost) {
+    if (bytes > 0) need[ost] += bytes;
+  }
+  return need;
+}
+
+Status NoRoom(const std::map<uint32_t, uint64_t>& wanted, const std::string& why) {
+  const auto& [ost, bytes] = *wanted.begin();
+  return Status::Error(ENOSPC, "OST " + std::to_string(ost) + ": no room for " +
+                                   std::to_string(bytes) + " more bytes " + why);
+}
+
+}  // namespace
+
+control::SpaceGate::Granted RoomGrants::Give(Taken taken) {
+  return std::shared_ptr<control::SpaceHold>(std::make_shared<Hold>(this, std::move(taken)));
+}
+
+bool RoomGrants::TryTake(const std::map<uint32_t, uint64_t>& need, Taken* taken,
+                         const std::shared_ptr<Grant>& fresh) {
+  std::vector<std::shared_ptr<Grant>> sources;
+  for (const auto& [ost, bytes] : need) {
+    std::shared_ptr<Grant> source;
+    if (fresh != nullptr && fresh->room.count(ost) > 0) {
+      source = fresh;
+    } else if (auto it = current_.find(ost); it != current_.end()) {
+      source = it->second;
+    }
+    if (source == nullptr || source->room[ost] < bytes) return false;
+    sources.push_back(std::move(source));
+  }
+  size_t i = 0;
+  for (const auto& [ost, bytes] : need) {
+    const std::shared_ptr<Grant>& source = sources[i++];
+    source->room[ost] -= bytes;
+    source->held += bytes;
+    taken->emplace_back(source, bytes);
+  }
+  return true;
+}
+
+std::map<uint32_t, uint64_t> RoomGrants::Short(const std::map<uint32_t, uint64_t>& need) const {
+  std::map<uint32_t, uint64_t> wanted;
+  for (const auto& [ost, bytes] : need) {
+    auto it = current_.find(ost);
+    if (it == current_.end() || it->second->room.at(ost) < bytes) wanted[ost] = bytes;
+  }
+  return wanted;
+}
+
+void RoomGrants::Retire(uint32_t ost) {
+  auto it = current_.find(ost);
+  if (it == current_.end()) return;
+  std::shared_ptr<Grant> grant = std::move(it->second);
+  current_.erase(it);
+  --grant->current;
+  MaybeDone(grant);
+}
+
+void RoomGrants::MaybeDone(const std::shared_ptr<Grant>& grant) {
+  if (grant->current == 0 && grant->held == 0 && !grant->revoking && all_.erase(grant->id) > 0) {
+    done_.push_back(grant->id);
+  }
+}
+
+void RoomGrants::End(const Taken& taken) {
+  std::lock_guard lock(mu_);
+  for (const auto& [grant, bytes] : taken) grant->held -= bytes;
+  for (const auto& [grant, bytes] : taken) {
+    if (grant->held != 0) continue;
+    if (grant->revoking) {
+      drained_.notify_all();
+    } else {
+      MaybeDone(grant);
+    }
+  }
+}
+
+control::SpaceGate::Granted RoomGrants::Reserve(
+    const std::vector<std::pair<uint32_t, uint64_t>>& per_ost, bool may_wait) {
+  const std::map<uint32_t, uint64_t> need = Needed(per_ost);
+  if (need.empty()) return std::shared_ptr<control::SpaceHold>();
+  // Another write may take the room a grant brought before this one does:
+  // asked again, a few times.
+  for (int round = 0;; ++round) {
+    std::map<uint32_t, uint64_t> wanted;
+    std::vector<uint64_t> done;
+    std::map<uint32_t, FreedRoom> freed;
+    uint64_t forgotten = 0;
+    {
+      std::lock_guard lock(mu_);
+      Taken taken;
+      if (TryTake(need, &taken, nullptr)) return Give(std::move(taken));
+      wanted = Short(need);
+      if (!may_wait) return NoRoom(wanted, "granted to this client yet");
+      if (round == 3) return NoRoom(wanted, "left: this client's other writes took it");
+      for (const auto& [ost, bytes] : wanted) Retire(ost);
+      done.swap(done_);
+      freed.swap(freed_);
+      forgotten = forgotten_;
+    }
+    auto asked = ask_(wanted, done, freed);
+    std::lock_guard lock(mu_);
+    if (!asked.ok()) {
+      // A refusal heard the done grants and frees; an unanswered ask may
+      // not have.
+      if (asked.err() != ENOSPC) {
+        done_.insert(done_.end(), done.begin(), done.end());
+        for (const auto& [ost, one] : freed) Freed(ost, one.bytes, one.from, lock);
+      }
+      return asked.status();
+    }
+    auto grant = std::make_shared<Grant>();
+    grant->id = asked->id;
+    grant->room = asked->bytes;
+    all_[grant->id] = grant;
+    if (forgotten == forgotten_) {
+      for (const auto& [ost, bytes] : grant->room) {
+        Retire(ost);  // another write's newer ask may have put one there
+        current_[ost] = grant;
+        ++grant->current;
+      }
+    }
+    // After a lost stream (forgotten_ moved) the grant serves this write
+    // only: the MDS frees it with the stream it was given under.
+    Taken taken;
+    const bool took = TryTake(need, &taken, grant);
+    MaybeDone(grant);  // one no OST takes from and nothing holds
+    if (took) return Give(std::move(taken));
+  }
+}
+
+void RoomGrants::Freed(uint32_t ost, uint64_t bytes, std::chrono::steady_clock::time_point from) {
+  std::lock_guard lock(mu_);
+  Freed(ost, bytes, from, lock);
+}
+
+void RoomGrants::Freed(uint32_t ost, uint64_t bytes, std::chrono::steady_clock::time_point from,
+                       const std::lock_guard<std::mutex>&) {
+  FreedRoom& freed = freed_[ost];
+  if (freed.bytes == 0 || from < freed.from) freed.from = from;
+  freed.bytes += bytes;
+}
+
+void RoomGrants::ReserveSoon(std::vector<std::pair<uint32_t, uint64_t>> per_ost,
+                             std::function<void(Granted)> done) {
+  {
+    std::unique_lock lock(mu_);
+    Taken taken;
+    if (TryTake(Needed(per_ost), &taken, nullptr)) {
+      lock.unlock();
+      return done(Give(std::move(taken)));
+    }
+  }
+  {
+    std::lock_guard lock(asker_mu_);
+    if (!asker_stop_) {
+      if (!asker_.joinable()) asker_ = std::thread([this] { AskerLoop(); });
+      asks_.push_back(PendingAsk{std::move(per_ost), std::move(done)});
+      asked_.notify_one();
+      return;
+    }
+  }
+  done(Reserve(per_ost, /*may_wait=*/true));
+}
+
+void RoomGrants::AskerLoop() {
+  for (;;) {
+    PendingAsk next;
+    {
+      std::unique_lock lock(asker_mu_);
+      asked_.wait(lock, [&] { return asker_stop_ || !asks_.empty(); });
+      if (asks_.empty()) return;
+      next = std::move(asks_.front());
+      asks_.pop_front();
+    }
+    next.done(Reserve(next.per_ost, /*may_wait=*/true));
+  }
+}
+
+void RoomGrants::StopAsker() {
+  std::thread asker;
+  {
+    std::lock_guard lock(asker_mu_);
+    asker_stop_ = true;
+    asker.swap(asker_);
+  }
+  asked_.notify_all();
+  if (asker.joinable()) asker.join();  // it answers what it holds first
+}
+
+void RoomGrants::Revoke(const std::vector<uint64_t>& ids) {
+  std::unique_lock lock(mu_);
+  std::vector<std::shared_ptr<Grant>> revoked;
+  for (uint64_t id : ids) {
+    auto it = all_.find(id);
+    if (it == all_.end()) continue;
+    const std::shared_ptr<Grant> grant = it->second;
+    grant->revoking = true;
+    for (auto cur = current_.begin(); cur != current_.end();) {
+      if (cur->second == grant) {
+        cur = current_.erase(cur);
+        --grant->current;
+      } else {
+        ++cur;
+      }
+    }
+    revoked.push_back(grant);
+  }
+  const uint64_t forgotten = forgotten_;
+  drained_.wait(lock, [&] {
+    if (forgotten_ != forgotten) return true;
+    for (const auto& grant : revoked) {
+      if (grant->held != 0) return false;
+    }
+    return true;
+  });
+  for (const auto& grant : revoked) {
+    grant->revoking = false;
+    all_.erase(grant->id);  // the MDS frees it when it hears the acknowledgement
+  }
+}
+
+void RoomGrants::Forget() {
+  std::lock_guard lock(mu_);
+  for (auto& [ost, grant] : current_) --grant->current;
+  current_.clear();
+  all_.clear();
+  done_.clear();
+  // freed_ stays: what was freed is freed whatever the stream did.
+  ++forgotten_;
+  drained_.notify_all();
+}
+
+size_t RoomGrants::held_grants() const {
+  std::lock_guard lock(mu_);
+  return all_.size();
+}
+
+std::vector<uint64_t> RoomGrants::done_for_tests() const {
+  std::lock_guard lock(mu_);
+  return done_;
+}
+
+}  // namespace sfs::client
