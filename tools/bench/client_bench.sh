@@ -15,14 +15,19 @@
 #   default) and 2 fio processes per client in that job writing 4 KiB
 #   O_DIRECT at random offsets into files striped over the 4 OSTs of the
 #   two OSSs for --seconds: the rate both clients get together / the rule.
+#   Quota and room across clients (item 4): 2 writers per client (1 MiB
+#   appends, as uid 1000) with no limit, then with a limit far above, timed
+#   (the cost of the MDS's quota grants); then up to a limit of --quota-mib
+#   until every writer met EDQUOT (usage / limit); then, in a directory on
+#   OST 3 (a 512 MiB tmpfs), until every writer met ENOSPC (what was left).
 #
 #   tools/bench/client_bench.sh --ior PATH [--mdtest PATH] [--np N]
 #                               [--files N] [--mib N] [--rate R] [--seconds S]
-#                               [--build DIR]
+#                               [--quota-mib N] [--build DIR]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build="$here/../../build"
-ior="" mdtest="" np=4 files=2000 mib=256 rate=400 seconds=10
+ior="" mdtest="" np=4 files=2000 mib=256 rate=400 seconds=10 quota_mib=256
 while [ $# -gt 0 ]; do
   case $1 in
     --ior) ior=$2; shift 2 ;;
@@ -32,6 +37,7 @@ while [ $# -gt 0 ]; do
     --mib) mib=$2; shift 2 ;;
     --rate) rate=$2; shift 2 ;;
     --seconds) seconds=$2; shift 2 ;;
+    --quota-mib) quota_mib=$2; shift 2 ;;
     --build) build=$2; shift 2 ;;
     *) echo "unknown argument $1" >&2; exit 2 ;;
   esac
@@ -42,12 +48,14 @@ bin="$build/tools/stripefs/stripefs"
 [ -x "$bin" ] || { echo "no stripefs at $bin (build first)" >&2; exit 2; }
 
 dir=$(mktemp -d /tmp/sfs-clientbench.XXXXXX)
+chmod 755 "$dir"  # the quota and room writers run as uid 1000
 pids=() mounts=()
 cleanup() {
   set +e
   for m in "${mounts[@]}"; do fusermount3 -u "$m" 2>/dev/null || umount -l "$m"; done
   for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
   sleep 1
+  umount "$dir/127.0.0.3-1" 2>/dev/null
   rm -rf "$dir"
 }
 trap cleanup EXIT
@@ -69,6 +77,10 @@ wait_mounted() { for _ in $(seq 100); do grep -q " $1 " /proc/mounts && return; 
 
 "$bin" key new "$dir/key"
 urls=()
+mkdir -p "$dir/127.0.0.3-1"
+# OST 3 is a 512 MiB tmpfs: the room phase fills it (placement weighs OSTs
+# by free space, so the other phases put little there).
+mount -t tmpfs -o size=512m tmpfs "$dir/127.0.0.3-1"
 for host in 127.0.0.2 127.0.0.3; do
   mkdir -p "$dir/$host-0" "$dir/$host-1"
   "$bin" oss --listen "$host:0" --key "$dir/key" --log-file "$dir/oss-$host.log" -f \
@@ -110,6 +122,42 @@ mdtest_rates() {  # $1 -d argument: "create stat" ops/s
          END { print c, s }'
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", (b > 0 ? a / b : 0) }'; }
+
+# Quota and room across clients: 2 writers on each client append 1 MiB
+# blocks as uid 1000 to files of their own; each stops at its first error.
+writers() {  # $1 directory (under A, also seen under B), $2 MiB each (0: until refused)
+  local rel=${1#"$A"/} count=$2 pids_w=()
+  [ "$count" = 0 ] && count=100000
+  for c in "$A" "$B"; do
+    for w in 1 2; do
+      setpriv --reuid=1000 --regid=1000 --clear-groups \
+        dd if=/dev/zero of="$c/$rel/$(basename "$c")$w" bs=1M count="$count" oflag=append \
+        conv=notrunc status=none 2>>"$dir/writers.err" & pids_w+=($!)
+    done
+  done
+  for p in "${pids_w[@]}"; do wait "$p" || true; done  # a refused writer exits 1
+}
+seconds_of() { local t0; t0=$(date +%s.%N); "$@" || true; awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'; }
+quota_used() { getfattr --absolute-names --only-values -n user.stripefs.quota.u.1000 "$A" | grep -oE 'bused=[0-9]+' | cut -d= -f2; }
+mkdir -p "$A/q1" "$A/q2" "$A/q3"; chmod 777 "$A/q1" "$A/q2" "$A/q3"
+t_free=$(seconds_of writers "$A/q1" 256)
+setfattr -n user.stripefs.quota.u.1000 -v "bhard=1T" "$A"
+t_limited=$(seconds_of writers "$A/q2" 256)
+rm -rf "$A/q1" "$A/q2"
+setfattr -n user.stripefs.quota.u.1000 -v "bhard=${quota_mib}M" "$A"
+writers "$A/q3" 0
+quota_refused=$(grep -c "quota exceeded" "$dir/writers.err" || true)
+quota_bytes=$(quota_used)
+rm -rf "$A/q3"
+setfattr -x user.stripefs.quota.u.1000 "$A"
+: > "$dir/writers.err"
+mkdir -p "$A/room"; chmod 777 "$A/room"
+"$bin" setstripe -c 1 -o 3 "$A/room"
+writers "$A/room" 0
+room_refused=$(grep -c "No space left" "$dir/writers.err" || true)
+room_left=$(df -B1 --output=avail "$dir/127.0.0.3-1" | tail -1)
+room_written=$(du -sb "$A/room" | cut -f1)
+rm -rf "$A/room"
 
 mkdir -p "$A/ior1" "$A/ior2" "$B/ior2"
 w1=$(ior_rate -w "$A/ior1/f"); r1=$(ior_rate -r "$A/ior1/f")
@@ -191,6 +239,13 @@ echo "  coherence (medians, us): chmod on A revoking nothing $chmod_alone; revok
      "right after $stat_after; stale stats $stale of 200"
 echo "  torn reads across 2 clients (torn_io, 512 KiB requests over 4 OSTs, writers on A, readers on B):" \
      "$torn_count of $torn_reads ($torn_writes writes)"
+echo "  quota across 2 clients (2 writers each, uid 1000, 1 MiB appends): 1 GiB in ${t_free} s" \
+     "with no limit, ${t_limited} s under a limit far above ($(ratio "$t_free" "$t_limited") of the" \
+     "speed); to a limit of $quota_mib MiB: $quota_refused of 4 writers refused (EDQUOT) at" \
+     "$((quota_bytes >> 20)) MiB used, $(ratio "$quota_bytes" "$((quota_mib << 20))") of the limit"
+echo "  room across 2 clients (2 writers each into OST 3, a 512 MiB tmpfs): $room_refused of 4" \
+     "writers refused (ENOSPC) with $((room_written >> 20)) MiB written and" \
+     "$((room_left >> 10)) KiB left (the OST keeps 1 % back: 5,243 KiB)"
 echo "  TBF jobid rule of $rate req/s across 2 clients (4 fio processes, 4 OSTs of 2 OSSs," \
      "fs scope): A $tbf_a + B $tbf_b = $tbf_sum req/s, $(ratio "$tbf_sum" "$rate") of the rule" \
      "(unthrottled: $free_sum req/s)"
