@@ -18,7 +18,7 @@
 #include "fs/fuse_api.h"
 #include "fs/io.h"
 #include "fs/ost_attach.h"
-#include "fs/ost_df.h"
+#include "control/ost_df.h"
 #include "fs/ost_status.h"
 #include "nrs/epoch_data.h"
 #include "fs/settings_keys.h"
@@ -923,9 +923,9 @@ std::vector<double> Filesystem::EffectiveWeights() const {
 
 std::string Filesystem::OstDfReport() {
   const std::vector<double> weights = EffectiveWeights();
-  std::vector<OstDf> rows;
+  std::vector<control::OstDf> rows;
   for (auto& service : osts_.All()) {
-    OstDf row;
+    control::OstDf row;
     row.index = service->index();
     row.space = service->LastSpace().space;
     row.weight = row.index < weights.size() ? weights[row.index] : 0;
@@ -936,7 +936,7 @@ std::string Filesystem::OstDfReport() {
     row.path = service->backend().Describe();
     rows.push_back(std::move(row));
   }
-  return FormatOstDf(rows);
+  return control::FormatOstDf(rows);
 }
 
 std::string Filesystem::JobStatsReport() {

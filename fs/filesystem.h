@@ -467,7 +467,7 @@ class Filesystem {
   // Stores the unsaved mtimes of files still open (a stop without release);
   // `settled`: no op is in flight, so their writing marks are erased too.
   void SaveStillOpen(bool settled);
-  // The `ost_df` report (fs/ost_df.h).
+  // The `ost_df` report (control/ost_df.h).
   std::string OstDfReport();
   // The `job_stats` report (jobstats/report.h): the metadata service, then
   // every OST.

@@ -8,7 +8,7 @@
 
 #include "fs/ops.h"
 #include "fs/ops_common.h"
-#include "fs/ost_df.h"
+#include "control/ost_df.h"
 
 namespace sfs::fs {
 namespace {
@@ -187,7 +187,7 @@ void OpStatfs(fuse_req_t req, fuse_ino_t) {
   // From each OST's background sample, however old (ost_status says how
   // old): statfs must never wait on a disk that may hang. An OST never
   // sampled contributes nothing; a disk that several OSTs share counts once.
-  const SpaceTotal space = SumOncePerFilesystem(fs.SpaceSamples());
+  const control::SpaceTotal space = control::SumOncePerFilesystem(fs.SpaceSamples());
   total.f_blocks = space.size / total.f_frsize;
   total.f_bfree = space.free / total.f_frsize;
   total.f_bavail = space.avail / total.f_frsize;

@@ -18,7 +18,7 @@ inline constexpr const char* kJobidVarKey = "jobid_var";
 inline constexpr const char* kJobidNameKey = "jobid_name";
 // Read-only, never stored: the state of every OST (fs/ost_status.h).
 inline constexpr const char* kOstStatusName = "ost_status";
-// Read-only, never stored: space, weight and state per OST (fs/ost_df.h).
+// Read-only, never stored: space, weight and state per OST (control/ost_df.h).
 inline constexpr const char* kOstDfName = "ost_df";
 // Per job id counters (jobstats/report.h); written "clear" to reset, never stored.
 inline constexpr const char* kJobStatsName = "job_stats";

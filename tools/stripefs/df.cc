@@ -2,21 +2,21 @@
 
 #include <cstdio>
 
-#include "fs/ost_df.h"
+#include "control/ost_df.h"
 #include "tools/stripefs/cli_util.h"
 
 namespace sfs::cli {
 
 int Df(const std::vector<std::string>& args) {
   constexpr const char* kUsage = "usage: stripefs df [-h | -i] [--json] MOUNTPOINT";
-  fs::DfUnits units = fs::DfUnits::kKibiBlocks;
+  control::DfUnits units = control::DfUnits::kKibiBlocks;
   bool json = false;
   std::string mountpoint;
   for (const std::string& arg : args) {
     if (arg == "-h" || arg == "--human-readable") {
-      units = fs::DfUnits::kHuman;
+      units = control::DfUnits::kHuman;
     } else if (arg == "-i" || arg == "--inodes") {
-      units = fs::DfUnits::kInodes;
+      units = control::DfUnits::kInodes;
     } else if (arg == "--json") {
       json = true;
     } else if (int failed = TakeMountpoint("df", arg, kUsage, &mountpoint)) {
@@ -25,9 +25,9 @@ int Df(const std::vector<std::string>& args) {
   }
   std::string text;
   if (int failed = ReadSetting("df", mountpoint, "ost_df", kUsage, &text)) return failed;
-  auto rows = fs::ParseOstDf(text);
+  auto rows = control::ParseOstDf(text);
   if (!rows.ok()) return Fail("df: " + rows.status().message());
-  const std::string out = json ? fs::RenderDfJson(*rows) : fs::RenderDfTable(*rows, units);
+  const std::string out = json ? control::RenderDfJson(*rows) : control::RenderDfTable(*rows, units);
   fputs(out.c_str(), stdout);
   return 0;
 }

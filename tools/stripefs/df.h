@@ -1,5 +1,5 @@
 // stripefs df: space, inodes, weight and state per OST and in total, like
-// Lustre's `lfs df` (fs/ost_df.h says how the total counts a shared disk).
+// Lustre's `lfs df` (control/ost_df.h says how the total counts a shared disk).
 #pragma once
 
 #include <string>

@@ -23,7 +23,7 @@
 #include "common/status.h"
 #include "ost/backend.h"
 
-namespace sfs::fs {
+namespace sfs::control {
 
 // Space summed over distinct backing filesystems, in bytes and inodes.
 struct SpaceTotal {
@@ -69,4 +69,4 @@ enum class DfUnits { kKibiBlocks, kHuman, kInodes };
 std::string RenderDfTable(const std::vector<DfRow>& rows, DfUnits units);
 std::string RenderDfJson(const std::vector<DfRow>& rows);
 
-}  // namespace sfs::fs
+}  // namespace sfs::control

@@ -1,4 +1,4 @@
-#include "fs/ost_df.h"
+#include "control/ost_df.h"
 
 #include <fmt/format.h>
 #include <sys/sysmacros.h>
@@ -8,7 +8,7 @@
 
 #include "common/text.h"
 
-namespace sfs::fs {
+namespace sfs::control {
 namespace {
 
 std::string DeviceName(uint64_t device) {
@@ -220,4 +220,4 @@ std::string RenderDfJson(const std::vector<DfRow>& rows) {
   return fmt::format("{{\n  \"osts\": [\n{}\n  ],\n  \"total\": {}\n}}\n", osts, total);
 }
 
-}  // namespace sfs::fs
+}  // namespace sfs::control

@@ -1,9 +1,9 @@
-#include "fs/ost_df.h"
+#include "control/ost_df.h"
 
 #include <gtest/gtest.h>
 #include <sys/sysmacros.h>
 
-namespace sfs::fs {
+namespace sfs::control {
 namespace {
 
 ost::SpaceInfo Disk(uint64_t device, uint64_t blocks, uint64_t free, uint64_t avail,
@@ -135,4 +135,4 @@ TEST(OstDfTest, JsonEscapesAndLeavesUnknownFiguresNull) {
 }
 
 }  // namespace
-}  // namespace sfs::fs
+}  // namespace sfs::control
