@@ -461,6 +461,8 @@ class MdsService final
     auto grant = [this, session, reply, keys](const std::vector<std::pair<uint32_t, uint64_t>>& asked,
                                               std::shared_ptr<control::SpaceHold> hold) {
       const uint64_t id = grants_.Add(session, hub_.Generation(session), keys, std::move(hold));
+      // Its stream ended meanwhile: the client forgot its grants with it.
+      if (!hub_.Attached(session)) grants_.StreamEnded(session, UINT64_MAX);
       for (const auto& [ost, bytes] : asked) {
         rpc::OstBytes* room = reply->add_rooms();
         room->set_ost(ost);
@@ -534,6 +536,8 @@ class MdsService final
       const bool unlimited = *hold == nullptr;
       reply->set_number(grants_.Add(session, hub_.Generation(session), GrantBook::KeysOf(owner),
                                     std::move(hold).value()));
+      // Its stream ended meanwhile: the client forgot its grants with it.
+      if (!hub_.Attached(session)) grants_.StreamEnded(session, UINT64_MAX);
       reply->set_granted(unlimited ? UINT64_MAX : granted);
       return finish();
     }
