@@ -1,4 +1,5 @@
 #include "client/mds_client.h"
+#include "rpc/meta_wire.h"
 
 #include <grpcpp/grpcpp.h>
 

@@ -29,8 +29,15 @@
 #include "common/status.h"
 #include "meta/meta_store.h"
 #include "rpc/auth.h"
-#include "rpc/meta_wire.h"
 #include "rpc/tls.h"
+
+// The wire's messages (rpc/mds.proto): declared only, so that the code
+// that reaches the MDS through this header does not compile gRPC's and
+// protobuf's headers (rpc/meta_wire.h has them).
+namespace sfs::rpc {
+class MetaCall;
+class MetaReply;
+}  // namespace sfs::rpc
 
 namespace sfs::client {
 

@@ -2,6 +2,7 @@
 #include <mutex>
 
 #include "client/mds_client.h"
+#include "rpc/meta_wire.h"
 
 namespace sfs::client {
 namespace {

@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <charconv>
+#include <optional>
 #include <random>
+
+#include <boost/asio.hpp>
 
 #include <fmt/format.h>
 
@@ -44,8 +47,14 @@ bool StartsWith(std::string_view text, std::string_view prefix) {
 
 }  // namespace
 
+struct PlacementControl::Loop {
+  boost::asio::io_context io;
+  boost::asio::steady_timer timer{io};  // GUARDED_BY(PlacementControl::mu_)
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work;
+};
+
 PlacementControl::PlacementControl(meta::MetaStore* meta, std::vector<ost::Service*> osts)
-    : meta_(meta) {
+    : meta_(meta), loop_(std::make_unique<Loop>()) {
   std::lock_guard<std::mutex> lock(mu_);
   osts_ = std::move(osts);
   last_errors_.assign(osts_.size(), 0);
@@ -54,18 +63,18 @@ PlacementControl::PlacementControl(meta::MetaStore* meta, std::vector<ost::Servi
   unresponsive_.assign(osts_.size(), false);
   inactive_.assign(osts_.size(), false);
   factors_.assign(osts_.size(), 1.0);
-  work_.emplace(io_.get_executor());
-  thread_ = std::thread([this] { io_.run(); });
+  loop_->work.emplace(loop_->io.get_executor());
+  thread_ = std::thread([this] { loop_->io.run(); });
 }
 
 PlacementControl::~PlacementControl() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto_.mode = AutoWeights::Mode::kOff;
-    timer_.cancel();
+    loop_->timer.cancel();
   }
-  work_.reset();
-  io_.stop();
+  loop_->work.reset();
+  loop_->io.stop();
   thread_.join();
 }
 
@@ -119,7 +128,7 @@ Status PlacementControl::Load() {
   }
   SFS_RETURN_IF_ERROR(ApplyFactorsLocked(factors_));
   if (auto_.mode != AutoWeights::Mode::kOff) {
-    boost::asio::post(io_, [this] { UpdateAutoWeights(); });
+    boost::asio::post(loop_->io, [this] { UpdateAutoWeights(); });
   }
   return Status::Ok();
 }
@@ -184,7 +193,7 @@ Status PlacementControl::AddOst(ost::Service* service) {
   Status applied = ApplyFactorsLocked(factors_);
   // Automatic weights look at it now rather than at the next interval.
   if (auto_.mode != AutoWeights::Mode::kOff) {
-    boost::asio::post(io_, [this] { UpdateAutoWeights(); });
+    boost::asio::post(loop_->io, [this] { UpdateAutoWeights(); });
   }
   return applied;
 }
@@ -251,12 +260,12 @@ Status PlacementControl::Set(std::string_view name, std::string_view value) {
       }
     }
     auto_ = *parsed;
-    timer_.cancel();
+    loop_->timer.cancel();
     if (auto_.mode == AutoWeights::Mode::kOff) {
       std::fill(failed_.begin(), failed_.end(), false);
       return ApplyFactorsLocked(std::vector<double>(osts_.size(), 1.0));
     }
-    boost::asio::post(io_, [this] { UpdateAutoWeights(); });
+    boost::asio::post(loop_->io, [this] { UpdateAutoWeights(); });
     return Status::Ok();
   }
   return Status::Error(EINVAL, "setting " + std::string(name) + " is read-only");
@@ -296,7 +305,7 @@ Status PlacementControl::Remove(std::string_view name) {
   if (name == "rtds_auto") {
     SFS_RETURN_IF_ERROR(meta_->PutSetting(kAutoKey, "off"));
     auto_ = AutoWeights{};
-    timer_.cancel();
+    loop_->timer.cancel();
     std::fill(failed_.begin(), failed_.end(), false);
     return ApplyFactorsLocked(std::vector<double>(osts_.size(), 1.0));
   }
@@ -409,8 +418,8 @@ Status PlacementControl::ApplyFactorsLocked(std::vector<double> factors) {
 }
 
 void PlacementControl::ArmTimerLocked() {
-  timer_.expires_after(std::chrono::seconds(auto_.interval_s));
-  timer_.async_wait([this](const boost::system::error_code& ec) {
+  loop_->timer.expires_after(std::chrono::seconds(auto_.interval_s));
+  loop_->timer.async_wait([this](const boost::system::error_code& ec) {
     if (ec != boost::asio::error::operation_aborted) UpdateAutoWeights();
   });
 }

@@ -37,7 +37,6 @@
 #include <utility>
 #include <vector>
 
-#include <boost/asio.hpp>
 
 #include "common/status.h"
 #include "control/auto_weights.h"
@@ -104,9 +103,10 @@ class PlacementControl {
   std::vector<bool> inactive_;         // GUARDED_BY(mu_): ost<N>.active=0, stored
   std::vector<double> factors_;        // GUARDED_BY(mu_): before unresponsive OSTs are zeroed
 
-  boost::asio::io_context io_;
-  boost::asio::steady_timer timer_{io_};  // GUARDED_BY(mu_)
-  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
+  // The Asio loop of the automatic weights and its timer (GUARDED_BY(mu_)),
+  // in placement_control.cc: what includes this header compiles no Asio.
+  struct Loop;
+  std::unique_ptr<Loop> loop_;
   std::thread thread_;
 };
 

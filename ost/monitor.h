@@ -17,8 +17,6 @@
 #include <utility>
 #include <vector>
 
-#include <boost/asio.hpp>
-
 #include "ost/service.h"
 
 namespace sfs::ost {
@@ -52,11 +50,11 @@ class Monitor {
 
   std::vector<Service*> services_;  // used on the monitor's thread only
   const std::chrono::nanoseconds interval_;
-  boost::asio::io_context io_;
   std::vector<std::shared_ptr<nrs::EpochHub>> hubs_;  // used on the monitor's thread only
-  boost::asio::steady_timer timer_{io_};      // used on the monitor's thread only
-  boost::asio::steady_timer hub_timer_{io_};  // likewise
-  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_;
+  // The Asio loop and its timers (ost/monitor.cc): out of this header, so
+  // what includes it does not compile Asio.
+  struct Loop;
+  std::unique_ptr<Loop> loop_;
   std::thread thread_;
 };
 

@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "client/mds_client.h"
+#include "rpc/meta_wire.h"
 
 int main(int argc, char** argv) {
   if (argc < 3) {
