@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <deque>
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
@@ -49,6 +50,19 @@ class CacheCredits {
                                          SessionId changer);
   // Every credit of `session` ends (it went, or was evicted).
   void DropSession(SessionId session);
+  // Bounds what one client caches (Lustre's LRU of locks): once `session`
+  // holds more than `limit` credits not being trimmed, those granted least
+  // recently are picked until `keep` are left, for a revocation the client
+  // must be sent. They stay held until EndTrim (a change meanwhile revokes
+  // them as any other and waits for the client). Nothing under `limit`.
+  struct Trimmed {
+    uint64_t ino;
+    uint64_t grant;  // its number: granted again since, it is kept
+  };
+  std::vector<Trimmed> Trim(SessionId session, size_t limit, size_t keep);
+  // The client acknowledged (or went): what Trim picked ends, unless it was
+  // granted again meanwhile.
+  void EndTrim(SessionId session, const std::vector<Trimmed>& trimmed);
   // Credits held now (all sessions).
   size_t size() const;
   size_t held_by(SessionId session) const;
@@ -59,8 +73,14 @@ class CacheCredits {
   mutable std::mutex mu_;  // guards everything below
   // Per inode, its holders (rarely more than a few).
   std::unordered_map<uint64_t, std::vector<SessionId>> holders_;
-  // Per session, what it holds (for DropSession).
-  std::unordered_map<SessionId, std::unordered_set<uint64_t>> held_;
+  // Per session, what it holds (for DropSession), with the number of its
+  // latest grant (for Trim).
+  std::unordered_map<SessionId, std::unordered_map<uint64_t, uint64_t>> held_;
+  // Per session, its grants in order (inode, grant number); an entry whose
+  // number is not the inode's latest is stale, skipped and compacted away.
+  std::unordered_map<SessionId, std::deque<std::pair<uint64_t, uint64_t>>> granted_;
+  uint64_t next_grant_ = 1;
+  std::unordered_map<SessionId, size_t> trimming_;  // picked by Trim, EndTrim not yet
 };
 
 }  // namespace sfs::mds

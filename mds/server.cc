@@ -208,8 +208,9 @@ class MdsService final
   // injection for tests (ServerOptions).
   MdsService(rpc::Key key, fs::Filesystem* fs, std::chrono::nanoseconds ack_timeout,
              std::chrono::nanoseconds recovery_window, uint32_t lose_reply_every,
-             std::vector<AddressRange> trusted)
-      : trusted_(std::move(trusted)),
+             std::vector<AddressRange> trusted, size_t max_cached_per_client)
+      : max_cached_(max_cached_per_client),
+        trusted_(std::move(trusted)),
         sessions_(std::move(key)),
         fs_(fs),
         hub_(ack_timeout, &credits_),
@@ -424,6 +425,7 @@ class MdsService final
       reply->set_root_squashed(root_squashed);
       rpc::SetStatus(status, reply);
     }
+    TrimCache(session);
     if (changed.empty()) return finish();
     std::map<SessionId, Revocation> revocations =
         credits_.Change(changed.inodes, changed.directories, session);
@@ -442,6 +444,27 @@ class MdsService final
           for (const auto& [holder, ids] : grants) grants_.Free(holder, ids);
           finish();
         },
+        CallbackHub::Clock::now());
+  }
+
+  // A session past max_cached_ credits gives back those it was granted
+  // least recently (down to nine tenths), sent as directories so its
+  // kernel drops their names too. Nothing waits for it; the credits end
+  // once the client acknowledged (a change meanwhile still revokes them).
+  void TrimCache(uint64_t session) {
+    std::vector<CacheCredits::Trimmed> trimmed =
+        credits_.Trim(session, max_cached_, max_cached_ - max_cached_ / 10);
+    if (trimmed.empty()) return;
+    Logger("mds")->info("session {}: more than {} cached inodes; the {} granted least recently "
+                        "revoked",
+                        session, max_cached_, trimmed.size());
+    std::map<SessionId, Revocation> revocations;
+    for (const CacheCredits::Trimmed& one : trimmed) {
+      revocations[session].directories.push_back(one.ino);
+    }
+    hub_.Revoke(
+        revocations,
+        [this, session, trimmed = std::move(trimmed)] { credits_.EndTrim(session, trimmed); },
         CallbackHub::Clock::now());
   }
 
@@ -1051,6 +1074,7 @@ class MdsService final
     return Status::Ok();
   }
 
+  const size_t max_cached_;  // per client session (ServerOptions::max_cached_per_client)
   const std::vector<AddressRange> trusted_;
   rpc::SessionTable sessions_;
   fs::Filesystem* const fs_;
@@ -1095,7 +1119,7 @@ class ServerImpl final : public Server {
     const auto recovery_window = 2 * options_.callback_timeout;
     service_ = std::make_unique<MdsService>(options_.key, fs_.get(), options_.callback_timeout,
                                             recovery_window, options_.lose_reply_every,
-                                            options_.trusted);
+                                            options_.trusted, options_.max_cached_per_client);
     const auto reclaim_at = std::chrono::steady_clock::now() + recovery_window;
     ticker_ = std::thread([this, reclaim_at, recovery_window] {
       bool reclaimed = false;

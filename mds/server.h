@@ -42,6 +42,11 @@ struct ServerOptions {
   // leaves a reply record is applied, then answered UNAVAILABLE as if its
   // reply was lost, so its client sends it again. 0: never.
   uint32_t lose_reply_every = 0;
+  // The most credits one client session holds (`--max-cached N`): past
+  // it, those granted least recently are revoked (its kernel drops them)
+  // down to nine tenths, so the MDS's table stays bounded whatever a
+  // client looks at (mds/cache_credits.h Trim).
+  size_t max_cached_per_client = 200000;
   // Client machines whose root callers stay root (`--trusted LIST`), if
   // they mount with -o no_root_squash; every other client's root is
   // squashed to nobody (mds/squash.h).

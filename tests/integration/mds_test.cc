@@ -288,6 +288,39 @@ TEST_F(MdsTest, ACachingClientSeesEachChangeAtItsNextCall) {
   }
 }
 
+// The MDS bounds what one client caches (--max-cached): past it, the
+// client's least recently granted credits are revoked, so its kernel drops
+// them; a change to one of those later needs no call-back to that client
+// and is still seen there at once.
+TEST(MdsCacheLimit, AClientPastItsLimitDropsTheOldestAndStillSeesChanges) {
+  MountedFs::Options options = ClientOptions();
+  options.mds_args = {"--max-cached", "50"};
+  MountedFs a(options);
+  ASSERT_TRUE(a.mounted()) << a.Log();
+  SecondClient b(a, "b", a.root() + "/key");
+  ASSERT_TRUE(b.mounted()) << b.Log();
+  ASSERT_TRUE(WriteFile(a.Path("c"), "x"));
+  ASSERT_EQ(chmod(a.Path("c").c_str(), 0640), 0);
+  // fstat on a descriptor A keeps: its attributes as A's kernel caches
+  // them (no lookup, which a name dropped for another reason would redo).
+  const int fd = open(a.Path("c").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  struct stat st {};
+  ASSERT_EQ(fstat(fd, &st), 0);  // cached on A, its oldest credit soon
+  ASSERT_EQ(mkdir(b.Path("d").c_str(), 0755), 0);
+  for (int i = 0; i < 120; ++i) ASSERT_TRUE(WriteFile(b.Path("d/g" + std::to_string(i)), "y"));
+  for (int i = 0; i < 120; ++i) ASSERT_EQ(stat(a.Path("d/g" + std::to_string(i)).c_str(), &st), 0);
+  EXPECT_TRUE(WaitFor([&] { return Contains(a.mds()->Log(), "granted least recently revoked"); }))
+      << a.mds()->Log();
+  ASSERT_EQ(chmod(b.Path("c").c_str(), 0600), 0);
+  ASSERT_EQ(fstat(fd, &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0600u);
+  close(fd);
+  for (int i = 0; i < 120; i += 30) {  // the names A looked at still resolve
+    EXPECT_EQ(stat(a.Path("d/g" + std::to_string(i)).c_str(), &st), 0) << i;
+  }
+}
+
 // Data: B keeps the file open and reads it again after each of A's
 // overwrites (within the size, so no metadata changes): it reads A's
 // bytes every time (client mounts bypass the page cache where the kernel

@@ -13,7 +13,7 @@ namespace {
 constexpr const char* kMdsUsage =
     "usage: stripefs mds --listen ADDRESS:PORT --key FILE [--admin-uid UID] "
     "[--trusted ADDRESS[/BITS][,...]] "
-    "[--callback-timeout SECONDS] [--ost-threads N] "
+    "[--callback-timeout SECONDS] [--max-cached N] [--ost-threads N] "
     "[--ost-timeout SECONDS] [--tls-cert FILE --tls-key FILE [--tls-ca FILE]] "
     "[--log-level LEVEL] [--log-file PATH] [-f] META_DIR";
 
@@ -59,6 +59,11 @@ int Mds(const std::vector<std::string>& args) {
         options.trusted.push_back(std::move(range).value());
         start = comma + 1;
       }
+    } else if (arg == "--max-cached") {
+      if (!value(text) || !ParseCount(text, 10, INT32_MAX, number)) {
+        return Fail("mds: --max-cached takes a count of inodes, at least 10");
+      }
+      options.max_cached_per_client = static_cast<size_t>(number);
     } else if (arg == "--lose-replies") {
       // Fault injection for tests, not in the usage line (docs/design.md).
       if (!value(text) || !ParseCount(text, 0, INT32_MAX, number)) {
