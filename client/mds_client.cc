@@ -124,12 +124,8 @@ class GrpcMdsClient final : public MdsClient {
     }
     if (callbacks_.joinable()) callbacks_.join();
     if (lease_watch_.joinable()) lease_watch_.join();
-    {
-      std::lock_guard lock(release_mu_);
-      release_stop_ = true;
-    }
-    release_cv_.notify_all();
-    for (std::thread& releaser : releasers_) releaser.join();
+    extent_releasers_.Stop();
+    grant_releasers_.Stop();
   }
 
   const std::string& address() const override { return options_.address; }
@@ -361,43 +357,80 @@ class GrpcMdsClient final : public MdsClient {
     grpc::ClientReaderWriter<rpc::CallbackAck, rpc::Callback>* stream_;
   };
 
-  struct Release {
-    uint64_t id;
-    std::vector<uint64_t> extents;
-    std::vector<uint64_t> grants;
-    std::shared_ptr<AckWriter> acks;
-  };
+  // A few threads that give credits back, each once the I/O in flight
+  // under it ended: one file whose I/O is slow (a slow OST) holds back
+  // only its own acknowledgement.
+  class ReleaserPool {
+   public:
+    explicit ReleaserPool(size_t threads) : max_threads_(threads) {}
+    void Run(std::function<void()> job) {
+      {
+        std::lock_guard lock(mu_);
+        if (stop_) return;
+        jobs_.push_back(std::move(job));
+        if (jobs_.size() > idle_ && threads_.size() < max_threads_) {
+          threads_.emplace_back([this] { Loop(); });
+        }
+      }
+      cv_.notify_one();
+    }
+    // Runs what is queued, then joins the threads.
+    void Stop() {
+      {
+        std::lock_guard lock(mu_);
+        stop_ = true;
+      }
+      cv_.notify_all();
+      for (std::thread& thread : threads_) thread.join();
+    }
 
-  void ReleaseSoon(uint64_t id, std::vector<uint64_t> extents, std::vector<uint64_t> grants,
-                   std::shared_ptr<AckWriter> acks) {
-    {
-      std::lock_guard lock(release_mu_);
-      releases_.push_back(
-          Release{id, std::move(extents), std::move(grants), std::move(acks)});
-      // A few threads: one file whose I/O is slow (a slow OST) holds back
-      // only its own acknowledgement.
-      if (releases_.size() > idle_releasers_ && releasers_.size() < kReleasers) {
-        releasers_.emplace_back([this] { ReleaseLoop(); });
+   private:
+    void Loop() {
+      for (;;) {
+        std::function<void()> job;
+        {
+          std::unique_lock lock(mu_);
+          ++idle_;
+          cv_.wait(lock, [&] { return stop_ || !jobs_.empty(); });
+          --idle_;
+          if (jobs_.empty()) return;
+          job = std::move(jobs_.front());
+          jobs_.pop_front();
+        }
+        job();
       }
     }
-    release_cv_.notify_one();
-  }
+    const size_t max_threads_;
+    std::mutex mu_;  // guards the four below
+    std::condition_variable cv_;
+    std::deque<std::function<void()>> jobs_;
+    bool stop_ = false;
+    size_t idle_ = 0;
+    std::vector<std::thread> threads_;  // started under mu_, joined by Stop
+  };
 
-  void ReleaseLoop() {
-    for (;;) {
-      Release next;
-      {
-        std::unique_lock lock(release_mu_);
-        ++idle_releasers_;
-        release_cv_.wait(lock, [&] { return release_stop_ || !releases_.empty(); });
-        --idle_releasers_;
-        if (releases_.empty()) return;
-        next = std::move(releases_.front());
-        releases_.pop_front();
-      }
-      if (handlers_.revoke_extents && !next.extents.empty()) handlers_.revoke_extents(next.extents);
-      if (handlers_.revoke_grants && !next.grants.empty()) handlers_.revoke_grants(next.grants);
-      next.acks->Write(next.id);  // a stream gone meanwhile: the MDS dropped them
+  // Extent credits and grants go back on pools of their own: a grant's
+  // revocation (which a write waiting for its grant may need) never queues
+  // behind extent revocations waiting for that write. The acknowledgement
+  // goes once both parts are back.
+  void ReleaseSoon(uint64_t id, std::vector<uint64_t> extents, std::vector<uint64_t> grants,
+                   std::shared_ptr<AckWriter> acks) {
+    auto parts = std::make_shared<std::atomic<int>>(!extents.empty() + !grants.empty());
+    auto part_done = [id, acks, parts] {
+      // A stream gone meanwhile: the MDS dropped them.
+      if (parts->fetch_sub(1) == 1) acks->Write(id);
+    };
+    if (!extents.empty()) {
+      extent_releasers_.Run([this, extents = std::move(extents), part_done] {
+        if (handlers_.revoke_extents) handlers_.revoke_extents(extents);
+        part_done();
+      });
+    }
+    if (!grants.empty()) {
+      grant_releasers_.Run([this, grants = std::move(grants), part_done] {
+        if (handlers_.revoke_grants) handlers_.revoke_grants(grants);
+        part_done();
+      });
     }
   }
 
@@ -521,14 +554,9 @@ class GrpcMdsClient final : public MdsClient {
   std::mutex requests_mu_;  // guards next_request_ and in_flight_; a leaf
   uint64_t next_request_ = 1;
   std::set<uint64_t> in_flight_;
-  // Extent credits given back on threads of their own (ReleaseSoon).
-  static constexpr size_t kReleasers = 4;
-  std::mutex release_mu_;  // guards the four below
-  std::condition_variable release_cv_;
-  std::deque<Release> releases_;
-  bool release_stop_ = false;
-  size_t idle_releasers_ = 0;
-  std::vector<std::thread> releasers_;  // started under release_mu_, joined by StopCallbacks
+  // Credits given back on threads of their own (ReleaseSoon).
+  ReleaserPool extent_releasers_{4};
+  ReleaserPool grant_releasers_{8};
   KnownDirs known_dirs_;
   // The MDS's latest reply said it squashes this client's root.
   std::atomic<bool> squashed_by_mds_{false};
@@ -641,8 +669,12 @@ Result<rpc::MetaReply> MdsClient::CallOnceAttached(const rpc::MetaCall& call) {
   const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(30);
   for (;;) {
     auto reply = Done(Call(call));
-    if (reply.ok() || reply.err() != EAGAIN || std::chrono::steady_clock::now() >= give_up) {
-      return reply;
+    if (reply.ok() || reply.err() != EAGAIN) return reply;
+    if (std::chrono::steady_clock::now() >= give_up) {
+      // Not EAGAIN to the caller of read(2) or write(2): the MDS is there
+      // but its call-back stream to this client has not come up.
+      return Status::Error(EIO, address() + ": no call-back stream for 30 s: " +
+                                    reply.status().message());
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
@@ -656,17 +688,8 @@ Status MdsClient::ExtentGet(uint64_t ino, bool write) {
 }
 
 Result<RoomGrant> MdsClient::AskRoom(const std::map<uint32_t, uint64_t>& per_ost,
-                                     const std::vector<uint64_t>& done,
-                                     const std::map<uint32_t, RoomGrants::FreedRoom>& freed) {
+                                     const std::vector<uint64_t>& done) {
   rpc::MetaCall call = NewCall(rpc::ROOM_GRANT);
-  const auto now = std::chrono::steady_clock::now();
-  for (const auto& [ost, one] : freed) {
-    rpc::OstBytes* told = call.mutable_room()->add_freed();
-    told->set_ost(ost);
-    told->set_bytes(one.bytes);
-    told->set_age_us(static_cast<uint64_t>(
-        std::chrono::duration_cast<std::chrono::microseconds>(now - one.from).count()));
-  }
   for (const auto& [ost, bytes] : per_ost) {
     rpc::OstBytes* one = call.mutable_room()->add_per_ost();
     one->set_ost(ost);

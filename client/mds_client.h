@@ -160,8 +160,8 @@ class MdsClient {
   // (CallbackHandlers::revoke_extents); returns once granted.
   Status ExtentGet(uint64_t ino, bool write);
   // A call the MDS answers only once this client's call-back stream is up
-  // (EAGAIN before: asked again for up to 30 s); the operation's error as
-  // its status.
+  // (EAGAIN before: asked again for up to 30 s, then EIO); the operation's
+  // error as its status.
   Result<rpc::MetaReply> CallOnceAttached(const rpc::MetaCall& call);
   // QUOTA_GRANT (client/quota_grants.h's ask): room for at least `bytes`
   // more of `owner`'s usage for a write by `caller` (squashed by the MDS
@@ -171,8 +171,7 @@ class MdsClient {
   // ROOM_GRANT (client/room_grants.h's ask): room for at least `per_ost`'s
   // bytes on each of its OSTs, telling the grants in `done` spent.
   Result<RoomGrant> AskRoom(const std::map<uint32_t, uint64_t>& per_ost,
-                            const std::vector<uint64_t>& done,
-                            const std::map<uint32_t, RoomGrants::FreedRoom>& freed);
+                            const std::vector<uint64_t>& done);
   // CHECK_ACCESS for the thread's caller (CallerScope): EACCES if the MDS
   // squashes it and nobody may not use `ino` as `mask` asks.
   Status CheckAccess(uint64_t ino, int mask);

@@ -29,6 +29,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <tuple>
 #include <vector>
 
@@ -68,14 +69,14 @@ class QuotaGrants final : public control::QuotaGate {
   // from them any more; returns once the writes in flight under them
   // ended (then the MDS hears the acknowledgement and frees them).
   void Revoke(const std::vector<uint64_t>& ids);
-  // The call-back stream was lost or came up again: the MDS freed every
-  // grant of this client with the stream, or will not count one given
-  // before it came up. The writes in flight end as they may.
+  // The call-back stream was lost: the MDS frees every grant of this
+  // client given under it. The writes in flight end as they may.
   void Forget();
 
   // For tests: the grants this client holds now, and those it will tell done.
   size_t held_grants() const;
   std::vector<uint64_t> done_for_tests() const;
+  size_t revoking_for_tests() const;  // grants a Revoke waits for
 
  private:
   // Whose grant: the owner, and whether the caller is root (exempt from
@@ -94,6 +95,10 @@ class QuotaGrants final : public control::QuotaGate {
   class Hold;
   friend class Hold;
   void End(const std::shared_ptr<Grant>& grant, uint64_t reserved, uint64_t used);
+  // A revocation of a grant this client does not hold. REQUIRES mu_.
+  void RememberRevoked(uint64_t id);
+  static constexpr int kAsks = 4;
+  static constexpr size_t kRevokedEarly = 4096;
   // A grant no reservation will be made from again: told done at the next
   // ask once nothing is held under it. REQUIRES mu_.
   void Close(const std::shared_ptr<Grant>& grant);
@@ -105,6 +110,8 @@ class QuotaGrants final : public control::QuotaGate {
   std::map<uint64_t, std::shared_ptr<Grant>> all_;  // every grant not yet told done or revoked
   std::vector<uint64_t> done_;  // closed, nothing held: told done at the next ask
   uint64_t forgotten_ = 0;      // Forget calls: a grant asked before one is not kept
+  // Revoked before this client knew them: a reply bringing one is not used.
+  std::set<uint64_t> revoked_early_;
 };
 
 }  // namespace sfs::client

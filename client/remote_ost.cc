@@ -1009,8 +1009,12 @@ class RemoteOst final : public ost::Service, private RemoteObjects {
   void StatusLoop() {
     std::unique_lock lock(mu_);
     while (!stopping_) {
+      // A sample asked for wakes the thread only with a session: without
+      // one (the OSS is down) the Hello below would be tried at once, again
+      // and again.
       wake_status_.wait_for(lock, kStatusInterval, [&] {
-        return stopping_ || hello_due_ || space_sample_due_ || !deliver_later_.empty();
+        return stopping_ || hello_due_ || (space_sample_due_ && session_ != nullptr) ||
+               !deliver_later_.empty();
       });
       if (!deliver_later_.empty()) {
         std::vector<Call*> later;

@@ -108,7 +108,6 @@ control::SpaceGate::Granted RoomGrants::Reserve(
   for (int round = 0;; ++round) {
     std::map<uint32_t, uint64_t> wanted;
     std::vector<uint64_t> done;
-    std::map<uint32_t, FreedRoom> freed;
     uint64_t forgotten = 0;
     {
       std::lock_guard lock(mu_);
@@ -119,20 +118,16 @@ control::SpaceGate::Granted RoomGrants::Reserve(
       if (round == 3) return NoRoom(wanted, "left: this client's other writes took it");
       for (const auto& [ost, bytes] : wanted) Retire(ost);
       done.swap(done_);
-      freed.swap(freed_);
       forgotten = forgotten_;
     }
-    auto asked = ask_(wanted, done, freed);
+    auto asked = ask_(wanted, done);
     std::lock_guard lock(mu_);
     if (!asked.ok()) {
-      // A refusal heard the done grants and frees; an unanswered ask may
-      // not have.
-      if (asked.err() != ENOSPC) {
-        done_.insert(done_.end(), done.begin(), done.end());
-        for (const auto& [ost, one] : freed) Freed(ost, one.bytes, one.from, lock);
-      }
+      // A refusal heard the done grants; an unanswered ask may not have.
+      if (asked.err() != ENOSPC) done_.insert(done_.end(), done.begin(), done.end());
       return asked.status();
     }
+    if (revoked_early_.erase(asked->id) > 0) continue;  // the MDS freed it already
     auto grant = std::make_shared<Grant>();
     grant->id = asked->id;
     grant->room = asked->bytes;
@@ -151,18 +146,6 @@ control::SpaceGate::Granted RoomGrants::Reserve(
     MaybeDone(grant);  // one no OST takes from and nothing holds
     if (took) return Give(std::move(taken));
   }
-}
-
-void RoomGrants::Freed(uint32_t ost, uint64_t bytes, std::chrono::steady_clock::time_point from) {
-  std::lock_guard lock(mu_);
-  Freed(ost, bytes, from, lock);
-}
-
-void RoomGrants::Freed(uint32_t ost, uint64_t bytes, std::chrono::steady_clock::time_point from,
-                       const std::lock_guard<std::mutex>&) {
-  FreedRoom& freed = freed_[ost];
-  if (freed.bytes == 0 || from < freed.from) freed.from = from;
-  freed.bytes += bytes;
 }
 
 void RoomGrants::ReserveSoon(std::vector<std::pair<uint32_t, uint64_t>> per_ost,
@@ -217,7 +200,13 @@ void RoomGrants::Revoke(const std::vector<uint64_t>& ids) {
   std::vector<std::shared_ptr<Grant>> revoked;
   for (uint64_t id : ids) {
     auto it = all_.find(id);
-    if (it == all_.end()) continue;
+    if (it == all_.end()) {
+      // Told done already, or forgotten, or its reply is still on its way
+      // (the revocation overtook it): then it must not be used.
+      revoked_early_.insert(id);
+      while (revoked_early_.size() > kRevokedEarly) revoked_early_.erase(revoked_early_.begin());
+      continue;
+    }
     const std::shared_ptr<Grant> grant = it->second;
     grant->revoking = true;
     for (auto cur = current_.begin(); cur != current_.end();) {
@@ -240,7 +229,9 @@ void RoomGrants::Revoke(const std::vector<uint64_t>& ids) {
   });
   for (const auto& grant : revoked) {
     grant->revoking = false;
-    all_.erase(grant->id);  // the MDS frees it when it hears the acknowledgement
+    // The MDS frees it when it hears the acknowledgement. (Not one with the
+    // same id from a restarted MDS: Forget ran meanwhile.)
+    if (auto it = all_.find(grant->id); it != all_.end() && it->second == grant) all_.erase(it);
   }
 }
 
@@ -250,9 +241,16 @@ void RoomGrants::Forget() {
   current_.clear();
   all_.clear();
   done_.clear();
-  // freed_ stays: what was freed is freed whatever the stream did.
+  revoked_early_.clear();
   ++forgotten_;
   drained_.notify_all();
+}
+
+size_t RoomGrants::revoking_for_tests() const {
+  std::lock_guard lock(mu_);
+  size_t n = 0;
+  for (const auto& [id, grant] : all_) n += grant->revoking;
+  return n;
 }
 
 size_t RoomGrants::held_grants() const {

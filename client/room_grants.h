@@ -25,6 +25,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -44,16 +45,8 @@ class RoomGrants final : public control::SpaceGate {
   // `ask(per_ost, done)`: the ROOM_GRANT call, asking for at least
   // per_ost's bytes on each of its OSTs and telling the grants in `done`
   // spent.
-  // What this client's truncates, punches and overwrites freed on an OST
-  // since its last ask (told with the next, so the MDS grants it again
-  // without waiting for the OST's next sample).
-  struct FreedRoom {
-    uint64_t bytes = 0;
-    std::chrono::steady_clock::time_point from;  // the earliest change's start
-  };
   using Ask = std::function<Result<RoomGrant>(const std::map<uint32_t, uint64_t>& per_ost,
-                                              const std::vector<uint64_t>& done,
-                                              const std::map<uint32_t, FreedRoom>& freed)>;
+                                              const std::vector<uint64_t>& done)>;
   explicit RoomGrants(Ask ask) : ask_(std::move(ask)) {}
   ~RoomGrants() { StopAsker(); }
 
@@ -64,7 +57,11 @@ class RoomGrants final : public control::SpaceGate {
                   bool may_wait) override;
   void ReserveSoon(std::vector<std::pair<uint32_t, uint64_t>> per_ost,
                    std::function<void(Granted)> done) override;
-  void Freed(uint32_t ost, uint64_t bytes, std::chrono::steady_clock::time_point from) override;
+  // Room this client's truncates and punches free is seen by the MDS in the
+  // OST's next sample, which it asks for before it refuses room: nothing
+  // to do here. (Telling it with the next ask was tried: a resent ask
+  // credited it twice.)
+  void Freed(uint32_t, uint64_t, std::chrono::steady_clock::time_point) override {}
   // Answers the asks the asker thread holds and stops it; later asks are
   // answered on the caller's thread. Before the OSTs go (answers launch ops).
   void StopAsker();
@@ -73,12 +70,13 @@ class RoomGrants final : public control::SpaceGate {
   // them any more; returns once the writes in flight under them ended.
   // Ids this client does not hold are ignored.
   void Revoke(const std::vector<uint64_t>& ids);
-  // The call-back stream was lost or came up again (client/quota_grants.h).
+  // The call-back stream was lost (client/quota_grants.h).
   void Forget();
 
   // For tests: grants held, and those to be told done at the next ask.
   size_t held_grants() const;
   std::vector<uint64_t> done_for_tests() const;
+  size_t revoking_for_tests() const;  // grants a Revoke waits for
 
  private:
   struct Grant {
@@ -102,8 +100,6 @@ class RoomGrants final : public control::SpaceGate {
   // Told done once no OST takes from it and nothing is held. REQUIRES mu_.
   void MaybeDone(const std::shared_ptr<Grant>& grant);
   void End(const Taken& taken);
-  void Freed(uint32_t ost, uint64_t bytes, std::chrono::steady_clock::time_point from,
-             const std::lock_guard<std::mutex>& held);
   Granted Give(Taken taken);
   void AskerLoop();
 
@@ -113,8 +109,10 @@ class RoomGrants final : public control::SpaceGate {
   std::map<uint32_t, std::shared_ptr<Grant>> current_;  // by OST
   std::map<uint64_t, std::shared_ptr<Grant>> all_;      // not yet told done or revoked
   std::vector<uint64_t> done_;
-  std::map<uint32_t, FreedRoom> freed_;  // told with the next ask
   uint64_t forgotten_ = 0;
+  // Revoked before this client knew them: a reply bringing one is not used.
+  std::set<uint64_t> revoked_early_;
+  static constexpr size_t kRevokedEarly = 4096;
 
   struct PendingAsk {
     std::vector<std::pair<uint32_t, uint64_t>> per_ost;

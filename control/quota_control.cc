@@ -57,7 +57,7 @@ std::optional<QuotaId> QuotaIdOfSetting(std::string_view name) {
 LocalQuotaHold::~LocalQuotaHold() { control_->Settle(reservation_, used()); }
 
 QuotaControl::QuotaControl(meta::MetaStore* meta, size_t osts, QuotaTiming timing)
-    : meta_(meta), block_chunk_(timing.tunables.blocks.chunk), enforcer_(timing.tunables) {
+    : meta_(meta), enforcer_(timing.tunables) {
   enforcer_.SetBlockOwners(osts);
   expirer_ = std::thread([this, every = timing.expire_every] { ExpireLoop(every); });
 }

@@ -140,11 +140,6 @@ class QuotaControl final : public QuotaGate {
                                                    uint64_t inodes) override;
   Result<MoveHolds> ReserveMove(const QuotaOwner& from, const QuotaOwner& to, uint32_t caller,
                                 uint64_t bytes) override;
-  // What a block sub-owner asks for beyond its need (the MDS hands client
-  // mounts chunks of this size: mds/quota_grants.h).
-  uint64_t block_chunk() const { return block_chunk_; }
-  // Whether some id has a limit now.
-  bool any_limits() const { return any_limits_.load(std::memory_order_relaxed); }
 
   // For tests and metrics: one OST's share of an id's block quota.
   resource::CountedStats BlockStats(const QuotaId& id, size_t ost);
@@ -162,7 +157,6 @@ class QuotaControl final : public QuotaGate {
   void ExpireLoop(std::chrono::nanoseconds every);
 
   meta::MetaStore* const meta_;
-  const uint64_t block_chunk_;
   std::mutex settings_mu_;
   QuotaGrace grace_;  // GUARDED_BY(settings_mu_)
   std::mutex mu_;

@@ -61,10 +61,7 @@ Status Filesystem::ConnectClient() {
       });
   client_room_ = std::make_unique<client::RoomGrants>(
       [mds = mds_.get()](const std::map<uint32_t, uint64_t>& per_ost,
-                         const std::vector<uint64_t>& done,
-                         const std::map<uint32_t, client::RoomGrants::FreedRoom>& freed) {
-        return mds->AskRoom(per_ost, done, freed);
-      });
+                         const std::vector<uint64_t>& done) { return mds->AskRoom(per_ost, done); });
   client::MdsClient::CallbackHandlers handlers;
   handlers.revoke = [this](const std::vector<uint64_t>& inodes,
                            const std::vector<uint64_t>& directories) {
@@ -92,12 +89,9 @@ Status Filesystem::ConnectClient() {
     client_quota_->Revoke(grants);  // each ignores the other's ids
     client_room_->Revoke(grants);
   };
-  handlers.reconnected = [this] {
-    // One given before the stream came up is not the MDS's to take back.
-    client_quota_->Forget();
-    client_room_->Forget();
-    StartReopen();
-  };
+  // (Grants need no word here: the MDS gives none to a client with no
+  // stream, and frees an earlier stream's when a new one comes up.)
+  handlers.reconnected = [this] { StartReopen(); };
   mds_->StartCallbacks(std::move(handlers));
   return Status::Ok();
 }

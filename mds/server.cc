@@ -78,9 +78,16 @@ class MetaRequest final : public mdt::MdRequest {
 class CallbackStream final : public grpc::ServerBidiReactor<rpc::CallbackAck, rpc::Callback>,
                              public CallbackSender {
  public:
+  // `attached(session, generation)` runs when the stream is up, `ended`
+  // when it ended and no newer stream of the session took its place.
   CallbackStream(grpc::CallbackServerContext* context, SessionId session, CallbackHub* hub,
+                 std::function<void(SessionId, uint64_t)> attached,
                  std::function<void(SessionId, uint64_t)> ended)
-      : context_(context), session_(session), hub_(hub), ended_(std::move(ended)) {
+      : context_(context),
+        session_(session),
+        hub_(hub),
+        attached_(std::move(attached)),
+        ended_(std::move(ended)) {
     StartRead(&ack_);
   }
 
@@ -111,6 +118,7 @@ class CallbackStream final : public grpc::ServerBidiReactor<rpc::CallbackAck, rp
       // The opening message: from now on the session is granted credits;
       // the reply (id 0) tells the client it may cache.
       generation_ = hub_->Attach(session_, this);
+      attached_(session_, generation_);
       rpc::Callback up;
       up.set_lease_ms(static_cast<uint64_t>(hub_->lease().count()));
       Queue(std::move(up));
@@ -168,6 +176,7 @@ class CallbackStream final : public grpc::ServerBidiReactor<rpc::CallbackAck, rp
   grpc::CallbackServerContext* const context_;
   const SessionId session_;
   CallbackHub* const hub_;
+  const std::function<void(SessionId, uint64_t)> attached_;
   const std::function<void(SessionId, uint64_t)> ended_;
   uint64_t generation_ = 0;  // set by the opening message (then read by OnDone only)
   rpc::CallbackAck ack_;
@@ -252,10 +261,16 @@ class MdsService final
       };
       return new Refused(checked);
     }
-    return new CallbackStream(context, rpc::SessionOf(*context), &hub_,
-                              [this](SessionId session, uint64_t generation) {
-                                CloseSession(session, generation);
-                              });
+    return new CallbackStream(
+        context, rpc::SessionOf(*context), &hub_,
+        [this](SessionId session, uint64_t generation) {
+          // It took the place of an earlier stream of the session, whose end
+          // may not come first: the client forgot its extent credits and
+          // grants with it.
+          extents_.StreamEnded(session, generation - 1);
+          grants_.StreamEnded(session, generation - 1);
+        },
+        [this](SessionId session, uint64_t generation) { CloseSession(session, generation); });
   }
 
   grpc::Status Hello(grpc::ServerContext*, const rpc::HelloRequest* request,
@@ -366,8 +381,10 @@ class MdsService final
   // Runs the call; `finish` once every client that cached what it changed
   // has dropped it (or was evicted), so that what the caller sees next on
   // any client is the change.
+  // `took_back`: a chown refused for quota, run again once the clients'
+  // grants of its new owner were taken back.
   void Serve(const rpc::MetaCall& call, bool squashed, uint64_t session, rpc::MetaReply* reply,
-             std::function<void()> finish) {
+             std::function<void()> finish, bool took_back = false) {
     if (call.op() == rpc::EXTENT_GET) {
       if (call.number() != 1 && call.number() != 2) {
         rpc::SetStatus(Status::Error(EINVAL, "extent credits are read (1) or write (2)"), reply);
@@ -387,12 +404,6 @@ class MdsService final
     }
     if (call.op() == rpc::ROOM_GRANT) {
       grants_.Free(session, {call.room().done().begin(), call.room().done().end()});
-      const auto now = std::chrono::steady_clock::now();
-      for (const rpc::OstBytes& freed : call.room().freed()) {
-        if (freed.ost() >= fs_->ost_count()) continue;
-        fs_->space().Freed(freed.ost(), freed.bytes(),
-                           now - std::chrono::microseconds(freed.age_us()));
-      }
       std::vector<std::pair<uint32_t, uint64_t>> per_ost;
       for (const rpc::OstBytes& one : call.room().per_ost()) {
         if (one.ost() >= fs_->ost_count() || one.bytes() == 0) {
@@ -425,6 +436,10 @@ class MdsService final
       reply->set_root_squashed(root_squashed);
       rpc::SetStatus(status, reply);
     }
+    if (status.err() == EDQUOT && call.op() == rpc::SET_ATTR && !took_back &&
+        TakeBackForChown(call, squashed, session, reply, finish)) {
+      return;
+    }
     TrimCache(session);
     if (changed.empty()) return finish();
     std::map<SessionId, Revocation> revocations =
@@ -436,6 +451,9 @@ class MdsService final
     // (the changer's own too: its next write asks again).
     std::vector<GrantBook::Key> keys;
     for (const QuotaId& id : changed.quota_limits) keys.push_back(GrantBook::QuotaKey(id));
+    // After the limit is stored, before the grants are looked for: a grant
+    // added after this scan sees the epoch move and is asked again.
+    limits_epoch_.fetch_add(1);
     auto grants = grants_.Holding(keys, /*except=*/0);
     for (const auto& [holder, ids] : grants) revocations[holder].grants = ids;
     hub_.Revoke(
@@ -445,6 +463,36 @@ class MdsService final
           finish();
         },
         CallbackHub::Clock::now());
+  }
+
+  // A chown refused for quota while clients hold grants of the new owner's
+  // user or group (room they may not use): those are taken back and the
+  // chown runs again (mds/grant_book.h). False if there were none.
+  bool TakeBackForChown(const rpc::MetaCall& call, bool squashed, uint64_t session,
+                        rpc::MetaReply* reply, std::function<void()>& finish) {
+    const meta::AttrChange change = rpc::FromWire(call.change());
+    std::vector<GrantBook::Key> keys;
+    if (change.uid) keys.push_back(GrantBook::QuotaKey({QuotaType::kUser, *change.uid}));
+    if (change.gid) keys.push_back(GrantBook::QuotaKey({QuotaType::kGroup, *change.gid}));
+    auto holding = keys.empty() ? std::map<SessionId, std::vector<uint64_t>>{}
+                                : grants_.Holding(keys, /*except=*/0);
+    if (holding.empty()) return false;
+    std::map<SessionId, Revocation> revocations;
+    for (const auto& [holder, ids] : holding) revocations[holder].grants = ids;
+    // A copy: the call may not outlive this serving of it (a squashed
+    // caller's is the serving's own).
+    auto again = std::make_shared<rpc::MetaCall>(call);
+    hub_.Revoke(
+        revocations,
+        [this, again, squashed, session, reply, holding, finish = std::move(finish)]() mutable {
+          for (const auto& [holder, ids] : holding) grants_.Free(holder, ids);
+          const bool root_squashed = reply->root_squashed();
+          reply->Clear();
+          reply->set_root_squashed(root_squashed);
+          Serve(*again, squashed, session, reply, std::move(finish), /*took_back=*/true);
+        },
+        CallbackHub::Clock::now());
+    return true;
   }
 
   // A session past max_cached_ credits gives back those it was granted
@@ -483,9 +531,11 @@ class MdsService final
     for (const auto& [ost, bytes] : per_ost) keys.push_back(GrantBook::RoomKey(ost));
     auto grant = [this, session, reply, keys](const std::vector<std::pair<uint32_t, uint64_t>>& asked,
                                               std::shared_ptr<control::SpaceHold> hold) {
-      const uint64_t id = grants_.Add(session, hub_.Generation(session), keys, std::move(hold));
-      // Its stream ended meanwhile: the client forgot its grants with it.
-      if (!hub_.Attached(session)) grants_.StreamEnded(session, UINT64_MAX);
+      const uint64_t generation = hub_.Generation(session);
+      const uint64_t id = grants_.Add(session, generation, keys, std::move(hold));
+      // Its stream ended (or was replaced) meanwhile: the client forgot its
+      // grants with it.
+      if (hub_.Generation(session) != generation) grants_.StreamEnded(session, generation);
       for (const auto& [ost, bytes] : asked) {
         rpc::OstBytes* room = reply->add_rooms();
         room->set_ost(ost);
@@ -494,7 +544,7 @@ class MdsService final
       }
     };
     control::SpaceGate& space = fs_->space();
-    for (uint64_t extra : {kRoomChunk, kRoomChunk >> 2, kRoomChunk >> 4, kRoomChunk >> 6}) {
+    for (uint64_t extra : {kRoomChunk, kRoomChunk >> 2, kRoomChunk >> 4, kRoomChunk >> 6, uint64_t{0}}) {
       std::vector<std::pair<uint32_t, uint64_t>> more = per_ost;
       for (auto& [ost, bytes] : more) bytes += extra;
       auto hold = space.Reserve(more, /*may_wait=*/false);
@@ -548,6 +598,7 @@ class MdsService final
     const size_t ost = ask.ost() < fs_->ost_count() ? ask.ost() : 0;
     control::QuotaGate& quota = fs_->quota();
     const uint64_t chunk = resource::QuotaTunables{}.blocks.chunk;
+    const uint64_t epoch = limits_epoch_.load();  // before the limits are read
     Result<std::shared_ptr<control::QuotaHold>> hold = Status::Error(EDQUOT, "");
     uint64_t granted = 0;
     for (uint64_t extra : {chunk, chunk >> 2, chunk >> 4, chunk >> 6, uint64_t{0}}) {
@@ -557,10 +608,20 @@ class MdsService final
     }
     if (hold.ok()) {
       const bool unlimited = *hold == nullptr;
-      reply->set_number(grants_.Add(session, hub_.Generation(session), GrantBook::KeysOf(owner),
-                                    std::move(hold).value()));
-      // Its stream ended meanwhile: the client forgot its grants with it.
-      if (!hub_.Attached(session)) grants_.StreamEnded(session, UINT64_MAX);
+      const uint64_t generation = hub_.Generation(session);
+      reply->set_number(
+          grants_.Add(session, generation, GrantBook::KeysOf(owner), std::move(hold).value()));
+      // Its stream ended (or was replaced) meanwhile: the client forgot its
+      // grants with it.
+      if (hub_.Generation(session) != generation) {
+        grants_.StreamEnded(session, generation);
+      } else if (limits_epoch_.load() != epoch) {
+        // A limit was set meanwhile, and may have looked for grants of
+        // its id before this one was there: asked again under it.
+        grants_.Free(session, {reply->number()});
+        reply->clear_number();
+        return AskQuota(ask, caller, session, reply, std::move(finish), took_back);
+      }
       reply->set_granted(unlimited ? UINT64_MAX : granted);
       return finish();
     }
@@ -1082,6 +1143,7 @@ class MdsService final
   CallbackHub hub_;
   ExtentMaster extents_;
   GrantBook grants_;  // quota and room handed to clients
+  std::atomic<uint64_t> limits_epoch_{0};  // quota limits changed (AskQuota)
   ReplyLedger ledger_;
   const uint32_t lose_reply_every_;
   std::atomic<uint64_t> recorded_calls_{0};  // for lose_reply_every_

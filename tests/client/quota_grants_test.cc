@@ -138,7 +138,9 @@ TEST(QuotaGrantsTest, ARevocationWaitsForTheWritesInFlight) {
     grants.Revoke({1});
     revoked = true;
   });
-  std::this_thread::sleep_for(20ms);
+  // Once the revocation is under way it waits (the hold below is in flight).
+  while (grants.revoking_for_tests() == 0) std::this_thread::sleep_for(1ms);
+  std::this_thread::sleep_for(10ms);
   EXPECT_FALSE(revoked.load());
   // Meanwhile a write makes no reservation from the grant being revoked.
   ASSERT_TRUE(grants.ReserveBytes(kOwner, 1000, 0, 10).ok());
@@ -148,6 +150,25 @@ TEST(QuotaGrantsTest, ARevocationWaitsForTheWritesInFlight) {
   EXPECT_TRUE(revoked.load());
   EXPECT_EQ(grants.held_grants(), 1u);  // grant 2
   EXPECT_TRUE(grants.done_for_tests().empty());
+}
+
+// A revocation that overtakes the reply of the grant it takes back: the
+// grant is not used, and the write asks again.
+TEST(QuotaGrantsTest, AGrantRevokedBeforeItsReplyCameIsNotUsed) {
+  FakeMds mds;
+  QuotaGrants grants(mds.Ask());
+  grants.Revoke({1});  // grant 1 is not known yet
+  auto hold = grants.ReserveBytes(kOwner, 1000, 0, 10);
+  ASSERT_TRUE(hold.ok());
+  EXPECT_EQ(mds.asked_bytes.size(), 2u);  // grant 1 dropped, grant 2 used
+  EXPECT_EQ(grants.held_grants(), 1u);
+  // Taken back before every reply (ids 3 on): EDQUOT after a few asks.
+  for (uint64_t id = 3; id < 20; ++id) grants.Revoke({id});
+  hold->reset();
+  auto refused = grants.ReserveBytes(kOwner, 1000, 0, 200);  // more than grant 2 has
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.err(), EDQUOT);
+  EXPECT_EQ(mds.asked_bytes.size(), 6u);  // 2, then 4 taken back
 }
 
 TEST(QuotaGrantsTest, ALostStreamForgetsEveryGrant) {

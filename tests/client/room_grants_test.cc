@@ -20,14 +20,12 @@ struct FakeMds {
   uint64_t next_id = 1;
   std::vector<std::map<uint32_t, uint64_t>> asks;
   std::vector<uint64_t> heard_done;
-  std::map<uint32_t, uint64_t> heard_freed;
 
   RoomGrants::Ask Ask() {
-    return [this](const std::map<uint32_t, uint64_t>& per_ost, const std::vector<uint64_t>& done,
-                  const std::map<uint32_t, RoomGrants::FreedRoom>& freed) -> Result<RoomGrant> {
+    return [this](const std::map<uint32_t, uint64_t>& per_ost,
+                  const std::vector<uint64_t>& done) -> Result<RoomGrant> {
       asks.push_back(per_ost);
       heard_done.insert(heard_done.end(), done.begin(), done.end());
-      for (const auto& [ost, one] : freed) heard_freed[ost] += one.bytes;
       if (refuse_with != 0) return Status::Error(refuse_with, "refused");
       RoomGrant grant;
       grant.id = next_id++;
@@ -78,22 +76,33 @@ TEST(RoomGrantsTest, AWriteWithNoRoomGrantedYetIsRefusedWhereItMayNotWait) {
   room.StopAsker();
 }
 
-TEST(RoomGrantsTest, ARefusalIsTheWritersAndFreedRoomIsToldWithTheNextAsk) {
+TEST(RoomGrantsTest, ARefusalIsTheWritersAndDoneGrantsAreToldAgainAfterAnUnansweredAsk) {
   FakeMds mds;
+  mds.chunk = 0;
   RoomGrants room(mds.Ask());
-  room.Freed(3, 4096, std::chrono::steady_clock::now());
+  ASSERT_TRUE(room.Reserve({{3, 10}}, true).ok());  // grant 1, spent
   mds.refuse_with = ENOSPC;
   auto refused = room.Reserve({{3, 10}}, true);
   ASSERT_FALSE(refused.ok());
   EXPECT_EQ(refused.err(), ENOSPC);
-  EXPECT_EQ(mds.heard_freed, (std::map<uint32_t, uint64_t>{{3, 4096}}));
-  // An unanswered ask: the frees are told again.
-  room.Freed(3, 100, std::chrono::steady_clock::now());
+  EXPECT_EQ(mds.heard_done, std::vector<uint64_t>{1});
+  EXPECT_TRUE(room.done_for_tests().empty());  // the refusing MDS heard it
+  mds.refuse_with = 0;
+  ASSERT_TRUE(room.Reserve({{3, 10}}, true).ok());  // grant 2, spent
   mds.refuse_with = EIO;
   ASSERT_FALSE(room.Reserve({{3, 10}}, true).ok());
-  mds.refuse_with = 0;
-  ASSERT_TRUE(room.Reserve({{3, 10}}, true).ok());
-  EXPECT_EQ(mds.heard_freed, (std::map<uint32_t, uint64_t>{{3, 4096 + 100 + 100}}));
+  EXPECT_EQ(room.done_for_tests(), std::vector<uint64_t>{2});  // told again next time
+}
+
+// A revocation that overtakes the reply of the grant it takes back: the
+// grant is not used, and the write asks again.
+TEST(RoomGrantsTest, AGrantRevokedBeforeItsReplyCameIsNotUsed) {
+  FakeMds mds;
+  RoomGrants room(mds.Ask());
+  room.Revoke({1});  // grant 1 is not known yet
+  ASSERT_TRUE(room.Reserve({{0, 10}}, true).ok());
+  EXPECT_EQ(mds.asks.size(), 2u);  // grant 1 dropped, grant 2 used
+  EXPECT_EQ(room.held_grants(), 1u);
 }
 
 TEST(RoomGrantsTest, ARevocationWaitsForTheWritesInFlight) {
@@ -106,7 +115,9 @@ TEST(RoomGrantsTest, ARevocationWaitsForTheWritesInFlight) {
     room.Revoke({1});
     revoked = true;
   });
-  std::this_thread::sleep_for(20ms);
+  // Once the revocation is under way it waits (the hold below is in flight).
+  while (room.revoking_for_tests() == 0) std::this_thread::sleep_for(1ms);
+  std::this_thread::sleep_for(10ms);
   EXPECT_FALSE(revoked.load());
   ASSERT_TRUE(room.Reserve({{0, 10}}, true).ok());  // not from the grant being revoked
   EXPECT_EQ(mds.asks.size(), 2u);
