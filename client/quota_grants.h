@@ -23,16 +23,15 @@
 // while asking.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <tuple>
 #include <vector>
 
+#include "client/grant_table.h"
 #include "control/quota_control.h"
 
 namespace sfs::client {
@@ -95,23 +94,15 @@ class QuotaGrants final : public control::QuotaGate {
   class Hold;
   friend class Hold;
   void End(const std::shared_ptr<Grant>& grant, uint64_t reserved, uint64_t used);
-  // A revocation of a grant this client does not hold. REQUIRES mu_.
-  void RememberRevoked(uint64_t id);
-  static constexpr int kAsks = 4;
-  static constexpr size_t kRevokedEarly = 4096;
   // A grant no reservation will be made from again: told done at the next
   // ask once nothing is held under it. REQUIRES mu_.
   void Close(const std::shared_ptr<Grant>& grant);
+  static constexpr int kAsks = 4;
 
   const Ask ask_;
-  mutable std::mutex mu_;  // guards everything below
-  std::condition_variable drained_;  // a revoked grant's held fell to 0
+  mutable std::mutex mu_;  // guards the two below
   std::map<Key, std::shared_ptr<Grant>> current_;  // the grant each owner spends from
-  std::map<uint64_t, std::shared_ptr<Grant>> all_;  // every grant not yet told done or revoked
-  std::vector<uint64_t> done_;  // closed, nothing held: told done at the next ask
-  uint64_t forgotten_ = 0;      // Forget calls: a grant asked before one is not kept
-  // Revoked before this client knew them: a reply bringing one is not used.
-  std::set<uint64_t> revoked_early_;
+  GrantTable<Grant> table_;
 };
 
 }  // namespace sfs::client

@@ -81,9 +81,7 @@ void RoomGrants::Retire(uint32_t ost) {
 }
 
 void RoomGrants::MaybeDone(const std::shared_ptr<Grant>& grant) {
-  if (grant->current == 0 && grant->held == 0 && !grant->revoking && all_.erase(grant->id) > 0) {
-    done_.push_back(grant->id);
-  }
+  if (grant->current == 0) table_.Done(grant);
 }
 
 void RoomGrants::End(const Taken& taken) {
@@ -92,7 +90,7 @@ void RoomGrants::End(const Taken& taken) {
   for (const auto& [grant, bytes] : taken) {
     if (grant->held != 0) continue;
     if (grant->revoking) {
-      drained_.notify_all();
+      table_.Drained();
     } else {
       MaybeDone(grant);
     }
@@ -117,29 +115,29 @@ control::SpaceGate::Granted RoomGrants::Reserve(
       if (!may_wait) return NoRoom(wanted, "granted to this client yet");
       if (round == 3) return NoRoom(wanted, "left: this client's other writes took it");
       for (const auto& [ost, bytes] : wanted) Retire(ost);
-      done.swap(done_);
-      forgotten = forgotten_;
+      done = table_.TakeDone();
+      forgotten = table_.forgotten();
     }
     auto asked = ask_(wanted, done);
     std::lock_guard lock(mu_);
     if (!asked.ok()) {
       // A refusal heard the done grants; an unanswered ask may not have.
-      if (asked.err() != ENOSPC) done_.insert(done_.end(), done.begin(), done.end());
+      if (asked.err() != ENOSPC) table_.GiveBackDone(done);
       return asked.status();
     }
-    if (revoked_early_.erase(asked->id) > 0) continue;  // the MDS freed it already
+    if (table_.RevokedEarly(asked->id)) continue;  // the MDS freed it already
     auto grant = std::make_shared<Grant>();
     grant->id = asked->id;
     grant->room = asked->bytes;
-    all_[grant->id] = grant;
-    if (forgotten == forgotten_) {
+    table_.Add(grant);
+    if (forgotten == table_.forgotten()) {
       for (const auto& [ost, bytes] : grant->room) {
         Retire(ost);  // another write's newer ask may have put one there
         current_[ost] = grant;
         ++grant->current;
       }
     }
-    // After a lost stream (forgotten_ moved) the grant serves this write
+    // After a lost stream (Forget ran meanwhile) the grant serves this write
     // only: the MDS frees it with the stream it was given under.
     Taken taken;
     const bool took = TryTake(need, &taken, grant);
@@ -197,70 +195,38 @@ void RoomGrants::StopAsker() {
 
 void RoomGrants::Revoke(const std::vector<uint64_t>& ids) {
   std::unique_lock lock(mu_);
-  std::vector<std::shared_ptr<Grant>> revoked;
-  for (uint64_t id : ids) {
-    auto it = all_.find(id);
-    if (it == all_.end()) {
-      // Told done already, or forgotten, or its reply is still on its way
-      // (the revocation overtook it): then it must not be used.
-      revoked_early_.insert(id);
-      while (revoked_early_.size() > kRevokedEarly) revoked_early_.erase(revoked_early_.begin());
-      continue;
-    }
-    const std::shared_ptr<Grant> grant = it->second;
-    grant->revoking = true;
+  table_.Revoke(lock, ids, [&](Grant& grant) {
     for (auto cur = current_.begin(); cur != current_.end();) {
-      if (cur->second == grant) {
+      if (cur->second.get() == &grant) {
         cur = current_.erase(cur);
-        --grant->current;
+        --grant.current;
       } else {
         ++cur;
       }
     }
-    revoked.push_back(grant);
-  }
-  const uint64_t forgotten = forgotten_;
-  drained_.wait(lock, [&] {
-    if (forgotten_ != forgotten) return true;
-    for (const auto& grant : revoked) {
-      if (grant->held != 0) return false;
-    }
-    return true;
   });
-  for (const auto& grant : revoked) {
-    grant->revoking = false;
-    // The MDS frees it when it hears the acknowledgement. (Not one with the
-    // same id from a restarted MDS: Forget ran meanwhile.)
-    if (auto it = all_.find(grant->id); it != all_.end() && it->second == grant) all_.erase(it);
-  }
 }
 
 void RoomGrants::Forget() {
   std::lock_guard lock(mu_);
   for (auto& [ost, grant] : current_) --grant->current;
   current_.clear();
-  all_.clear();
-  done_.clear();
-  revoked_early_.clear();
-  ++forgotten_;
-  drained_.notify_all();
+  table_.Forget();
 }
 
 size_t RoomGrants::revoking_for_tests() const {
   std::lock_guard lock(mu_);
-  size_t n = 0;
-  for (const auto& [id, grant] : all_) n += grant->revoking;
-  return n;
+  return table_.revoking();
 }
 
 size_t RoomGrants::held_grants() const {
   std::lock_guard lock(mu_);
-  return all_.size();
+  return table_.size();
 }
 
 std::vector<uint64_t> RoomGrants::done_for_tests() const {
   std::lock_guard lock(mu_);
-  return done_;
+  return table_.done();
 }
 
 }  // namespace sfs::client

@@ -25,11 +25,11 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 #include <thread>
 #include <utility>
 #include <vector>
 
+#include "client/grant_table.h"
 #include "control/space_grants.h"
 
 namespace sfs::client {
@@ -104,15 +104,9 @@ class RoomGrants final : public control::SpaceGate {
   void AskerLoop();
 
   const Ask ask_;
-  mutable std::mutex mu_;  // guards the grants below
-  std::condition_variable drained_;  // a revoked grant's held fell to 0
+  mutable std::mutex mu_;  // guards the two below
   std::map<uint32_t, std::shared_ptr<Grant>> current_;  // by OST
-  std::map<uint64_t, std::shared_ptr<Grant>> all_;      // not yet told done or revoked
-  std::vector<uint64_t> done_;
-  uint64_t forgotten_ = 0;
-  // Revoked before this client knew them: a reply bringing one is not used.
-  std::set<uint64_t> revoked_early_;
-  static constexpr size_t kRevokedEarly = 4096;
+  GrantTable<Grant> table_;
 
   struct PendingAsk {
     std::vector<std::pair<uint32_t, uint64_t>> per_ost;
