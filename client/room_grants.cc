@@ -41,23 +41,23 @@ control::SpaceGate::Granted RoomGrants::Give(Taken taken) {
 
 bool RoomGrants::TryTake(const std::map<uint32_t, uint64_t>& need, Taken* taken,
                          const std::shared_ptr<Grant>& fresh) {
-  std::vector<std::shared_ptr<Grant>> sources;
-  for (const auto& [ost, bytes] : need) {
-    std::shared_ptr<Grant> source;
-    if (fresh != nullptr && fresh->room.count(ost) > 0) {
-      source = fresh;
-    } else if (auto it = current_.find(ost); it != current_.end()) {
-      source = it->second;
-    }
-    if (source == nullptr || source->room[ost] < bytes) return false;
-    sources.push_back(std::move(source));
+  // The grant `ost` takes from: `fresh` where it has room there, else the
+  // OST's current one.
+  auto source = [&](uint32_t ost) -> const std::shared_ptr<Grant>* {
+    if (fresh != nullptr && fresh->room.count(ost) > 0) return &fresh;
+    auto it = current_.find(ost);
+    return it != current_.end() ? &it->second : nullptr;
+  };
+  for (const auto& [ost, bytes] : need) {  // all or nothing: looked at first
+    const std::shared_ptr<Grant>* grant = source(ost);
+    if (grant == nullptr || (*grant)->room.at(ost) < bytes) return false;
   }
-  size_t i = 0;
+  taken->reserve(need.size());
   for (const auto& [ost, bytes] : need) {
-    const std::shared_ptr<Grant>& source = sources[i++];
-    source->room[ost] -= bytes;
-    source->held += bytes;
-    taken->emplace_back(source, bytes);
+    const std::shared_ptr<Grant>& grant = *source(ost);
+    grant->room.at(ost) -= bytes;
+    grant->held += bytes;
+    taken->emplace_back(grant, bytes);
   }
   return true;
 }

@@ -154,13 +154,13 @@ Status Admit(Filesystem& fs, const nrs::RequestInfo& who, OpenFile& file, uint64
 }
 
 // An op Admit refused room off a FUSE worker: its ask waits on the space
-// grants' own thread (control::SpaceGrants::ReserveSoon) as it would have
+// grants' own thread (control::SpaceGate::ReserveSoon) as it would have
 // on a FUSE worker, and `go` runs there once granted (else the op is
 // refused).
 void WaitForRoom(Filesystem& fs, MultiPartOp* op, uint64_t ino,
                  std::vector<std::pair<uint32_t, uint64_t>> room, std::function<void()> go) {
   fs.space().ReserveSoon(
-      std::move(room), [&fs, op, ino, go = std::move(go)](control::SpaceGrants::Granted space) {
+      std::move(room), [&fs, op, ino, go = std::move(go)](control::SpaceGate::Granted space) {
         if (!space.ok()) {
           return op->Refuse(fs, Status::Error(space.err(), "inode " + std::to_string(ino) + ": " +
                                                                space.status().message()));

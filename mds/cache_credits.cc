@@ -4,7 +4,7 @@
 
 namespace sfs::mds {
 
-void CacheCredits::Grant(uint64_t ino, SessionId session) {
+size_t CacheCredits::Grant(uint64_t ino, SessionId session) {
   std::lock_guard lock(mu_);
   std::vector<SessionId>& holders = holders_[ino];
   if (std::find(holders.begin(), holders.end(), session) == holders.end()) {
@@ -22,6 +22,7 @@ void CacheCredits::Grant(uint64_t ino, SessionId session) {
       return it == mine.end() || it->second != entry.second;
     });
   }
+  return mine.size();
 }
 
 std::vector<CacheCredits::Trimmed> CacheCredits::Trim(SessionId session, size_t limit,

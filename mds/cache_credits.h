@@ -39,8 +39,8 @@ struct Revocation {
 class CacheCredits {
  public:
   // `session` may cache `ino` (and, for a directory, the names under it)
-  // from now on, until revoked.
-  void Grant(uint64_t ino, SessionId session);
+  // from now on, until revoked. Returns how many credits it holds now.
+  size_t Grant(uint64_t ino, SessionId session);
   // `changer` changed the attributes of `inodes` and the entries of
   // `directories` (already stored): per other session that held a credit
   // of any of them, what it must drop. Those credits end; the changer

@@ -440,7 +440,6 @@ class MdsService final
         TakeBackForChown(call, squashed, session, reply, finish)) {
       return;
     }
-    TrimCache(session);
     if (changed.empty()) return finish();
     std::map<SessionId, Revocation> revocations =
         credits_.Change(changed.inodes, changed.directories, session);
@@ -805,9 +804,10 @@ class MdsService final
   }
 
   // The caller's session may cache `ino` (before what the reply carries
-  // of it is read: mds/cache_credits.h).
+  // of it is read: mds/cache_credits.h); past max_cached_ credits, its
+  // least recently granted go back (TrimCache).
   void Grant(uint64_t session, uint64_t ino) {
-    if (hub_.Attached(session)) credits_.Grant(ino, session);
+    if (hub_.Attached(session) && credits_.Grant(ino, session) > max_cached_) TrimCache(session);
   }
   // The same for an inode found by the operation, and its attributes read
   // again after the grant.
